@@ -1,0 +1,214 @@
+// The server configuration: defaults, an optional YAML/JSON file, then command-line flags on top.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import YAML from 'yaml';
+import { brands } from './brand.js';
+import { applyFlags, parseFlags, usage, defaultAdmission } from './flags.js';
+
+export interface PluginRef {
+  plugin: string;
+  options?: Record<string, unknown>;
+}
+
+export interface Config {
+  brand: string;
+  dataDir: string;
+  bindAddress: string;
+  securePort: number;
+  tls: { certFile?: string; keyFile?: string };
+  maxRequestBodyBytes: number;
+  storage: PluginRef;
+  types: PluginRef[];
+  authentication: PluginRef[];
+  authorization: PluginRef[];
+  admission: PluginRef[];
+  controllers: PluginRef[];
+  signers: PluginRef[];
+  featureGates: Record<string, boolean>;
+  runtimeConfig: Record<string, boolean>;
+  shutdownDelaySeconds: number;
+  livezGracePeriodSeconds: number;
+  emulatedVersion: { major: string; minor: string; gitVersion: string };
+  /** Path given by --admission-control-config-file (or the file's admissionConfigFile). */
+  admissionConfigFile?: string;
+  /** Where the configuration was loaded from, for messages. */
+  configFile?: string;
+}
+
+/** What a config file may hold: any subset of Config, nested objects partial too. */
+export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile'>> & {
+  tls?: Config['tls'];
+  emulatedVersion?: Partial<Config['emulatedVersion']>;
+};
+
+const pluginRef = {
+  type: 'object',
+  required: ['plugin'],
+  additionalProperties: false,
+  // options are the plugin's own business, so they stay free-form
+  properties: { plugin: { type: 'string', minLength: 1 }, options: { type: 'object' } },
+};
+const pluginList = { type: 'array', items: pluginRef };
+const boolMap = { type: 'object', additionalProperties: { type: 'boolean' } };
+const seconds = { type: 'number', minimum: 0 };
+
+/** JSON schema of the configuration file (and of the final configuration): every key optional, none unknown. */
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    brand: { type: 'string', enum: Object.keys(brands) },
+    dataDir: { type: 'string', minLength: 1 },
+    bindAddress: { type: 'string', minLength: 1 },
+    securePort: { type: 'integer', minimum: 0, maximum: 65535 },
+    tls: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { certFile: { type: 'string', minLength: 1 }, keyFile: { type: 'string', minLength: 1 } },
+    },
+    maxRequestBodyBytes: { type: 'integer', minimum: 1 },
+    storage: pluginRef,
+    types: pluginList,
+    authentication: pluginList,
+    authorization: pluginList,
+    admission: pluginList,
+    controllers: pluginList,
+    signers: pluginList,
+    featureGates: boolMap,
+    runtimeConfig: boolMap,
+    shutdownDelaySeconds: seconds,
+    livezGracePeriodSeconds: seconds,
+    emulatedVersion: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        major: { type: 'string', pattern: '^[0-9]+$' },
+        minor: { type: 'string', pattern: '^[0-9]+$' },
+        gitVersion: { type: 'string', minLength: 1 },
+      },
+    },
+    admissionConfigFile: { type: 'string', minLength: 1 },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: true });
+const validateSchema = ajv.compile(configSchema);
+
+function describe(err: ErrorObject): string {
+  const at = err.instancePath || '/';
+  if (err.keyword === 'additionalProperties') return `unknown key "${(err.params as { additionalProperty: string }).additionalProperty}" at ${at}`;
+  if (err.keyword === 'enum') return `${at}: ${err.message} (${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')})`;
+  return `${at}: ${err.message}`;
+}
+
+/** Throws `<what>: <problem>; <problem>` when value does not match the schema. */
+function check(value: unknown, what: string): void {
+  if (!validateSchema(value)) throw new Error(`${what}: ${(validateSchema.errors ?? []).map(describe).join('; ')}`);
+}
+
+export const DEFAULT_DATA_DIR = './data';
+
+/** The token file the first start writes, under a data directory. */
+export function defaultTokenFile(dataDir: string): string {
+  return path.join(dataDir, 'pki', 'tokens.csv');
+}
+
+/** Defaults; paths that live under the data directory follow `dataDir`. */
+export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
+  return {
+    brand: 'cluster',
+    dataDir,
+    bindAddress: '127.0.0.1',
+    securePort: 6443,
+    tls: {},
+    maxRequestBodyBytes: 3 * 1024 * 1024,
+    storage: { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } },
+    types: [{ plugin: 'builtin' }],
+    authentication: [{ plugin: 'token-file', options: { file: defaultTokenFile(dataDir) } }, { plugin: 'anonymous' }],
+    authorization: [{ plugin: 'always-allow' }],
+    // the default-on admission plugins that exist in this build, in the reference order
+    admission: defaultAdmission().map((plugin) => ({ plugin })),
+    controllers: [{ plugin: 'namespace' }],
+    signers: [],
+    featureGates: {},
+    runtimeConfig: {},
+    shutdownDelaySeconds: 0,
+    livezGracePeriodSeconds: 0,
+    emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.0' },
+  };
+}
+
+/** Read and validate a config file; YAML or JSON, told apart by content. Relative paths in it are made relative to its directory. */
+export async function readConfigFile(file: string): Promise<FileConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new Error(`config file ${file}: ${(e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    const t = text.trimStart();
+    data = t.startsWith('{') || t.startsWith('[') ? JSON.parse(t) : YAML.parse(text);
+  } catch (e) {
+    throw new Error(`config file ${file}: cannot parse: ${(e as Error).message}`);
+  }
+  data ??= {}; // an empty file is an empty configuration
+  check(data, `config file ${file}`);
+  const fc = data as FileConfig;
+  const dir = path.dirname(file);
+  const rel = (p: string | undefined) => (p === undefined ? undefined : path.resolve(dir, p));
+  if (fc.dataDir !== undefined) fc.dataDir = rel(fc.dataDir);
+  if (fc.admissionConfigFile !== undefined) fc.admissionConfigFile = rel(fc.admissionConfigFile);
+  if (fc.tls) fc.tls = { certFile: rel(fc.tls.certFile), keyFile: rel(fc.tls.keyFile) };
+  return fc;
+}
+
+/** Overlay a file's settings on a base: lists replace, maps merge, storage options merge when the plugin is the same. */
+export function mergeConfig(base: Config, f: FileConfig): Config {
+  const c = structuredClone(base);
+  const { tls, featureGates, runtimeConfig, emulatedVersion, storage, ...rest } = structuredClone(f);
+  Object.assign(c, rest);
+  if (tls) c.tls = Object.fromEntries(Object.entries({ ...c.tls, ...tls }).filter(([, v]) => v !== undefined));
+  if (featureGates) c.featureGates = { ...c.featureGates, ...featureGates };
+  if (runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...runtimeConfig };
+  if (storage) {
+    c.storage = storage.plugin === c.storage.plugin ? { plugin: storage.plugin, options: { ...c.storage.options, ...storage.options } } : storage;
+  }
+  if (emulatedVersion) {
+    const ev = { ...c.emulatedVersion, ...emulatedVersion };
+    // a new major/minor without an explicit gitVersion gets the matching .0 release
+    if (emulatedVersion.gitVersion === undefined) ev.gitVersion = `v${ev.major}.${ev.minor}.0`;
+    c.emulatedVersion = ev;
+  }
+  return c;
+}
+
+/** A token-file authenticator named without a file reads the data directory's token file. */
+function fillTokenFile(c: Config): void {
+  for (const ref of c.authentication) {
+    if (ref.plugin === 'token-file' && ref.options?.file === undefined) ref.options = { ...ref.options, file: defaultTokenFile(c.dataDir) };
+  }
+}
+
+/**
+ * Flags over config file over defaults. The file is `--config`, else env CLUSTER_APISERVER_CONFIG.
+ * `--help` prints usage and exits.
+ */
+export async function loadConfig(argv: string[], env: Record<string, string | undefined> = process.env): Promise<Config> {
+  const flags = parseFlags(argv);
+  if (flags.help) {
+    process.stdout.write(usage());
+    process.exit(0);
+  }
+  const configFile = flags.config ?? (env.CLUSTER_APISERVER_CONFIG || undefined);
+  const file = configFile ? await readConfigFile(path.resolve(configFile)) : {};
+  // defaults are built for the final data directory so their paths (token file) follow it
+  const dataDir = flags.dataDir ?? file.dataDir ?? DEFAULT_DATA_DIR;
+  const cfg = applyFlags(mergeConfig(defaultConfig(dataDir), file), flags);
+  fillTokenFile(cfg);
+  check(cfg, 'configuration'); // catches out-of-range flag values too
+  if (configFile) cfg.configFile = path.resolve(configFile);
+  return cfg;
+}

@@ -1,0 +1,323 @@
+// The plugin contracts: one small typed interface per plugin kind.
+// A plugin module's default export (or the module itself) is a PluginModule; the loader
+// checks `kind` and `contract` before calling `create`. Bump CONTRACT_VERSION only on a
+// breaking change to one of these interfaces; plugins declare the version they were built for.
+import type { Brand } from './brand.js';
+import type { StatusError } from './status.js';
+
+export const CONTRACT_VERSION = 1;
+
+export type PluginKind = 'authenticator' | 'authorizer' | 'admission' | 'signer' | 'controller' | 'storage' | 'types';
+
+export interface PluginModule<K extends PluginKind = PluginKind> {
+  kind: K;
+  /** The contract version this plugin implements (CONTRACT_VERSION when it was built). */
+  contract: number;
+  /** Optional semver range of the host package this plugin was tested with, e.g. ">=0.1 <1". */
+  host?: string;
+  name: string;
+  create(options: Record<string, unknown>, host: PluginHost): PluginInstance<K> | Promise<PluginInstance<K>>;
+}
+
+export type PluginInstance<K extends PluginKind> =
+  K extends 'authenticator' ? Authenticator :
+  K extends 'authorizer' ? Authorizer :
+  K extends 'admission' ? AdmissionPlugin :
+  K extends 'signer' ? Signer :
+  K extends 'controller' ? Controller :
+  K extends 'storage' ? StorageBackend :
+  K extends 'types' ? TypeProvider : never;
+
+// ---------------------------------------------------------------- identity and requests
+
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** What the kernel learns from a request path; the attributes authorizers see (Part B). */
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  /** API verb: get list watch create update patch delete deletecollection, or the lower-case HTTP method for non-resource requests. */
+  verb: string;
+  apiPrefix: string; // "api" | "apis" | ""
+  apiGroup: string; // "" is the core group
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+/** A transport-neutral view of an incoming request, enough for authenticators. */
+export interface AuthRequest {
+  method: string;
+  path: string;
+  header(name: string): string | undefined;
+  /** All values of a repeatable header (lower-case name). */
+  headerValues(name: string): string[];
+  /** The verified TLS client certificate chain, when the transport can see it (node:tls transport). */
+  peerCertificate?: import('node:tls').PeerCertificate;
+  remoteAddress: string;
+}
+
+// ---------------------------------------------------------------- authenticator
+
+export type AuthenticationResult =
+  | { user: UserInfo }
+  /** The credential was presented and is invalid: the request is refused with 401, never anonymous. */
+  | { rejected: string }
+  /** No credential this authenticator understands: try the next one. */
+  | null;
+
+export interface Authenticator {
+  authenticate(req: AuthRequest): AuthenticationResult | Promise<AuthenticationResult>;
+  ready?(): boolean;
+  close?(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- authorizer
+
+export interface AuthorizationAttributes extends RequestInfo {
+  user: UserInfo;
+}
+
+export type AuthorizationDecision = { decision: 'allow' | 'deny' | 'no-opinion'; reason?: string };
+
+export interface Authorizer {
+  authorize(attrs: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision>;
+  ready?(): boolean;
+  close?(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- admission
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface AdmissionAttributes {
+  operation: Operation;
+  /** The object being written; mutating plugins change it in place. Undefined on DELETE and CONNECT. */
+  object?: KObject;
+  oldObject?: KObject;
+  kind: { group: string; version: string; kind: string };
+  resource: { group: string; version: string; resource: string };
+  subresource: string;
+  namespace: string;
+  name: string;
+  user: UserInfo;
+  options?: Record<string, unknown>;
+  dryRun: boolean;
+  type: TypeDef;
+}
+
+export interface AdmissionPlugin {
+  /** Whether this plugin wants to see this operation at all. */
+  handles(op: Operation, attrs: AdmissionAttributes): boolean;
+  /** Mutating phase. Throw a StatusError (or any Error, sent as 403 Forbidden) to refuse. */
+  admit?(attrs: AdmissionAttributes): void | Promise<void>;
+  /** Validating phase: must not change the object. */
+  validate?(attrs: AdmissionAttributes): void | Promise<void>;
+  /** A plugin with side effects makes dry-run requests fail instead of running. */
+  sideEffects?: boolean;
+  ready?(): boolean;
+  close?(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- signer (certificates issue)
+
+export interface Signer {
+  signerName: string;
+  /** Returns PEM certificate(s) for an approved PKCS#10 request, or throws a StatusError. */
+  sign(csrPem: string, usages: string[], expirationSeconds?: number): Promise<string>;
+}
+
+// ---------------------------------------------------------------- controller
+
+export interface Controller {
+  start(): Promise<void> | void;
+  stop(): Promise<void> | void;
+  ready?(): boolean;
+}
+
+// ---------------------------------------------------------------- storage backend
+
+/** A stored value with the revision that last modified it. */
+export interface KV {
+  key: string;
+  value: Uint8Array;
+  modRevision: number;
+  createRevision: number;
+}
+
+export interface StorageEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  key: string;
+  revision: number;
+  /** New value (ADDED, MODIFIED) or the last value before deletion (DELETED). */
+  value: Uint8Array;
+  createRevision: number;
+  /** Revision of the value this event replaced (0 for ADDED). */
+  prevRevision: number;
+}
+
+export type WriteOp =
+  | { type: 'create'; key: string; value: (revision: number) => Uint8Array }
+  /** expectRevision: the modRevision the caller read; a mismatch is a conflict. */
+  | { type: 'update'; key: string; expectRevision: number; value: (revision: number) => Uint8Array }
+  | { type: 'delete'; key: string; expectRevision: number };
+
+export type WriteResult =
+  | { ok: true; revision: number; value?: Uint8Array; createRevision: number }
+  | { ok: false; reason: 'exists' | 'not-found' | 'conflict'; current?: KV };
+
+/**
+ * The storage interface: a revisioned key-value log. Revisions are global and strictly increasing;
+ * an etcd backend maps etcd revisions one to one. Every backend runs test/storage-conformance.
+ */
+export interface StorageBackend {
+  open(): Promise<void>;
+  close(): Promise<void>;
+  /** Highest committed (durable) revision. */
+  currentRevision(): number;
+  /** Oldest revision still available for historical reads and watch resume. */
+  compactedRevision(): number;
+  get(key: string): Promise<KV | undefined>;
+  /** Current values of all keys under prefix, in key order (startKey inclusive, at most limit). */
+  range(prefix: string, opts?: { startKey?: string; limit?: number }): Promise<KV[]>;
+  /** Stream of all current values, for warming the cache at start. */
+  all(): AsyncIterable<KV>;
+  /** Commit one write; resolves after it is durable. Conflicts resolve with ok:false, they do not throw. */
+  write(op: WriteOp): Promise<WriteResult>;
+  /** History of committed events with revision > after, in revision order (throws if compacted past). */
+  history(after: number, prefix?: string): AsyncIterable<StorageEvent>;
+  /** Called for every committed event, in revision order, after it is durable. One subscriber: the kernel's cache. */
+  onCommit(listener: (events: StorageEvent[]) => void): void;
+  /** Drop history at or below revision. */
+  compact(revision: number): Promise<void>;
+  ready?(): boolean;
+}
+
+// ---------------------------------------------------------------- type catalog
+
+/** Any API object as JSON. */
+export interface KObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: unknown[];
+  managedFields?: unknown[];
+  [field: string]: unknown;
+}
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description?: string;
+  priority?: number;
+  /** Simple dotted JSON path into the object (".spec.replicas"), or a function for computed cells. */
+  path?: string;
+  cell?: (obj: KObject, now: number) => unknown;
+}
+
+/** One served resource type: data, not code (functions only where a rule cannot be data). */
+export interface TypeDef {
+  group: string; // "" for core
+  version: string;
+  kind: string;
+  resource: string; // plural
+  singular: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  /** Verbs on the main resource (defaults to the full set). */
+  verbs?: string[];
+  /** Sub-resources, e.g. ["status", "scale"]. */
+  subresources?: string[];
+  /** Name syntax: DNS subdomain (default), DNS label, or path segment. */
+  nameRule?: 'subdomain' | 'label' | 'path-segment';
+  /** Whether generation is bumped by spec changes (types with a spec). */
+  hasSpec?: boolean;
+  /** Fields a write to the main resource may not change via the status sub-resource, and vice versa: the status field name. */
+  statusField?: string;
+  /** Fill defaults in place (pure). */
+  defaults?: (obj: KObject, brand: Brand) => void;
+  /** Type-specific validation: returns causes (field, message, reason). */
+  validate?: (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
+  /** Extra table columns beyond Name; Created At/Age is the default last column. */
+  columns?: TableColumn[];
+  /** Field selector fields this type supports beyond metadata.name / metadata.namespace. */
+  fieldSelectors?: Record<string, (obj: KObject) => string>;
+  /** Finalizers kept outside metadata.finalizers, written only through the `finalize` sub-resource (namespaces: "spec.finalizers"). */
+  finalizersField?: string;
+  /** status.phase set when deletion begins and the object lingers (namespaces: "Terminating"). */
+  terminatingPhase?: string;
+  /** Storage key prefix override (defaults to "/<group or core>/<resource>"). */
+  storageResource?: string;
+}
+
+export interface FieldCause {
+  reason: string; // FieldValueInvalid, FieldValueRequired, FieldValueNotSupported, FieldValueDuplicate, FieldValueTooLong, FieldValueForbidden
+  message: string;
+  field: string;
+}
+
+export interface TypeProvider {
+  types(brand: Brand): TypeDef[];
+}
+
+// ---------------------------------------------------------------- host: what plugins may use
+
+export interface ObjectClient {
+  get(type: TypeDef, namespace: string, name: string): Promise<KObject | undefined>;
+  list(type: TypeDef, namespace?: string): Promise<KObject[]>;
+  create(type: TypeDef, obj: KObject): Promise<KObject>;
+  update(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
+  delete(type: TypeDef, namespace: string, name: string, opts?: { propagationPolicy?: string }): Promise<KObject | undefined>;
+  /** Subscribe to committed changes of a type; returns an unsubscribe function. */
+  watch(type: TypeDef, listener: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject) => void): () => void;
+}
+
+export interface Logger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface PluginHost {
+  brand: Brand;
+  dataDir: string;
+  log: Logger;
+  /** Look up a served type by group and resource (plural). */
+  type(group: string, resource: string): TypeDef | undefined;
+  /** Every served type. */
+  allTypes(): TypeDef[];
+  /** Direct object access for controllers and admission plugins (no authentication, no admission). */
+  objects: ObjectClient;
+  /** Errors with Status bodies. */
+  errors: {
+    forbidden(msg: string): StatusError;
+    invalid(kind: string, name: string, causes: FieldCause[]): StatusError;
+    status(code: number, reason: string, msg: string): StatusError;
+  };
+  featureGates: Record<string, boolean>;
+}

@@ -1,0 +1,342 @@
+// Command-line flags, in the reference server's spelling, applied onto the configuration.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { brands } from './brand.js';
+import type { Config, PluginRef } from './config.js';
+
+/** Flag values after parsing; undefined = not given. */
+export interface ParsedFlags {
+  help?: boolean;
+  config?: string;
+  dataDir?: string;
+  bindAddress?: string;
+  securePort?: number;
+  brand?: string;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  maxRequestBytes?: number;
+  /** Plugin names, already mapped from mode names. */
+  authorizationMode?: string[];
+  tokenAuthFile?: string;
+  anonymousAuth?: boolean;
+  enableAdmissionPlugins?: string[];
+  disableAdmissionPlugins?: string[];
+  admissionControlConfigFile?: string;
+  runtimeConfig?: Record<string, boolean>;
+  featureGates?: Record<string, boolean>;
+  shutdownDelaySeconds?: number;
+  livezGracePeriodSeconds?: number;
+  storageRetentionSeconds?: number;
+  storageGroupCommit?: boolean;
+}
+
+type FlagKind = 'string' | 'bool' | 'port' | 'bytes' | 'list' | 'map' | 'gates' | 'duration';
+interface FlagDef {
+  key: keyof ParsedFlags;
+  kind: FlagKind;
+  help: string;
+}
+
+export const FLAGS: Record<string, FlagDef> = {
+  config: { key: 'config', kind: 'string', help: 'Configuration file (YAML or JSON).' },
+  'data-dir': { key: 'dataDir', kind: 'string', help: 'Directory for stored data and first-start credentials (default ./data).' },
+  'bind-address': { key: 'bindAddress', kind: 'string', help: 'Address to listen on (default 127.0.0.1).' },
+  'secure-port': { key: 'securePort', kind: 'port', help: 'HTTPS port; 0 picks a free port (default 6443).' },
+  brand: { key: 'brand', kind: 'string', help: `Naming of groups and system objects: ${Object.keys(brands).join(' | ')} (default cluster).` },
+  'tls-cert-file': { key: 'tlsCertFile', kind: 'string', help: 'Serving certificate (PEM); default: generated at first start.' },
+  'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string', help: 'Private key of the serving certificate (PEM).' },
+  'max-request-bytes': { key: 'maxRequestBytes', kind: 'bytes', help: 'Largest accepted request body in bytes (default 3145728).' },
+  'authorization-mode': { key: 'authorizationMode', kind: 'list', help: 'Ordered authorizers: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC, Node.' },
+  'token-auth-file': { key: 'tokenAuthFile', kind: 'string', help: 'Static token file (CSV: token,user,uid,"group1,group2").' },
+  'anonymous-auth': { key: 'anonymousAuth', kind: 'bool', help: 'Treat requests without credentials as system:anonymous (default true).' },
+  'enable-admission-plugins': { key: 'enableAdmissionPlugins', kind: 'list', help: 'Admission plugins to enable besides the default ones (order irrelevant).' },
+  'disable-admission-plugins': { key: 'disableAdmissionPlugins', kind: 'list', help: 'Admission plugins to disable, default ones included.' },
+  'admission-control-config-file': { key: 'admissionControlConfigFile', kind: 'string', help: 'Admission configuration file.' },
+  'runtime-config': { key: 'runtimeConfig', kind: 'map', help: 'Enable or disable API groups/versions: key[=true|false],... (e.g. batch/v1=false,api/all).' },
+  'feature-gates': { key: 'featureGates', kind: 'gates', help: 'Feature gates: Name=true|false,...' },
+  'shutdown-delay-duration': { key: 'shutdownDelaySeconds', kind: 'duration', help: 'Time to keep serving after a termination signal (e.g. 10s).' },
+  'livez-grace-period': { key: 'livezGracePeriodSeconds', kind: 'duration', help: 'Time after start during which /livez does not fail (e.g. 1m).' },
+  'storage-retention': { key: 'storageRetentionSeconds', kind: 'duration', help: 'How long the embedded store keeps history for watch resume (default 5m).' },
+  'storage-group-commit': { key: 'storageGroupCommit', kind: 'bool', help: 'Batch concurrent writes into one durable commit (default true).' },
+  help: { key: 'help', kind: 'bool', help: 'Print this help.' },
+};
+
+// ---------------------------------------------------------------- authorization modes
+
+export const AUTHORIZATION_MODES: Record<string, string> = {
+  AlwaysAllow: 'always-allow',
+  AlwaysDeny: 'always-deny',
+  ABAC: 'abac',
+  Webhook: 'webhook',
+  RBAC: 'rbac',
+  Node: 'node',
+};
+
+// ---------------------------------------------------------------- admission plugins
+
+/**
+ * Every admission plugin name, in the order the reference server runs them: namespace plugins first,
+ * defaulting and policy in the middle, then webhooks, quota and the deny-all plugin last
+ * (quota after webhooks so it counts what webhooks changed).
+ */
+export const REFERENCE_ADMISSION_ORDER: readonly string[] = [
+  'AlwaysAdmit',
+  'NamespaceAutoProvision',
+  'NamespaceLifecycle',
+  'NamespaceExists',
+  'SecurityContextDeny',
+  'LimitPodHardAntiAffinityTopology',
+  'LimitRanger',
+  'ServiceAccount',
+  'NodeRestriction',
+  'TaintNodesByCondition',
+  'AlwaysPullImages',
+  'ImagePolicyWebhook',
+  'PodSecurity',
+  'PodSecurityPolicy',
+  'PodNodeSelector',
+  'Priority',
+  'DefaultTolerationSeconds',
+  'PodTolerationRestriction',
+  'DenyEscalatingExec',
+  'DenyExecOnPrivileged',
+  'EventRateLimit',
+  'ExtendedResourceToleration',
+  'PersistentVolumeLabel',
+  'DefaultStorageClass',
+  'StorageObjectInUseProtection',
+  'OwnerReferencesPermissionEnforcement',
+  'PersistentVolumeClaimResize',
+  'RuntimeClass',
+  'CertificateApproval',
+  'CertificateSigning',
+  'ClusterTrustBundleAttest',
+  'CertificateSubjectRestriction',
+  'DefaultIngressClass',
+  'DenyServiceExternalIPs',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+  'ResourceQuota',
+  'AlwaysDeny',
+];
+
+/** Plugins on when no flag says otherwise (spec Part B, "Admission control"). */
+export const DEFAULT_ADMISSION_PLUGINS: readonly string[] = [
+  'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'DefaultIngressClass',
+  'DefaultStorageClass', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook',
+  'NamespaceLifecycle', 'PersistentVolumeClaimResize', 'Priority', 'ResourceQuota', 'RuntimeClass',
+  'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition', 'ValidatingAdmissionWebhook',
+];
+
+/** Whether this build ships the built-in admission plugin (dist/plugins/admission/<name>/index.js). */
+export function admissionPluginExists(name: string): boolean {
+  if (!/^[A-Za-z0-9][\w.-]*$/.test(name)) return false;
+  return existsSync(fileURLToPath(new URL('../plugins/admission/' + name + '/index.js', import.meta.url)));
+}
+
+const rank = (name: string): number => {
+  const i = REFERENCE_ADMISSION_ORDER.indexOf(name);
+  // plugins outside the reference list (npm packages, paths) run after the in-tree ones, before the webhooks
+  return i >= 0 ? i : REFERENCE_ADMISSION_ORDER.indexOf('MutatingAdmissionWebhook') - 0.5;
+};
+
+/** Stable sort of admission plugin names into the reference order. */
+export function orderAdmission(names: string[]): string[] {
+  return names.map((n, i) => ({ n, i })).sort((a, b) => rank(a.n) - rank(b.n) || a.i - b.i).map((x) => x.n);
+}
+
+/** The default-on plugins this build has, in order: the default admission list. */
+export function defaultAdmission(): string[] {
+  return orderAdmission(DEFAULT_ADMISSION_PLUGINS.filter(admissionPluginExists));
+}
+
+/** Default-on plugins not implemented yet: silently skipped, listed here so start-up can mention them. */
+export function missingDefaultAdmission(): string[] {
+  return orderAdmission(DEFAULT_ADMISSION_PLUGINS.filter((n) => !admissionPluginExists(n)));
+}
+
+// ---------------------------------------------------------------- value parsers
+
+const BOOL: Record<string, boolean> = { '1': true, t: true, true: true, '0': false, f: false, false: false };
+
+function parseBool(flag: string, v: string): boolean {
+  const b = BOOL[v.toLowerCase()];
+  if (b === undefined) throw new Error(`invalid value "${v}" for --${flag}: must be true or false`);
+  return b;
+}
+
+const DURATION_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+
+/** Go duration ("1m30s", "500ms", "0") → seconds. Negative durations are refused: none of ours make sense below zero. */
+export function parseDuration(s: string): number {
+  if (s === '0') return 0;
+  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+  let total = 0;
+  let i = 0;
+  while (i < s.length) {
+    re.lastIndex = i;
+    const m = re.exec(s);
+    if (!m) break;
+    total += parseFloat(m[1]) * DURATION_UNITS[m[2]];
+    i = re.lastIndex;
+  }
+  if (!s || i < s.length) throw new Error(`invalid duration "${s}" (examples: 10s, 1m30s, 500ms)`);
+  return Math.round(total * 1e9) / 1e9; // whole nanoseconds, as Go keeps them
+}
+
+const splitList = (v: string): string[] => v.split(',').map((x) => x.trim()).filter(Boolean);
+
+/** "k=v,k2": a missing value means true. */
+function parseMap(flag: string, v: string, valueRequired: boolean): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  for (const item of splitList(v)) {
+    const eq = item.indexOf('=');
+    const key = (eq < 0 ? item : item.slice(0, eq)).trim();
+    if (!key) throw new Error(`invalid value "${v}" for --${flag}: empty key`);
+    if (eq < 0 && valueRequired) throw new Error(`invalid value "${item}" for --${flag}: expected ${key}=true|false`);
+    out[key] = eq < 0 ? true : parseBool(flag, item.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+function parseInteger(flag: string, v: string, min: number, max: number): number {
+  const n = /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new Error(`invalid value "${v}" for --${flag}: must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+function convert(flag: string, def: FlagDef, v: string): unknown {
+  switch (def.kind) {
+    case 'string':
+      if (!v) throw new Error(`flag --${flag} needs a non-empty value`);
+      return v;
+    case 'bool': return parseBool(flag, v);
+    case 'port': return parseInteger(flag, v, 0, 65535);
+    case 'bytes': return parseInteger(flag, v, 1, Number.MAX_SAFE_INTEGER);
+    case 'list': return splitList(v);
+    case 'map': return parseMap(flag, v, false);
+    case 'gates': return parseMap(flag, v, true);
+    case 'duration':
+      try {
+        return parseDuration(v);
+      } catch (e) {
+        throw new Error(`invalid value for --${flag}: ${(e as Error).message}`);
+      }
+  }
+}
+
+// ---------------------------------------------------------------- parsing
+
+/** Parse argv (without node and script). `--name=value`, `--name value`; booleans `--flag` or `--flag=false`. */
+export function parseFlags(argv: string[]): ParsedFlags {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '-h') {
+      out.help = true;
+      continue;
+    }
+    if (!arg.startsWith('--') || arg === '--') throw new Error(`unexpected argument: ${arg} (flags look like --name=value)`);
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const def = FLAGS[name];
+    if (!def) throw new Error(`unknown flag: --${name}`);
+    let raw: string;
+    if (eq >= 0) raw = arg.slice(eq + 1);
+    else if (def.kind === 'bool') raw = 'true'; // booleans never take the next argument, as in Go
+    else if (i + 1 < argv.length) raw = argv[++i];
+    else throw new Error(`flag needs an argument: --${name}`);
+    const value = convert(name, def, raw);
+    const prev = out[def.key];
+    // repeated list and map flags accumulate; others: the last one wins
+    if (def.kind === 'list' && Array.isArray(prev)) out[def.key] = [...prev, ...(value as string[])];
+    else if ((def.kind === 'map' || def.kind === 'gates') && prev) out[def.key] = { ...(prev as object), ...(value as object) };
+    else out[def.key] = value;
+  }
+  const f = out as ParsedFlags;
+  if (f.brand !== undefined && !brands[f.brand]) throw new Error(`invalid value "${f.brand}" for --brand (known: ${Object.keys(brands).join(', ')})`);
+  if (f.authorizationMode) f.authorizationMode = mapAuthorizationModes(f.authorizationMode);
+  checkAdmissionNames(f);
+  return f;
+}
+
+function mapAuthorizationModes(modes: string[]): string[] {
+  if (!modes.length) throw new Error('--authorization-mode needs at least one mode');
+  const seen = new Set<string>();
+  return modes.map((m) => {
+    const plugin = AUTHORIZATION_MODES[m];
+    if (!plugin) throw new Error(`unknown authorization mode "${m}" (known: ${Object.keys(AUTHORIZATION_MODES).join(', ')})`);
+    if (seen.has(m)) throw new Error(`authorization mode "${m}" specified more than once`);
+    seen.add(m);
+    return plugin;
+  });
+}
+
+function checkAdmissionNames(f: ParsedFlags): void {
+  const known = (n: string) => REFERENCE_ADMISSION_ORDER.includes(n) || admissionPluginExists(n);
+  for (const [flag, names] of [['enable-admission-plugins', f.enableAdmissionPlugins], ['disable-admission-plugins', f.disableAdmissionPlugins]] as const) {
+    for (const n of names ?? []) {
+      if (!known(n)) throw new Error(`unknown admission plugin "${n}" in --${flag} (known: ${REFERENCE_ADMISSION_ORDER.join(', ')})`);
+    }
+  }
+  const both = (f.enableAdmissionPlugins ?? []).filter((n) => f.disableAdmissionPlugins?.includes(n));
+  if (both.length) throw new Error(`admission plugin "${both[0]}" is both enabled and disabled`);
+}
+
+// ---------------------------------------------------------------- applying
+
+/** Keep the options of an existing entry for the same plugin. */
+const reuse = (list: PluginRef[], plugin: string): PluginRef => list.find((r) => r.plugin === plugin) ?? { plugin };
+
+/**
+ * Overlay flags on a configuration (defaults merged with the file). Defaults must already be built for the
+ * final data directory; loadConfig does that.
+ */
+export function applyFlags(base: Config, f: ParsedFlags): Config {
+  const c = structuredClone(base);
+  if (f.dataDir !== undefined) c.dataDir = f.dataDir;
+  if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;
+  if (f.securePort !== undefined) c.securePort = f.securePort;
+  if (f.brand !== undefined) c.brand = f.brand;
+  if (f.tlsCertFile !== undefined) c.tls.certFile = f.tlsCertFile;
+  if (f.tlsPrivateKeyFile !== undefined) c.tls.keyFile = f.tlsPrivateKeyFile;
+  if (f.maxRequestBytes !== undefined) c.maxRequestBodyBytes = f.maxRequestBytes;
+  if (f.authorizationMode) c.authorization = f.authorizationMode.map((p) => reuse(base.authorization, p));
+  if (f.tokenAuthFile !== undefined) {
+    const ref = c.authentication.find((r) => r.plugin === 'token-file');
+    if (ref) ref.options = { ...ref.options, file: f.tokenAuthFile };
+    else {
+      // anonymous stays last
+      const at = c.authentication.findIndex((r) => r.plugin === 'anonymous');
+      c.authentication.splice(at < 0 ? c.authentication.length : at, 0, { plugin: 'token-file', options: { file: f.tokenAuthFile } });
+    }
+  }
+  if (f.anonymousAuth === false) c.authentication = c.authentication.filter((r) => r.plugin !== 'anonymous');
+  if (f.anonymousAuth === true && !c.authentication.some((r) => r.plugin === 'anonymous')) c.authentication.push({ plugin: 'anonymous' });
+  if (f.enableAdmissionPlugins || f.disableAdmissionPlugins) {
+    // default-on plugins only count when they exist; explicitly enabled ones always do, so the loader reports them
+    const names = new Set([...c.admission.map((r) => r.plugin), ...(f.enableAdmissionPlugins ?? [])]);
+    for (const n of f.disableAdmissionPlugins ?? []) names.delete(n);
+    c.admission = orderAdmission([...names]).map((n) => reuse(base.admission, n));
+  }
+  if (f.admissionControlConfigFile !== undefined) c.admissionConfigFile = f.admissionControlConfigFile;
+  if (f.runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...f.runtimeConfig };
+  if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };
+  if (f.shutdownDelaySeconds !== undefined) c.shutdownDelaySeconds = f.shutdownDelaySeconds;
+  if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;
+  if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
+  if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
+  return c;
+}
+
+/** The --help text. */
+export function usage(): string {
+  const lines = ['Usage: cluster-apiserver [flags]', '', 'Flags:'];
+  for (const [name, def] of Object.entries(FLAGS)) {
+    const arg = def.kind === 'bool' ? (name === 'help' ? '' : '[=true|false]') : def.kind === 'duration' ? '=<duration>' : def.kind === 'list' ? '=<a,b,...>' : def.kind === 'map' || def.kind === 'gates' ? '=<k=v,...>' : '=<value>';
+    lines.push(`  --${(name + arg).padEnd(44)} ${def.help}`);
+  }
+  lines.push('', 'Without --config, the file named by $CLUSTER_APISERVER_CONFIG is read if set. Flags override the file.', '');
+  return lines.join('\n');
+}

@@ -1,0 +1,49 @@
+// /healthz, /livez, /readyz: named checks, `verbose`, `exclude`, and /livez/<name>, /readyz/<name>.
+export interface Check {
+  name: string;
+  /** Returns undefined when healthy, or the reason it is not. */
+  run(): string | undefined;
+  live: boolean;
+  ready: boolean;
+}
+
+const TEXT = { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache, private' };
+
+export class Health {
+  private checks: Check[] = [];
+  private startedAt = Date.now();
+  constructor(private livezGraceSeconds: number) {}
+
+  add(c: Check) { this.checks.push(c); }
+
+  /** Answers a health path, or returns undefined when the path is not one. */
+  handle(path: string, query: URLSearchParams): { code: number; headers: Record<string, string>; body: string } | undefined {
+    const m = /^\/(healthz|livez|readyz)(?:\/(.+))?$/.exec(path.replace(/\/$/, ''));
+    if (!m) return undefined;
+    const endpoint = m[1];
+    const only = m[2];
+    const set = this.checks.filter((c) => (endpoint === 'livez' ? c.live : endpoint === 'readyz' ? c.ready : c.live || c.ready));
+    // During --livez-grace-period, a failing liveness check is not yet a reason to restart.
+    const inGrace = endpoint === 'livez' && (Date.now() - this.startedAt) / 1000 < this.livezGraceSeconds;
+    if (only) {
+      const c = set.find((x) => x.name === only);
+      if (!c) return { code: 404, headers: TEXT, body: '404 page not found\n' };
+      const why = c.run();
+      return why && !inGrace ? { code: 500, headers: TEXT, body: `internal server error: ${why}\n` } : { code: 200, headers: TEXT, body: 'ok' };
+    }
+    const exclude = new Set(query.getAll('exclude').flatMap((s) => s.split(',')));
+    const verbose = query.has('verbose') && query.get('verbose') !== 'false';
+    const lines: string[] = [];
+    let failed = false;
+    for (const c of set) {
+      if (exclude.has(c.name)) { lines.push(`[+]${c.name} excluded: ok`); continue; }
+      const why = c.run();
+      if (why && !inGrace) { failed = true; lines.push(`[-]${c.name} failed: reason withheld`); }
+      else lines.push(`[+]${c.name} ok`);
+    }
+    for (const name of exclude) if (!set.some((c) => c.name === name)) lines.push(`warn: some health checks cannot be excluded: no matches for "${name}"`);
+    if (failed) return { code: 500, headers: TEXT, body: lines.join('\n') + `\n${endpoint} check failed\n` };
+    if (!verbose) return { code: 200, headers: TEXT, body: 'ok' };
+    return { code: 200, headers: TEXT, body: lines.join('\n') + `\n${endpoint} check passed\n` };
+  }
+}

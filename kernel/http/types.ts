@@ -1,0 +1,49 @@
+// The small request/response interface the pipeline works on. uWebSockets.js is the default
+// transport (kernel/http/uws.ts); node:tls listeners (mutual TLS, where the peer certificate is
+// needed) implement the same interface (kernel/http/node.ts).
+import type { AuthRequest } from '../contracts.js';
+
+export interface KRequest extends AuthRequest {
+  method: string; // upper case
+  path: string; // decoded path without the query
+  query: URLSearchParams;
+  /** Reads the whole body; rejects with a 413 StatusError past `limit` bytes. */
+  body(limit: number): Promise<Buffer>;
+}
+
+export interface KResponse {
+  readonly aborted: boolean;
+  /** Sends a complete response. */
+  send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void;
+  /** Starts a chunked streaming response. */
+  start(code: number, headers: Record<string, string>): void;
+  /** Writes one chunk; false when the socket is backed up (the data is still queued). */
+  write(chunk: Uint8Array | string): boolean;
+  /** Called once when queued data has drained after write returned false. */
+  onDrain(cb: () => void): void;
+  /** Called once if the client goes away. */
+  onClose(cb: () => void): void;
+  /** Ends a streaming response. */
+  end(): void;
+  /** Upgrades to a WebSocket when the transport can (uWS). */
+  upgrade?: (handlers: WebSocketHandlers) => boolean;
+}
+
+export interface WebSocketHandlers {
+  open(ws: WebSocketLike): void;
+  close(): void;
+  drain?(): void;
+}
+
+export interface WebSocketLike {
+  send(data: Uint8Array | string): boolean;
+  end(code?: number, reason?: string): void;
+  bufferedAmount(): number;
+}
+
+export type Handler = (req: KRequest, res: KResponse) => Promise<void>;
+
+export interface Listener {
+  port: number;
+  close(): void;
+}

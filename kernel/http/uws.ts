@@ -1,0 +1,211 @@
+// uWebSockets.js transport: the fast path for HTTP and TLS.
+// We load the native binary directly instead of the package's wrapper, because the wrapper silently
+// falls back to a slow pure-JavaScript implementation when the binary does not load; here that is an error.
+import { createRequire } from 'node:module';
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
+import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
+import { errors } from '../status.js';
+
+type Uws = typeof import('uWebSockets.js');
+const require = createRequire(import.meta.url);
+
+export const uwsBinary = `uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+
+let loaded: Uws | undefined;
+export function uws(): Uws {
+  if (loaded) return loaded;
+  try {
+    loaded = require(uwsBinary) as Uws;
+  } catch (e) {
+    throw new Error(`the native uWebSockets.js binary ${uwsBinary} does not load on this system (${(e as Error).message.split('\n')[0]}); refusing the slow JavaScript fallback`);
+  }
+  return loaded;
+}
+
+const statusLine = (code: number) => `${code} ${STATUS_CODES[code] ?? ''}`;
+
+class UwsResponse implements KResponse {
+  aborted = false;
+  private done = false;
+  private drainCb: (() => void) | undefined;
+  private closeCbs: (() => void)[] = [];
+  upgrade?: (handlers: WebSocketHandlers) => boolean;
+
+  constructor(private res: HttpResponse) {
+    res.onAborted(() => {
+      this.aborted = true;
+      for (const cb of this.closeCbs.splice(0)) cb();
+    });
+  }
+
+  private head(code: number, headers: Record<string, string>) {
+    this.res.writeStatus(statusLine(code));
+    for (const k in headers) this.res.writeHeader(k, headers[k]);
+  }
+
+  send(code: number, headers: Record<string, string>, body: Uint8Array | string = ''): void {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    this.res.cork(() => {
+      this.head(code, headers);
+      if (buf.length < 64 * 1024) {
+        this.res.end(buf);
+        return;
+      }
+      // Large bodies go out as the socket accepts them, not copied whole into the send buffer.
+      const total = buf.length;
+      const start = this.res.getWriteOffset();
+      const [ok, finished] = this.res.tryEnd(buf, total);
+      if (!ok && !finished) {
+        this.res.onWritable((offset) => {
+          const [ok2] = this.res.tryEnd(buf.subarray(offset - start), total);
+          return ok2;
+        });
+      }
+    });
+  }
+
+  start(code: number, headers: Record<string, string>): void {
+    if (this.aborted) return;
+    this.res.cork(() => this.head(code, headers));
+  }
+
+  write(chunk: Uint8Array | string): boolean {
+    if (this.aborted || this.done) return false;
+    let ok = true;
+    this.res.cork(() => { ok = this.res.write(chunk); });
+    if (!ok) {
+      this.res.onWritable(() => {
+        const cb = this.drainCb;
+        this.drainCb = undefined;
+        cb?.();
+        return true;
+      });
+    }
+    return ok;
+  }
+
+  onDrain(cb: () => void): void { this.drainCb = cb; }
+  onClose(cb: () => void): void { if (this.aborted) cb(); else this.closeCbs.push(cb); }
+
+  end(): void {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    this.res.cork(() => this.res.end());
+    for (const cb of this.closeCbs.splice(0)) cb();
+  }
+}
+
+function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse): KRequest {
+  // uWS request objects live only during the callback: copy everything now.
+  const method = req.getCaseSensitiveMethod().toUpperCase();
+  const rawUrl = req.getUrl();
+  const query = new URLSearchParams(req.getQuery() ?? '');
+  const headers = new Map<string, string[]>();
+  req.forEach((k, v) => {
+    const list = headers.get(k);
+    if (list) list.push(v);
+    else headers.set(k, [v]);
+  });
+  let path: string;
+  try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
+  const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+
+  // Start collecting the body right away (uWS requires onData to be set synchronously).
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let complete = false;
+  let waiting: (() => void) | undefined;
+  let overLimit = false;
+  let limit = Infinity;
+  const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'DELETE' || (headers.get('content-length')?.[0] ?? '0') !== '0' || headers.has('transfer-encoding');
+  if (hasBody) {
+    res.onData((ab, isLast) => {
+      if (!overLimit) {
+        size += ab.byteLength;
+        if (size > limit) {
+          overLimit = true;
+          chunks.length = 0;
+        } else {
+          chunks.push(Buffer.from(ab.slice(0)));
+        }
+      }
+      if (isLast) {
+        complete = true;
+        waiting?.();
+      }
+    });
+  } else {
+    complete = true;
+  }
+  return {
+    method,
+    path,
+    query,
+    remoteAddress,
+    header: (name) => headers.get(name.toLowerCase())?.[0],
+    headerValues: (name) => headers.get(name.toLowerCase()) ?? [],
+    body(max: number) {
+      limit = max;
+      const declared = Number(headers.get('content-length')?.[0] ?? '0');
+      if (declared > max || size > max) overLimit = true;
+      const finish = (): Promise<Buffer> => (overLimit ? Promise.reject(errors.tooLarge(`Request entity too large: limit is ${max}`)) : Promise.resolve(Buffer.concat(chunks)));
+      if (complete || overLimit) return finish();
+      return new Promise<void>((resolve) => { waiting = resolve; kres.onClose(() => resolve()); }).then(finish);
+    },
+  };
+}
+
+export interface UwsListenOptions {
+  host: string;
+  port: number;
+  tls?: { certFile: string; keyFile: string };
+  handler: Handler;
+}
+
+export function listenUws(opts: UwsListenOptions): Promise<Listener> {
+  const lib = uws();
+  const app: TemplatedApp = opts.tls ? lib.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile }) : lib.App();
+  const serve = (res: HttpResponse, req: HttpRequest, wsContext?: unknown) => {
+    const kres = new UwsResponse(res);
+    const kreq = makeRequest(res, req, kres);
+    if (wsContext) {
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      kres.upgrade = (handlers) => {
+        if (kres.aborted) return false;
+        res.cork(() => res.upgrade({ handlers }, key, protocol.split(',')[0]?.trim() ?? '', extensions, wsContext as never));
+        return true;
+      };
+    }
+    opts.handler(kreq, kres).catch((err) => {
+      if (!kres.aborted) kres.send(500, { 'content-type': 'text/plain' }, String(err));
+    });
+  };
+  app.any('/*', (res, req) => serve(res, req));
+  app.ws<{ handlers: WebSocketHandlers }>('/*', {
+    maxPayloadLength: 64 * 1024,
+    maxBackpressure: 16 * 1024 * 1024,
+    idleTimeout: 0,
+    upgrade: (res, req, context) => serve(res, req, context),
+    open: (ws: WebSocket<{ handlers: WebSocketHandlers }>) => {
+      const h = ws.getUserData().handlers;
+      h.open({
+        send: (d) => ws.send(d, false) === 1,
+        end: (code, reason) => ws.end(code, reason),
+        bufferedAmount: () => ws.getBufferedAmount(),
+      });
+    },
+    drain: (ws) => ws.getUserData().handlers.drain?.(),
+    close: (ws) => ws.getUserData().handlers.close(),
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(opts.host, opts.port, (sock: us_listen_socket | false) => {
+      if (!sock) return reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
+      resolve({ port: lib.us_socket_local_port(sock), close: () => lib.us_listen_socket_close(sock) });
+    });
+  });
+}

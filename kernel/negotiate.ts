@@ -1,0 +1,84 @@
+// Content negotiation: which representation a client accepts, and decoding request bodies.
+import YAML from 'yaml';
+import type { Brand } from './brand.js';
+import type { KObject } from './contracts.js';
+import { errors } from './status.js';
+
+export type Representation = 'json' | 'yaml' | 'table' | 'partial';
+
+export interface Accepted {
+  rep: Representation;
+  /** For Table and PartialObjectMetadata: the meta group-version asked for. */
+  metaVersion?: string;
+  contentType: string;
+}
+
+interface MediaRange { type: string; params: Record<string, string>; q: number }
+
+function parseAccept(h: string): MediaRange[] {
+  const out: MediaRange[] = [];
+  for (const part of h.split(',')) {
+    const [type, ...ps] = part.split(';').map((s) => s.trim());
+    if (!type) continue;
+    const params: Record<string, string> = {};
+    let q = 1;
+    for (const p of ps) {
+      const i = p.indexOf('=');
+      if (i < 0) continue;
+      const k = p.slice(0, i).trim().toLowerCase();
+      const v = p.slice(i + 1).trim().replace(/^"|"$/g, '');
+      if (k === 'q') q = Number(v);
+      else params[k] = v;
+    }
+    out.push({ type: type.toLowerCase(), params, q });
+  }
+  return out.sort((a, b) => b.q - a.q);
+}
+
+/**
+ * The first acceptable representation in the client's order. Table and metadata-only forms are
+ * offered only where `allowTable` (object reads); Protobuf is not served, so a client that lists it
+ * first and JSON second gets JSON, and one that accepts only Protobuf gets 406.
+ */
+export function negotiate(accept: string | undefined, brand: Brand, allowTable: boolean): Accepted {
+  if (!accept) return { rep: 'json', contentType: 'application/json' };
+  const metaGroup = `meta.${brand.domain}`;
+  for (const m of parseAccept(accept)) {
+    if (m.q <= 0) continue;
+    const as = m.params.as;
+    if (as) {
+      if (!allowTable || (m.type !== 'application/json' && m.type !== '*/*' && m.type !== 'application/*')) continue;
+      if (m.params.g !== metaGroup || !['v1', 'v1beta1'].includes(m.params.v ?? '')) continue;
+      if (as === 'Table') return { rep: 'table', metaVersion: m.params.v, contentType: 'application/json' };
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { rep: 'partial', metaVersion: m.params.v, contentType: 'application/json' };
+      continue;
+    }
+    if (m.type === 'application/json' || m.type === '*/*' || m.type === 'application/*' || m.type === 'application/json-seq') return { rep: 'json', contentType: 'application/json' };
+    if (m.type === 'application/yaml') return { rep: 'yaml', contentType: 'application/yaml' };
+  }
+  throw errors.notAcceptable(`only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=${metaGroup}`);
+}
+
+/** Decode a create/update body (JSON or YAML) into one object. */
+export function decodeBody(contentType: string | undefined, body: Buffer): KObject {
+  const ct = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+  let obj: unknown;
+  if (ct === 'application/json' || ct === '' || ct === '*/*') {
+    try { obj = JSON.parse(body.toString('utf8')); } catch (e) {
+      throw errors.badRequest(`the body of the request could not be decoded as JSON: ${(e as Error).message}`);
+    }
+  } else if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
+    try { obj = YAML.parse(body.toString('utf8')); } catch (e) {
+      throw errors.badRequest(`the body of the request could not be decoded as YAML: ${(e as Error).message}`);
+    }
+  } else {
+    throw errors.unsupportedMediaType(['application/json', 'application/yaml']);
+  }
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
+  return obj as KObject;
+}
+
+export function encodeAs(acc: Accepted, json: Buffer | string): Buffer | string {
+  if (acc.rep === 'yaml') return YAML.stringify(JSON.parse(typeof json === 'string' ? json : json.toString('utf8')));
+  return json;
+}

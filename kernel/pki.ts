@@ -1,0 +1,263 @@
+// First-start credentials: a CA, a serving certificate, an admin token and an admin kubeconfig,
+// created under <dataDir>/pki once and reused afterwards. Keys are ECDSA P-256, PKCS#8 PEM.
+import { createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import path from 'node:path';
+import type * as X509 from '@peculiar/x509';
+import YAML from 'yaml';
+import type { Brand } from './brand.js';
+
+// @peculiar/x509 loads tsyringe, which insists on a Reflect metadata API at import time. It only uses
+// define/get(Own)Metadata, so a few lines stand in for a polyfill package. Installed only if absent,
+// and before the library is imported (hence the dynamic import below).
+{
+  type Slot = Map<unknown, unknown>;
+  const R = Reflect as unknown as Record<string, unknown>;
+  if (typeof R.getMetadata !== 'function') {
+    const store = new WeakMap<object, Map<PropertyKey | undefined, Slot>>();
+    const slot = (t: object, p: PropertyKey | undefined, make: boolean): Slot | undefined => {
+      let byProp = store.get(t);
+      if (!byProp && make) store.set(t, (byProp = new Map()));
+      let s = byProp?.get(p);
+      if (!s && make && byProp) byProp.set(p, (s = new Map()));
+      return s;
+    };
+    R.defineMetadata = (k: unknown, v: unknown, t: object, p?: PropertyKey) => void slot(t, p, true)!.set(k, v);
+    R.getOwnMetadata = (k: unknown, t: object, p?: PropertyKey) => slot(t, p, false)?.get(k);
+    R.hasOwnMetadata = (k: unknown, t: object, p?: PropertyKey) => slot(t, p, false)?.has(k) ?? false;
+    R.getMetadata = (k: unknown, t: object, p?: PropertyKey) => {
+      for (let o: object | null = t; o; o = Object.getPrototypeOf(o)) {
+        const s = slot(o, p, false);
+        if (s?.has(k)) return s.get(k);
+      }
+      return undefined;
+    };
+  }
+}
+
+/** The @peculiar/x509 module, loaded after the Reflect shim; import it from here rather than directly. */
+export const x509: typeof X509 = await import('@peculiar/x509');
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+const subtle = webcrypto.subtle;
+const EC: EcKeyGenParams & EcdsaParams = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+const DAY_MS = 86_400_000;
+
+export interface CertAndKey {
+  certPem: string;
+  keyPem: string;
+}
+
+// ---------------------------------------------------------------- keys
+
+async function newKeyPair(): Promise<CryptoKeyPair> {
+  return (await subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function privateKeyPem(key: CryptoKey): Promise<string> {
+  return x509.PemConverter.encode(await subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+/** Import a PEM private key (PKCS#8, SEC1 or PKCS#1; EC or RSA) for signing, with its signature algorithm. */
+async function importSigningKey(pem: string): Promise<{ key: CryptoKey; alg: Algorithm | EcdsaParams }> {
+  const ko = createPrivateKey(pem);
+  const der = ko.export({ type: 'pkcs8', format: 'der' });
+  if (ko.asymmetricKeyType === 'ec') {
+    const curve = ({ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' } as Record<string, string>)[ko.asymmetricKeyDetails?.namedCurve ?? ''];
+    if (!curve) throw new Error(`unsupported EC curve ${ko.asymmetricKeyDetails?.namedCurve}`);
+    const hash = curve === 'P-256' ? 'SHA-256' : curve === 'P-384' ? 'SHA-384' : 'SHA-512';
+    const key = await subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, false, ['sign']);
+    return { key, alg: { name: 'ECDSA', hash } as EcdsaParams };
+  }
+  if (ko.asymmetricKeyType === 'rsa') {
+    const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+    return { key: await subtle.importKey('pkcs8', der, alg, false, ['sign']), alg };
+  }
+  throw new Error(`unsupported CA key type ${ko.asymmetricKeyType}`);
+}
+
+/** A positive random 128-bit serial number, in hex. */
+function serial(): string {
+  const b = randomBytes(16);
+  b[0] &= 0x7f;
+  return b.toString('hex');
+}
+
+// skew tolerance: certificates are valid from a few minutes before now
+const notBefore = () => new Date(Date.now() - 5 * 60_000);
+
+// ---------------------------------------------------------------- certificates
+
+/** A self-signed CA certificate (ECDSA P-256) and its key. */
+export async function generateCA(opts: { CN: string; O?: string[]; days?: number }): Promise<CertAndKey> {
+  const keys = await newKeyPair();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: subjectName(opts.CN, opts.O),
+    keys,
+    signingAlgorithm: EC,
+    notBefore: notBefore(),
+    notAfter: new Date(Date.now() + (opts.days ?? 3650) * DAY_MS),
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { certPem: cert.toString('pem'), keyPem: await privateKeyPem(keys.privateKey) };
+}
+
+export interface SignCertOptions {
+  caCertPem: string;
+  caKeyPem: string;
+  /** CN becomes the user name of a client certificate, each O a group. */
+  subject: { CN: string; O?: string[] };
+  dnsNames?: string[];
+  ips?: string[];
+  usages: ('serverAuth' | 'clientAuth')[];
+  /** Validity in days (fractions allowed). */
+  days: number;
+  /** Certify this public key (e.g. from a CSR) instead of generating a key pair; keyPem is then ''. */
+  publicKey?: CryptoKey | X509.PublicKey;
+}
+
+/** A leaf certificate signed by the CA, with a new ECDSA P-256 key unless `publicKey` is given. */
+export async function signCert(o: SignCertOptions): Promise<CertAndKey> {
+  const ca = new x509.X509Certificate(o.caCertPem);
+  const { key: caKey, alg } = await importSigningKey(o.caKeyPem);
+  const pair = o.publicKey ? undefined : await newKeyPair();
+  const publicKey = o.publicKey ?? pair!.publicKey;
+  const sans = [...(o.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(o.ips ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const extensions: X509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension(o.usages.map((u) => x509.ExtendedKeyUsage[u])),
+    await x509.AuthorityKeyIdentifierExtension.create(ca.publicKey),
+    await x509.SubjectKeyIdentifierExtension.create(publicKey),
+  ];
+  if (sans.length) extensions.push(new x509.SubjectAlternativeNameExtension(sans));
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: subjectName(o.subject.CN, o.subject.O),
+    issuer: ca.subjectName,
+    publicKey,
+    signingKey: caKey,
+    signingAlgorithm: alg,
+    notBefore: notBefore(),
+    notAfter: new Date(Date.now() + o.days * DAY_MS),
+    extensions,
+  });
+  return { certPem: cert.toString('pem'), keyPem: pair ? await privateKeyPem(pair.privateKey) : '' };
+}
+
+/** O before CN, one RDN per value: what common tooling writes and every parser reads back as a list. */
+function subjectName(CN: string, O: string[] = []): X509.JsonName {
+  return [...O.map((o) => ({ O: [o] })), { CN: [CN] }];
+}
+
+// ---------------------------------------------------------------- files
+
+/** Write via a temporary file and rename, so a crash never leaves half a key behind. */
+async function writeAtomic(file: string, data: string, mode: number): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, data, { mode });
+  await chmod(tmp, mode); // in case the file pre-existed with wider permissions
+  await rename(tmp, file);
+}
+
+const readText = (file: string) => readFile(file, 'utf8');
+
+/** Write a client configuration for the admin user (mode 0600: it holds the token). */
+export async function writeKubeconfig(file: string, o: { server: string; caPem: string; token: string }): Promise<void> {
+  const cluster = 'cluster-apiserver';
+  const doc = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: cluster, cluster: { server: o.server, 'certificate-authority-data': Buffer.from(o.caPem).toString('base64') } }],
+    users: [{ name: 'admin', user: { token: o.token } }],
+    contexts: [{ name: `admin@${cluster}`, context: { cluster, user: 'admin' } }],
+    'current-context': `admin@${cluster}`,
+    preferences: {},
+  };
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeAtomic(file, YAML.stringify(doc), 0o600);
+}
+
+export interface Pki {
+  caCertPem: string;
+  caKeyPem: string;
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+  adminToken: string;
+  tokenFile: string;
+  kubeconfigPath: string;
+}
+
+/** The admin line's token in a tokens.csv, if there is one (user column "admin"). */
+function findAdminToken(csv: string): string | undefined {
+  for (const line of csv.split(/\r?\n/)) {
+    const cols = line.split(',');
+    if (!line.startsWith('#') && cols.length >= 3 && cols[1].trim() === 'admin' && cols[0].trim()) return cols[0].trim();
+  }
+  return undefined;
+}
+
+/**
+ * Create what is missing under <dataDir>/pki and reuse what exists: the CA is never regenerated,
+ * the serving certificate only when its files are gone. `port` only seeds the kubeconfig written on
+ * first start; the server rewrites it with writeKubeconfig once it knows the real port.
+ */
+export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand: Brand | string; port?: number }): Promise<Pki> {
+  const brandName = typeof opts.brand === 'string' ? opts.brand : opts.brand.name;
+  const dir = path.join(dataDir, 'pki');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const caFile = path.join(dir, 'ca.crt');
+  const caKeyFile = path.join(dir, 'ca.key');
+  const certFile = path.join(dir, 'apiserver.crt');
+  const keyFile = path.join(dir, 'apiserver.key');
+  const tokenFile = path.join(dir, 'tokens.csv');
+  const kubeconfigPath = path.join(dataDir, 'admin.kubeconfig');
+
+  let ca: CertAndKey;
+  if (existsSync(caFile) && existsSync(caKeyFile)) {
+    ca = { certPem: await readText(caFile), keyPem: await readText(caKeyFile) };
+  } else if (existsSync(caFile) || existsSync(caKeyFile)) {
+    // half a CA: refuse rather than replace a CA that clients may already trust
+    throw new Error(`${dir}: found only one of ca.crt and ca.key; restore the other or remove both to create a new CA`);
+  } else {
+    ca = await generateCA({ CN: `${brandName}-ca` });
+    await writeAtomic(caKeyFile, ca.keyPem, 0o600);
+    await writeAtomic(caFile, ca.certPem, 0o644);
+  }
+
+  if (!existsSync(certFile) || !existsSync(keyFile)) {
+    const serving = await signCert({
+      caCertPem: ca.certPem,
+      caKeyPem: ca.keyPem,
+      subject: { CN: brandName === 'kubernetes' ? 'kube-apiserver' : `${brandName}-apiserver` },
+      dnsNames: opts.hosts.filter((h) => !isIP(h)),
+      ips: opts.hosts.filter((h) => isIP(h)),
+      usages: ['serverAuth'],
+      days: 365,
+    });
+    await writeAtomic(keyFile, serving.keyPem, 0o600);
+    await writeAtomic(certFile, serving.certPem, 0o644);
+  }
+
+  const existing = existsSync(tokenFile) ? await readText(tokenFile) : undefined;
+  let adminToken = existing === undefined ? undefined : findAdminToken(existing);
+  if (!adminToken) {
+    adminToken = randomBytes(32).toString('base64url');
+    const line = `${adminToken},admin,admin-uid,"system:masters"\n`;
+    const prefix = existing === undefined || existing === '' || existing.endsWith('\n') ? existing ?? '' : existing + '\n';
+    await writeAtomic(tokenFile, prefix + line, 0o600);
+  }
+
+  if (!existsSync(kubeconfigPath)) {
+    await writeKubeconfig(kubeconfigPath, { server: `https://127.0.0.1:${opts.port ?? 6443}`, caPem: ca.certPem, token: adminToken });
+  }
+  return { caCertPem: ca.certPem, caKeyPem: ca.keyPem, certFile, keyFile, caFile, adminToken, tokenFile, kubeconfigPath };
+}

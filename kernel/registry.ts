@@ -1,0 +1,679 @@
+// The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
+// every type, driven by its TypeDef. Nothing here knows a particular type.
+import { randomUUID, randomBytes } from 'node:crypto';
+import type { AdmissionAttributes, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteResult } from './contracts.js';
+import type { Brand } from './brand.js';
+import type { KRequest, KResponse } from './http/types.js';
+import { errors, StatusError } from './status.js';
+import { makeEntry, resourcePrefix, storageKey, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
+import { decodeBody, encodeAs, negotiate, type Accepted } from './negotiate.js';
+import { table, tableRow, type IncludeObject } from './table.js';
+import { gv } from './types.js';
+import type { AdmissionChain } from './admission.js';
+import type { WatchHub, Watcher, EventType } from './watch.js';
+import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
+import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
+import { mergePatch } from './patch.js';
+
+export interface RegistryContext {
+  brand: Brand;
+  backend: StorageBackend;
+  cache: ObjectCache;
+  admission: AdmissionChain;
+  hub: WatchHub;
+  maxBodyBytes: number;
+  /** Watches end after a random time in [min, 2*min) seconds unless timeoutSeconds says otherwise. */
+  minWatchTimeoutSeconds: number;
+  /** Open watches' end functions, so shutdown can end them cleanly. */
+  watches: Set<() => void>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const MAX_CONFLICT_RETRIES = 8;
+const NAME_SUFFIX_CHARS = 'bcdfghjklmnpqrstvwxz2456789'; // as the reference: no vowels, no 0/1/3 look-alikes
+
+function randomSuffix(n = 5): string {
+  const b = randomBytes(n);
+  let s = '';
+  for (let i = 0; i < n; i++) s += NAME_SUFFIX_CHARS[b[i] % NAME_SUFFIX_CHARS.length];
+  return s;
+}
+
+const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+const parse = (e: Entry): KObject => JSON.parse(e.bytes.toString('utf8'));
+const clone = <T>(o: T): T => (o === undefined ? o : JSON.parse(JSON.stringify(o)));
+
+function getPath(obj: KObject, path: string): unknown {
+  let cur: unknown = obj;
+  for (const seg of path.split('.')) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[seg] : undefined;
+  return cur;
+}
+function setPath(obj: KObject, path: string, value: unknown) {
+  const segs = path.split('.');
+  let cur = obj as Record<string, unknown>;
+  for (const s of segs.slice(0, -1)) cur = (cur[s] ??= {}) as Record<string, unknown>;
+  if (value === undefined) delete cur[segs[segs.length - 1]];
+  else cur[segs[segs.length - 1]] = value;
+}
+
+/** Everything but metadata and status: a change here bumps metadata.generation. */
+function specOf(o: KObject): string {
+  const { metadata: _m, status: _s, ...rest } = o;
+  return JSON.stringify(rest);
+}
+
+function dryRunOf(q: URLSearchParams): boolean {
+  const vals = q.getAll('dryRun');
+  for (const v of vals) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
+  return vals.includes('All');
+}
+
+export interface Target {
+  type: TypeDef;
+  namespace: string;
+  name: string;
+  subresource: string;
+}
+
+export class Registry {
+  constructor(private ctx: RegistryContext) {}
+
+  rc(type: TypeDef): ResourceCache { return this.ctx.cache.forType(type); }
+
+  private key(t: Target) { return storageKey(t.type, t.namespace, t.name); }
+
+  current(type: TypeDef, namespace: string, name: string): Entry | undefined {
+    return this.rc(type).byKey.get(storageKey(type, type.namespaced ? namespace : '', name));
+  }
+
+  // ------------------------------------------------------------------ serving
+
+  private respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer) {
+    const acc = negotiate(req.header('accept'), this.ctx.brand, true);
+    let body: Buffer | string = bytes;
+    if (acc.rep === 'table' || acc.rep === 'partial') {
+      const obj = JSON.parse(bytes.toString('utf8')) as KObject;
+      const include = (req.query.get('includeObject') as IncludeObject) || 'Metadata';
+      body = acc.rep === 'table'
+        ? JSON.stringify(table(t.type, [obj], this.ctx.brand, include, acc.metaVersion!, { resourceVersion: obj.metadata?.resourceVersion ?? '' }))
+        : JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: obj.metadata });
+    } else {
+      body = encodeAs(acc, bytes);
+    }
+    res.send(code, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : body);
+  }
+
+  async get(req: KRequest, res: KResponse, t: Target): Promise<void> {
+    const rv = req.query.get('resourceVersion');
+    if (rv === null || rv === '') await this.consistent();
+    else if (rv !== '0') await this.notOlderThan(rv);
+    const e = this.current(t.type, t.namespace, t.name);
+    if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
+    if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(this.scaleOf(t.type, parse(e)))));
+    this.respondObject(req, res, t, 200, e.bytes);
+  }
+
+  /** Consistent read: the cache has applied everything committed. */
+  async consistent(): Promise<void> {
+    if (!(await this.ctx.cache.waitFor(this.ctx.backend.currentRevision(), 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
+  }
+
+  async notOlderThan(rv: string): Promise<void> {
+    const n = Number(rv);
+    if (!/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
+    if (!(await this.ctx.cache.waitFor(n, 3000))) {
+      const e = errors.timeout(`Timeout: Too large resource version: ${n}, current: ${this.ctx.cache.rev}`, 1);
+      e.details = { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 };
+      throw e;
+    }
+  }
+
+  private selectors(type: TypeDef, q: URLSearchParams) {
+    const ls = q.get('labelSelector') ?? '';
+    const fs = q.get('fieldSelector') ?? '';
+    let label, field;
+    try { label = ls ? parseLabelSelector(ls) : undefined; } catch (e) { throw errors.badRequest(`unable to parse requirement: ${(e as Error).message}`.replace('unable to parse requirement: unable to parse requirement: ', 'unable to parse requirement: ')); }
+    const supported = new Set(['metadata.name', 'metadata.namespace', ...Object.keys(type.fieldSelectors ?? {})]);
+    try { field = fs ? parseFieldSelector(fs, supported) : undefined; } catch (e) { throw errors.badRequest((e as Error).message); }
+    const matches = label || field
+      ? (e: Entry) => (!label || matchLabels(label, e.labels)) && (!field || matchFields(field, (f) => e.fields[f] ?? ''))
+      : undefined;
+    const name = field ? exactFieldValue(field, 'metadata.name') : undefined;
+    const namespace = field ? exactFieldValue(field, 'metadata.namespace') : undefined;
+    return { matches, name, namespace, hasSelector: !!(label || field) };
+  }
+
+  async list(req: KRequest, res: KResponse, t: Target): Promise<void> {
+    const q = req.query;
+    const acc = negotiate(req.header('accept'), this.ctx.brand, true);
+    const rv = q.get('resourceVersion') ?? '';
+    const cont = q.get('continue') ?? '';
+    const limit = Number(q.get('limit') ?? 0) || 0;
+    const sel = this.selectors(t.type, q);
+    let start = { namespace: '', name: '' };
+    let listRev: number;
+    if (cont) {
+      if (rv && rv !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
+      const tok = decodeContinue(cont);
+      if (tok.rv < this.ctx.backend.compactedRevision()) {
+        throw errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      }
+      start = tok.start;
+      listRev = tok.rv;
+    } else {
+      if (rv === '') await this.consistent();
+      else if (rv !== '0') await this.notOlderThan(rv);
+      listRev = this.ctx.cache.rev;
+    }
+    const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
+    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) return this.sendList(req, res, t, acc, [], listRev, '', undefined);
+    const rc = this.rc(t.type);
+    let candidates: Entry[];
+    if (sel.name !== undefined) {
+      const one = t.type.namespaced && !ns ? rc.range('').filter((e) => e.name === sel.name) : [rc.byKey.get(storageKey(t.type, ns, sel.name))].filter((e): e is Entry => !!e);
+      candidates = one;
+    } else {
+      candidates = rc.range(ns);
+    }
+    let i = cont ? lowerBoundIn(candidates, start) : 0;
+    const items: Entry[] = [];
+    for (; i < candidates.length; i++) {
+      const e = candidates[i];
+      if (sel.matches && !sel.matches(e)) continue;
+      if (limit && items.length === limit) break;
+      items.push(e);
+    }
+    let next = '';
+    let remaining: number | undefined;
+    if (limit && i < candidates.length) {
+      const last = items[items.length - 1];
+      next = encodeContinue(listRev, { namespace: last.namespace, name: last.name + '\0' });
+      if (!sel.hasSelector) remaining = candidates.length - i;
+    }
+    this.sendList(req, res, t, acc, items, listRev, next, remaining);
+  }
+
+  private sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined) {
+    const meta: Record<string, unknown> = { resourceVersion: String(rev), continue: next };
+    if (remaining !== undefined) meta.remainingItemCount = remaining;
+    if (acc.rep === 'table' || acc.rep === 'partial') {
+      const include = (req.query.get('includeObject') as IncludeObject) || 'Metadata';
+      const objs = items.map(parse);
+      const body = acc.rep === 'table'
+        ? table(t.type, objs, this.ctx.brand, include, acc.metaVersion!, meta)
+        : { kind: 'PartialObjectMetadataList', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: meta, items: objs.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: o.metadata })) };
+      return res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : JSON.stringify(body));
+    }
+    // Each item's stored bytes go out as they are: the list is never re-serialized.
+    const head = Buffer.from(`{"kind":"${t.type.kind}List","apiVersion":"${gv(t.type)}","metadata":${JSON.stringify(meta)},"items":[`);
+    const parts: Buffer[] = [head];
+    for (let j = 0; j < items.length; j++) {
+      if (j) parts.push(COMMA);
+      parts.push(items[j].bytes);
+    }
+    parts.push(TAIL);
+    const json = Buffer.concat(parts);
+    res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : encodeAs(acc, json));
+  }
+
+  // ------------------------------------------------------------------ watch
+
+  async watch(req: KRequest, res: KResponse, t: Target): Promise<void> {
+    const q = req.query;
+    const acc = negotiate(req.header('accept'), this.ctx.brand, true);
+    const sel = this.selectors(t.type, q);
+    const rv = q.get('resourceVersion') ?? '';
+    const bookmarks = ['true', '1'].includes(q.get('allowWatchBookmarks') ?? '');
+    const timeoutParam = q.get('timeoutSeconds');
+    const timeout = timeoutParam !== null ? Math.max(0, Number(timeoutParam)) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
+    const rc = this.rc(t.type);
+    const include = (q.get('includeObject') as IncludeObject) || 'Metadata';
+    const brand = this.ctx.brand;
+    const type = t.type;
+    const encodeObject = (e: Entry): string | Buffer =>
+      acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
+    const frame = (evType: EventType, obj: string | Buffer) => Buffer.concat([Buffer.from(`{"type":"${evType}","object":`), Buffer.isBuffer(obj) ? obj : Buffer.from(obj), EVENT_TAIL]);
+
+    let start = 0;
+    if (rv === '') await this.consistent();
+    else if (rv !== '0') {
+      if (!/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
+      start = Number(rv);
+    }
+    const ws = req.header('upgrade')?.toLowerCase() === 'websocket' && res.upgrade;
+    let closed = false;
+    let lastRev = 0;
+    let sink: { write(b: Buffer): boolean; end(): void; onDrain(cb: () => void): void };
+    let backlog = 0; // bytes queued while the socket was backed up
+    const BUDGET = 16 * 1024 * 1024;
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      this.ctx.watches.delete(finish);
+      this.ctx.hub.remove(rc, w);
+      clearTimeout(timer);
+      clearInterval(bm);
+      sink?.end();
+    };
+    const w: Watcher = {
+      namespace: sel.namespace !== undefined && type.namespaced ? sel.namespace : t.namespace,
+      name: sel.name ?? '',
+      matches: sel.matches,
+      rep: acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : 'json',
+      encode: (evType, e) => frame(evType, encodeObject(e)),
+      deliver: (line, rev) => {
+        if (closed || rev <= lastRev) return;
+        lastRev = rev;
+        if (!sink.write(line)) {
+          backlog += line.length;
+          if (backlog > BUDGET) {
+            // A watcher that cannot keep up is closed; the client resumes from its last revision.
+            finish();
+          }
+        }
+      },
+    };
+    const bookmark = () => {
+      if (closed || !bookmarks) return;
+      const obj = { kind: type.kind, apiVersion: gv(type), metadata: { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) } };
+      sink.write(frame('BOOKMARK', JSON.stringify(obj)));
+    };
+    const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
+    this.ctx.watches.add(finish);
+    const bm = setInterval(bookmark, 60_000);
+
+    const begin = async () => {
+      // Register first, then replay: events committed while replaying queue up behind it.
+      const queued: [Buffer, number][] = [];
+      let replaying = true;
+      const live = w.deliver;
+      w.deliver = (line, rev) => (replaying ? queued.push([line, rev]) : live(line, rev));
+      this.ctx.hub.add(rc, w);
+      const snapshotRev = this.ctx.cache.rev;
+      if (rv === '' || rv === '0') {
+        // "Get state": synthetic ADDED events for every object at the starting revision.
+        for (const e of w.namespace ? rc.range(w.namespace) : rc.sorted) {
+          if (w.name && e.name !== w.name) continue;
+          if (w.matches && !w.matches(e)) continue;
+          sink.write(frame('ADDED', encodeObject(e)));
+        }
+        lastRev = snapshotRev;
+      } else {
+        lastRev = start;
+        if (start < snapshotRev) {
+          try {
+            for await (const ev of this.ctx.backend.history(start, resourcePrefix(type))) {
+              if (ev.revision > snapshotRev) break;
+              const obj = JSON.parse(Buffer.from(ev.value).toString('utf8')) as KObject;
+              if (ev.type === 'DELETED') obj.metadata = { ...obj.metadata, resourceVersion: String(ev.revision) };
+              const e = makeEntry(type, ev.key, ev.type === 'DELETED' ? Buffer.from(JSON.stringify(obj)) : Buffer.from(ev.value), obj, ev.revision, ev.createRevision);
+              if (w.namespace && e.namespace !== w.namespace) continue;
+              if (w.name && e.name !== w.name) continue;
+              const match = !w.matches || w.matches(e);
+              if (match) live(frame(ev.type, encodeObject(e)), ev.revision);
+            }
+          } catch (err) {
+            const se = err instanceof StatusError ? err : errors.internal(String(err));
+            sink.write(frame('ERROR', JSON.stringify(se.toStatus())));
+            replaying = false;
+            return finish();
+          }
+        }
+      }
+      replaying = false;
+      for (const [line, rev] of queued) live(line, rev);
+    };
+
+    if (ws) {
+      let socket: { send(d: Uint8Array | string): boolean; end(): void } | undefined;
+      const ok = res.upgrade!({
+        open: (s) => {
+          socket = s;
+          sink = { write: (b) => s.send(b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* closed */ } }, onDrain: () => {} };
+          void begin();
+        },
+        close: () => { socket = undefined; sink = { write: () => true, end: () => {}, onDrain: () => {} }; finish(); },
+      });
+      if (!ok) finish();
+      return;
+    }
+    res.start(200, { 'content-type': acc.rep === 'table' ? 'application/json' : 'application/json', 'cache-control': 'no-cache, private' });
+    sink = { write: (b) => res.write(b), end: () => res.end(), onDrain: (cb) => res.onDrain(cb) };
+    res.onDrain(() => { backlog = 0; });
+    res.onClose(() => finish());
+    await begin();
+  }
+
+  // ------------------------------------------------------------------ writes
+
+  private attrs(op: Operation, t: Target, user: UserInfo, dryRun: boolean, object?: KObject, oldObject?: KObject, options?: Record<string, unknown>): AdmissionAttributes {
+    const type = t.type;
+    return {
+      operation: op, object, oldObject, subresource: t.subresource, namespace: t.namespace, name: t.name, user, dryRun, options, type,
+      kind: { group: type.group, version: type.version, kind: type.kind },
+      resource: { group: type.group, version: type.version, resource: type.resource },
+    };
+  }
+
+  private validate(t: Target, obj: KObject, old: KObject | undefined) {
+    const type = t.type;
+    const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
+    if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
+    if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand));
+    if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
+  }
+
+  private checkTypeMeta(t: Target, obj: KObject) {
+    const want = gv(t.type);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== want) throw errors.badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${want})`);
+    if (obj.kind !== undefined && obj.kind !== t.type.kind) throw errors.badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${t.type.kind})`);
+    obj.apiVersion = want;
+    obj.kind = t.type.kind;
+    const md = (obj.metadata ??= {});
+    if (typeof md !== 'object' || Array.isArray(md)) throw errors.badRequest('metadata must be an object');
+    if (t.type.namespaced) {
+      if (md.namespace && t.namespace && md.namespace !== t.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      md.namespace = t.namespace || md.namespace;
+    } else {
+      delete md.namespace;
+    }
+  }
+
+  /** Commit with the object's resourceVersion set to the revision the log assigns; the stored bytes are what every reader gets. */
+  private async commit(op: 'create' | 'update', key: string, obj: KObject, expect = 0): Promise<WriteResult & { bytes?: Buffer }> {
+    let bytes: Buffer | undefined;
+    const value = (rev: number) => {
+      obj.metadata!.resourceVersion = String(rev);
+      return (bytes = Buffer.from(JSON.stringify(obj)));
+    };
+    const r = op === 'create'
+      ? await this.ctx.backend.write({ type: 'create', key, value })
+      : await this.ctx.backend.write({ type: 'update', key, expectRevision: expect, value });
+    return { ...r, bytes };
+  }
+
+  async create(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
+    const dryRun = dryRunOf(req.query);
+    const obj = decodeBody(req.header('content-type'), await req.body(this.ctx.maxBodyBytes));
+    const out = await this.createObject(t, obj, user, dryRun);
+    res.send(201, JSON_HEADERS, out);
+  }
+
+  async createObject(t: Target, obj: KObject, user: UserInfo, dryRun: boolean): Promise<Buffer> {
+    const type = t.type;
+    this.checkTypeMeta(t, obj);
+    const md = obj.metadata!;
+    if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
+    type.defaults?.(obj, this.ctx.brand);
+    const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
+    await this.ctx.admission.admit(attrs);
+    // Server-set metadata, and a fresh status where status has its own endpoint.
+    md.uid = randomUUID();
+    md.creationTimestamp = now();
+    delete md.deletionTimestamp;
+    delete md.deletionGracePeriodSeconds;
+    if (type.hasSpec) md.generation = 1;
+    if (type.subresources?.includes('status') && type.statusField) {
+      const fresh = clone(obj);
+      delete fresh[type.statusField];
+      type.defaults?.(fresh, this.ctx.brand);
+      if (fresh[type.statusField] === undefined) delete obj[type.statusField];
+      else obj[type.statusField] = fresh[type.statusField];
+    }
+    const generate = !md.name && !!md.generateName;
+    if (generate) md.name = md.generateName + randomSuffix();
+    this.validate(t, obj, undefined);
+    attrs.name = md.name!;
+    await this.ctx.admission.validate(attrs);
+    if (dryRun) return Buffer.from(JSON.stringify(obj));
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), obj);
+      if (r.ok) return r.bytes!;
+      if (r.reason === 'exists' && generate && attempt < MAX_CONFLICT_RETRIES) {
+        md.name = md.generateName + randomSuffix();
+        continue;
+      }
+      if (generate) throw new StatusError(409, 'AlreadyExists', `${type.group ? `${type.resource}.${type.group}` : type.resource} "${md.name}" already exists, the server was not able to generate a unique name for the object`, { name: md.name, group: type.group || undefined, kind: type.resource });
+      throw errors.alreadyExists(type.group, type.resource, md.name!);
+    }
+  }
+
+  async update(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
+    const dryRun = dryRunOf(req.query);
+    const body = decodeBody(req.header('content-type'), await req.body(this.ctx.maxBodyBytes));
+    if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, body);
+    this.checkTypeMeta(t, body);
+    if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
+    body.metadata!.name = t.name;
+    const { code, bytes } = await this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion);
+    res.send(code, JSON_HEADERS, bytes);
+  }
+
+  /**
+   * Read-modify-write: `next` builds the new object from the current one. Without a resourceVersion
+   * from the client the write is retried on conflict (an unconditional update); with one, a stale
+   * version is a 409.
+   */
+  async updateObject(t: Target, user: UserInfo, dryRun: boolean, next: (cur: KObject) => KObject, clientRv?: string): Promise<{ code: number; bytes: Buffer }> {
+    const type = t.type;
+    for (let attempt = 0; ; attempt++) {
+      const e = this.current(type, t.namespace, t.name);
+      if (!e) throw errors.notFound(type.group, type.resource, t.name);
+      const old = parse(e);
+      if (clientRv && clientRv !== String(e.rev)) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      let obj = next(clone(old));
+      this.checkTypeMeta(t, obj);
+      const md = obj.metadata!;
+      const omd = old.metadata!;
+      if (md.uid && md.uid !== omd.uid) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: UID in precondition: ${md.uid}, UID in object meta: ${omd.uid}`);
+      // Subresources write only their own fields; the main resource never writes them.
+      const sub = t.subresource;
+      const subField = sub === 'status' ? type.statusField : sub === 'finalize' ? type.finalizersField : undefined;
+      if (sub && !subField) throw errors.methodNotAllowed();
+      if (subField) {
+        const v = getPath(obj, subField);
+        obj = clone(old);
+        setPath(obj, subField, clone(v));
+      } else {
+        if (type.statusField) setPath(obj, type.statusField, clone(getPath(old, type.statusField)));
+        if (type.finalizersField) setPath(obj, type.finalizersField, clone(getPath(old, type.finalizersField)));
+      }
+      const nmd = obj.metadata!;
+      type.defaults?.(obj, this.ctx.brand);
+      nmd.uid = omd.uid;
+      nmd.creationTimestamp = omd.creationTimestamp;
+      nmd.resourceVersion = omd.resourceVersion;
+      if (omd.deletionTimestamp) nmd.deletionTimestamp = omd.deletionTimestamp; else delete nmd.deletionTimestamp;
+      if (omd.deletionGracePeriodSeconds !== undefined) nmd.deletionGracePeriodSeconds = omd.deletionGracePeriodSeconds; else delete nmd.deletionGracePeriodSeconds;
+      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (specOf(obj) !== specOf(old) ? 1 : 0);
+      else delete nmd.generation;
+      const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
+      await this.ctx.admission.admit(attrs);
+      this.validate(t, obj, old);
+      await this.ctx.admission.validate(attrs);
+      // The last finalizer removed from an object being deleted: the object goes.
+      if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
+        if (dryRun) return { code: 200, bytes: Buffer.from(JSON.stringify(obj)) };
+        const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
+        if (r.ok) return { code: 200, bytes: Buffer.from(JSON.stringify(obj)) };
+        if (clientRv) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+        continue;
+      }
+      const bytes = Buffer.from(JSON.stringify(obj));
+      if (bytes.equals(e.bytes)) return { code: 200, bytes: e.bytes }; // no change: no write, no event
+      if (dryRun) return { code: 200, bytes };
+      const r = await this.commit('update', e.key, obj, e.rev);
+      if (r.ok) return { code: 200, bytes: r.bytes! };
+      if (r.reason === 'not-found') throw errors.notFound(type.group, type.resource, t.name);
+      if (clientRv || attempt >= MAX_CONFLICT_RETRIES) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+  }
+
+  /** Finalizers a type keeps outside metadata.finalizers (namespaces: spec.finalizers). */
+  private extraFinalizers(type: TypeDef, obj: KObject): boolean {
+    if (!type.finalizersField) return false;
+    const f = getPath(obj, type.finalizersField);
+    return Array.isArray(f) && f.length > 0;
+  }
+
+  async patch(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
+    const dryRun = dryRunOf(req.query);
+    const ct = (req.header('content-type') ?? '').split(';')[0].trim();
+    const raw = await req.body(this.ctx.maxBodyBytes);
+    if (ct !== 'application/merge-patch+json') {
+      throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json`);
+    }
+    let patch: unknown;
+    try { patch = JSON.parse(raw.toString('utf8')); } catch (e) { throw errors.badRequest(`error decoding patch: ${(e as Error).message}`); }
+    if (t.subresource === 'scale') {
+      const e = this.current(t.type, t.namespace, t.name);
+      if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
+      const scale = mergePatch(this.scaleOf(t.type, parse(e)), patch) as KObject;
+      return this.updateScale(req, res, t, user, dryRun, scale);
+    }
+    const rv = (patch as KObject)?.metadata?.resourceVersion;
+    const { code, bytes } = await this.updateObject(t, user, dryRun, (cur) => mergePatch(cur, patch) as KObject, typeof rv === 'string' ? rv : undefined);
+    res.send(code, JSON_HEADERS, bytes);
+  }
+
+  // ------------------------------------------------------------------ scale sub-resource
+
+  private scaleOf(type: TypeDef, obj: KObject): KObject {
+    if (!type.subresources?.includes('scale')) throw errors.pathNotFound();
+    const spec = (obj.spec ?? {}) as Record<string, unknown>;
+    const status = (obj.status ?? {}) as Record<string, unknown>;
+    const sel = (spec.selector ?? {}) as { matchLabels?: Record<string, string> };
+    const selector = typeof sel === 'object' && sel.matchLabels ? Object.entries(sel.matchLabels).map(([k, v]) => `${k}=${v}`).join(',') : '';
+    return {
+      kind: 'Scale', apiVersion: 'autoscaling/v1',
+      metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace, uid: obj.metadata?.uid, resourceVersion: obj.metadata?.resourceVersion, creationTimestamp: obj.metadata?.creationTimestamp },
+      spec: { replicas: spec.replicas ?? 0 },
+      status: { replicas: status.replicas ?? 0, ...(selector ? { selector } : {}) },
+    };
+  }
+
+  private async updateScale(req: KRequest, res: KResponse, t: Target, user: UserInfo, dryRun: boolean, scale: KObject) {
+    const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw errors.invalid('autoscaling', 'Scale', t.name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
+    }
+    const rv = scale.metadata?.resourceVersion;
+    const main = { ...t, subresource: '' };
+    const { bytes } = await this.updateObject(main, user, dryRun, (cur) => { (cur.spec as Record<string, unknown>).replicas = replicas; return cur; }, rv || undefined);
+    res.send(200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
+  }
+
+  // ------------------------------------------------------------------ delete
+
+  private async deleteOptions(req: KRequest): Promise<Record<string, any>> {
+    const raw = await req.body(this.ctx.maxBodyBytes);
+    let opts: Record<string, any> = {};
+    if (raw.length) {
+      try { opts = JSON.parse(raw.toString('utf8')); } catch (e) { throw errors.badRequest(`error decoding DeleteOptions: ${(e as Error).message}`); }
+    }
+    const q = req.query;
+    if (q.get('propagationPolicy')) opts.propagationPolicy = q.get('propagationPolicy');
+    if (q.get('gracePeriodSeconds')) opts.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'));
+    if (q.get('orphanDependents')) opts.orphanDependents = q.get('orphanDependents') === 'true';
+    if (q.getAll('dryRun').length) opts.dryRun = q.getAll('dryRun');
+    if (opts.dryRun !== undefined) {
+      for (const v of [].concat(opts.dryRun)) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
+    }
+    const pp = opts.propagationPolicy;
+    if (pp !== undefined && !['Foreground', 'Background', 'Orphan'].includes(pp)) {
+      throw errors.invalid('', 'DeleteOptions', '', [{ reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: "${pp}": supported values: "Foreground", "Background", "Orphan"` }]);
+    }
+    return opts;
+  }
+
+  async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
+    const opts = await this.deleteOptions(req);
+    const { code, body } = await this.deleteObject(t, user, opts);
+    res.send(code, JSON_HEADERS, body);
+  }
+
+  async deleteObject(t: Target, user: UserInfo, opts: Record<string, any>): Promise<{ code: number; body: Buffer | string; obj?: KObject }> {
+    const type = t.type;
+    const dryRun = [].concat(opts.dryRun ?? []).includes('All' as never);
+    for (let attempt = 0; ; attempt++) {
+      const e = this.current(type, t.namespace, t.name);
+      if (!e) throw errors.notFound(type.group, type.resource, t.name);
+      const old = parse(e);
+      const pre = opts.preconditions ?? {};
+      if (pre.uid && pre.uid !== e.uid) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${e.uid}`);
+      if (pre.resourceVersion && pre.resourceVersion !== String(e.rev)) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${e.rev}`);
+      await this.ctx.admission.admit(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
+      await this.ctx.admission.validate(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
+      const policy: string = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : 'Background');
+      const finalizers = [...(old.metadata!.finalizers ?? [])];
+      // Foreground and Orphan deletion are carried out by the garbage collector through finalizers.
+      const gcFinalizer = policy === 'Foreground' ? 'foregroundDeletion' : policy === 'Orphan' ? 'orphan' : '';
+      const graceful = finalizers.length > 0 || this.extraFinalizers(type, old) || (gcFinalizer && !old.metadata!.deletionTimestamp);
+      if (graceful) {
+        if (old.metadata!.deletionTimestamp && !gcFinalizer) return { code: 200, body: e.bytes, obj: old };
+        const obj = clone(old);
+        const md = obj.metadata!;
+        md.deletionTimestamp ??= now();
+        md.deletionGracePeriodSeconds ??= 0;
+        if (gcFinalizer && !finalizers.includes(gcFinalizer)) md.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
+        if (type.terminatingPhase) setPath(obj, `${type.statusField ?? 'status'}.phase`, type.terminatingPhase);
+        if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
+        const r = await this.commit('update', e.key, obj, e.rev);
+        if (r.ok) return { code: 200, body: r.bytes!, obj };
+        continue;
+      }
+      const status = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: t.name, group: type.group || undefined, kind: type.resource, uid: e.uid } });
+      if (dryRun) return { code: 200, body: status, obj: old };
+      const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
+      if (r.ok) return { code: 200, body: status, obj: old };
+      if (r.reason === 'not-found') throw errors.notFound(type.group, type.resource, t.name);
+      if (attempt >= MAX_CONFLICT_RETRIES) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+  }
+
+  async deleteCollection(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
+    const opts = await this.deleteOptions(req);
+    const sel = this.selectors(t.type, req.query);
+    await this.consistent();
+    const targets = this.rc(t.type).range(t.namespace).filter((e) => !sel.matches || sel.matches(e));
+    const deleted: KObject[] = [];
+    for (const e of targets) {
+      try {
+        const r = await this.deleteObject({ ...t, namespace: e.namespace, name: e.name }, user, opts);
+        if (r.obj) deleted.push(r.obj);
+      } catch (err) {
+        if (!(err instanceof StatusError && err.code === 404)) throw err;
+      }
+    }
+    res.send(200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
+  }
+}
+
+const COMMA = Buffer.from(',');
+const TAIL = Buffer.from(']}');
+const EVENT_TAIL = Buffer.from('}\n');
+
+function lowerBoundIn(list: Entry[], s: { namespace: string; name: string }): number {
+  let lo = 0, hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const e = list[mid];
+    if (e.namespace < s.namespace || (e.namespace === s.namespace && e.name < s.name)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function encodeContinue(rv: number, start: { namespace: string; name: string }): string {
+  return Buffer.from(JSON.stringify({ v: 1, rv, ns: start.namespace, n: start.name })).toString('base64url');
+}
+
+function decodeContinue(tok: string): { rv: number; start: { namespace: string; name: string } } {
+  try {
+    const o = JSON.parse(Buffer.from(tok, 'base64url').toString('utf8'));
+    if (o.v !== 1 || typeof o.rv !== 'number' || typeof o.ns !== 'string' || typeof o.n !== 'string') throw new Error('bad token');
+    return { rv: o.rv, start: { namespace: o.ns, name: o.n } };
+  } catch {
+    throw errors.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  }
+}

@@ -1,0 +1,56 @@
+// Request path → RequestInfo: the attributes authorizers see (Part B, Authorization).
+import type { RequestInfo } from './contracts.js';
+
+// Sub-paths of /namespaces/{name} that are sub-resources of the namespace itself.
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+const isTrue = (v: string | null) => v === '1' || (v !== null && v.toLowerCase() === 'true');
+
+export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const parts = path.split('/').filter((p) => p !== '');
+  const info: RequestInfo = {
+    isResourceRequest: false, path, verb: method.toLowerCase(),
+    apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '',
+  };
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 2) {
+    info.apiPrefix = 'api';
+    info.apiVersion = parts[1];
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 3) {
+    info.apiPrefix = 'apis';
+    info.apiGroup = parts[1];
+    info.apiVersion = parts[2];
+    rest = parts.slice(3);
+  } else {
+    if (parts[0] === 'api' || parts[0] === 'apis') info.apiPrefix = parts[0];
+    return info; // discovery and other non-resource paths
+  }
+  if (rest.length === 0) return info; // /api/v1, /apis/g/v: discovery
+  info.isResourceRequest = true;
+  if (rest[0] === 'namespaces' && rest.length > 1) {
+    info.namespace = rest[1];
+    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
+  }
+  info.resource = rest[0];
+  if (rest.length >= 2) info.name = rest[1];
+  if (rest.length >= 3) info.subresource = rest[2];
+  if (rest.length > 3) info.subresource = rest.slice(2).join('/');
+
+  switch (method) {
+    case 'POST': info.verb = 'create'; break;
+    case 'GET': case 'HEAD':
+      info.verb = info.name ? 'get' : isTrue(query.get('watch')) ? 'watch' : 'list';
+      break;
+    case 'PUT': info.verb = 'update'; break;
+    case 'PATCH': info.verb = 'patch'; break;
+    case 'DELETE': info.verb = info.name ? 'delete' : 'deletecollection'; break;
+    default: info.verb = method.toLowerCase();
+  }
+  // A watch of one object by name through a field selector is authorized as a watch on that name.
+  if ((info.verb === 'list' || info.verb === 'watch') && !info.name) {
+    const m = /(?:^|,)metadata\.name==?([^,]+)(?:,|$)/.exec(query.get('fieldSelector') ?? '');
+    if (m) info.name = m[1];
+  }
+  return info;
+}

@@ -1,0 +1,354 @@
+// The server: loads the plugins the configuration names, warms the object cache from storage,
+// and runs every request through authenticate → authorize → admit → store.
+import path from 'node:path';
+import { getBrand, type Brand } from './brand.js';
+import type { Config } from './config.js';
+import type { Authenticator, Authorizer, Controller, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import { AdmissionChain, readAdmissionConfig } from './admission.js';
+import { resolveFeatureGates } from './features.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { Health } from './health.js';
+import type { KRequest, KResponse, Listener } from './http/types.js';
+import { listenUws } from './http/uws.js';
+import { loadAll, loadPlugin } from './plugin-loader.js';
+import { ensurePki, writeKubeconfig } from './pki.js';
+import { Registry, type Target } from './registry.js';
+import { requestInfo } from './requestinfo.js';
+import { errors, isStatusError, StatusError } from './status.js';
+import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
+import { TypeRegistry } from './types.js';
+import { WatchHub } from './watch.js';
+
+export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] };
+
+/** How often history older than the retention window is compacted. */
+const COMPACT_INTERVAL_MS = 10_000;
+
+function makeLogger(): Logger {
+  const out = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
+    process.stderr.write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }) + '\n');
+  return { info: out('info'), warn: out('warn'), error: out('error') };
+}
+
+export class Server {
+  readonly brand: Brand;
+  readonly log = makeLogger();
+  readonly cache = new ObjectCache();
+  readonly hub = new WatchHub();
+  readonly health: Health;
+  backend!: StorageBackend;
+  types!: TypeRegistry;
+  registry!: Registry;
+  private authenticators: { name: string; plugin: Authenticator }[] = [];
+  private authorizers: { name: string; plugin: Authorizer }[] = [];
+  private admission = new AdmissionChain([]);
+  private controllers: { name: string; plugin: Controller }[] = [];
+  private listeners: Listener[] = [];
+  private internalWatchers = new Map<string, Set<(t: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void>>();
+  private compactTimer: NodeJS.Timeout | undefined;
+  private revSamples: { at: number; rev: number }[] = [];
+  private inFlight = 0;
+  private shuttingDown = false;
+  readonly watches = new Set<() => void>();
+  port = 0;
+  adminToken = '';
+  caFile = '';
+  kubeconfigPath = '';
+
+  readonly featureGates: Record<string, boolean>;
+
+  constructor(readonly config: Config) {
+    this.brand = getBrand(config.brand);
+    this.featureGates = resolveFeatureGates(config.featureGates);
+    this.health = new Health(config.livezGracePeriodSeconds);
+  }
+
+  private host(): PluginHost {
+    return {
+      brand: this.brand,
+      dataDir: this.config.dataDir,
+      log: this.log,
+      type: (group, resource) => this.types?.byGroup(group, resource),
+      allTypes: () => this.types?.all ?? [],
+      objects: this.objectClient(),
+      errors: {
+        forbidden: (m) => errors.forbidden(m),
+        invalid: (kind, name, causes) => errors.invalid('', kind, name, causes),
+        status: (code, reason, msg) => new StatusError(code, reason, msg),
+      },
+      featureGates: this.featureGates,
+    };
+  }
+
+  async start(): Promise<void> {
+    const cfg = this.config;
+    const configDir = cfg.configFile ? path.dirname(path.resolve(cfg.configFile)) : process.cwd();
+    const host = this.host();
+    const pki = await ensurePki(cfg.dataDir, { hosts: ['127.0.0.1', 'localhost', '::1', ...(cfg.bindAddress !== '127.0.0.1' && cfg.bindAddress !== '0.0.0.0' ? [cfg.bindAddress] : [])], brand: this.brand });
+    this.adminToken = pki.adminToken;
+    this.caFile = pki.caFile;
+
+    // Types, then storage, then the cache warmed from storage.
+    const providers = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[];
+    this.types = new TypeRegistry(providers.flatMap((p) => p.types(this.brand)), cfg.runtimeConfig);
+    for (const t of this.types.all) this.cache.register(t);
+    this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
+    await this.backend.open();
+    for await (const kv of this.backend.all()) this.cache.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
+    this.cache.rev = this.backend.currentRevision();
+    this.cache.onEvent = (ev, rc) => {
+      this.hub.dispatch(ev, rc);
+      const listeners = this.internalWatchers.get(resourcePrefix(rc.type));
+      if (listeners?.size) {
+        const obj = JSON.parse(ev.entry.bytes.toString('utf8')) as KObject;
+        for (const l of listeners) l(ev.type, obj);
+      }
+    };
+    this.backend.onCommit((events) => this.cache.apply(events));
+
+    this.authenticators = await this.named('authenticator', cfg.authentication, host, configDir);
+    this.authorizers = await this.named('authorizer', cfg.authorization, host, configDir);
+    // Options from --admission-control-config-file reach each named admission plugin.
+    const admissionConf = cfg.admissionConfigFile ? await readAdmissionConfig(cfg.admissionConfigFile, this.brand) : {};
+    const admissionRefs = cfg.admission.map((r) => (admissionConf[r.plugin] ? { ...r, options: { ...r.options, ...admissionConf[r.plugin] } } : r));
+    this.admission = new AdmissionChain(await this.named('admission', admissionRefs, host, configDir));
+    this.registry = new Registry({
+      brand: this.brand, backend: this.backend, cache: this.cache, admission: this.admission, hub: this.hub,
+      maxBodyBytes: cfg.maxRequestBodyBytes, minWatchTimeoutSeconds: 1800, watches: this.watches,
+    });
+
+    await this.ensureSystemNamespaces();
+    this.controllers = await this.named('controller', cfg.controllers, host, configDir);
+    for (const c of this.controllers) await c.plugin.start();
+
+    this.health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
+    this.health.add({ name: 'storage', live: true, ready: true, run: () => (this.backend.ready?.() === false ? 'storage not ready' : undefined) });
+    this.health.add({ name: 'informer-sync', live: false, ready: true, run: () => (this.cache.rev < this.backend.currentRevision() ? 'cache behind storage' : undefined) });
+    for (const [kind, list] of [['authenticator', this.authenticators], ['authorizer', this.authorizers], ['admission', this.admission.plugins], ['controller', this.controllers]] as const) {
+      for (const p of list) if (p.plugin.ready) this.health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
+    }
+    this.health.add({ name: 'shutdown', live: false, ready: true, run: () => (this.shuttingDown ? 'shutting down' : undefined) });
+
+    const tls = { certFile: cfg.tls.certFile ?? pki.certFile, keyFile: cfg.tls.keyFile ?? pki.keyFile };
+    const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler: (req, res) => this.handle(req, res) });
+    this.listeners.push(l);
+    this.port = l.port;
+    this.kubeconfigPath = pki.kubeconfigPath;
+    const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
+    await writeKubeconfig(pki.kubeconfigPath, { server: `https://${hostForUrl}:${this.port}`, caPem: pki.caCertPem, token: pki.adminToken });
+    this.compactTimer = setInterval(() => void this.compact(), COMPACT_INTERVAL_MS);
+    this.compactTimer.unref();
+    this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
+  }
+
+  private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
+    const plugins = (await loadAll(kind, refs, host, { configDir })) as T[];
+    return plugins.map((plugin, i) => ({ name: refs[i].plugin, plugin }));
+  }
+
+  /** Drops history older than the retention window. */
+  private async compact(): Promise<void> {
+    const retention = Number((this.config.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
+    const t = Date.now();
+    this.revSamples.push({ at: t, rev: this.backend.currentRevision() });
+    let target = 0;
+    while (this.revSamples.length && this.revSamples[0].at <= t - retention) target = this.revSamples.shift()!.rev;
+    if (target > this.backend.compactedRevision()) {
+      try { await this.backend.compact(target); } catch (e) { this.log.warn('compaction failed', { error: String(e) }); }
+    }
+  }
+
+  private async ensureSystemNamespaces() {
+    const ns = this.types.byGroup('', 'namespaces');
+    if (!ns) return;
+    for (const name of ['default', this.brand.systemNamespace, this.brand.publicNamespace]) {
+      if (this.registry.current(ns, '', name)) continue;
+      try {
+        await this.registry.createObject({ type: ns, namespace: '', name, subresource: '' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_USER, false);
+      } catch (e) {
+        if (!(isStatusError(e) && e.code === 409)) throw e;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ the request pipeline
+
+  async handle(req: KRequest, res: KResponse): Promise<void> {
+    this.inFlight++;
+    try {
+      const user = await this.authenticate(req);
+      const info = requestInfo(req.method, req.path, req.query);
+      await this.authorize(user, info);
+      await this.route(req, res, info, user);
+    } catch (e) {
+      this.sendError(res, e);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  sendError(res: KResponse, e: unknown) {
+    let se: StatusError;
+    if (isStatusError(e)) se = e;
+    else {
+      this.log.error('internal error', { error: (e as Error)?.stack ?? String(e) });
+      se = errors.internal((e as Error)?.message ?? String(e));
+    }
+    res.send(se.code, { 'content-type': 'application/json', ...se.headers }, JSON.stringify(se.toStatus()));
+  }
+
+  private async authenticate(req: KRequest): Promise<UserInfo> {
+    let rejected: string | undefined;
+    for (const a of this.authenticators) {
+      let r;
+      try { r = await a.plugin.authenticate(req); } catch (e) { r = { rejected: (e as Error).message }; }
+      if (!r) continue;
+      if ('rejected' in r) { rejected ??= r.rejected; continue; }
+      const u = r.user;
+      // Every authenticated user is in system:authenticated; the anonymous user is not.
+      if (u.username !== 'system:anonymous' && !u.groups.includes('system:authenticated')) u.groups = [...u.groups, 'system:authenticated'];
+      return u;
+    }
+    throw errors.unauthorized();
+  }
+
+  private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
+    for (const a of this.authorizers) {
+      const d = await a.plugin.authorize({ ...info, user });
+      if (d.decision === 'allow') return;
+      if (d.decision === 'deny') throw this.forbidden(user, info, d.reason);
+    }
+    throw this.forbidden(user, info, undefined);
+  }
+
+  private forbidden(user: UserInfo, info: RequestInfo, reason: string | undefined): StatusError {
+    if (!info.isResourceRequest) {
+      return new StatusError(403, 'Forbidden', `forbidden: User "${user.username}" cannot ${info.verb} path "${info.path}"${reason ? `: ${reason}` : ''}`, {});
+    }
+    return errors.forbiddenRequest(user.username, info.verb, info.apiGroup, info.resource, info.subresource, info.namespace, info.name, reason);
+  }
+
+  private json(res: KResponse, body: unknown) {
+    res.send(200, { 'content-type': 'application/json' }, JSON.stringify(body));
+  }
+
+  private async route(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo): Promise<void> {
+    const p = req.path;
+    const m = req.method;
+    if (!info.isResourceRequest) {
+      if (m !== 'GET' && m !== 'HEAD') {
+        if (p === '/api' || p.startsWith('/api/') || p === '/apis' || p.startsWith('/apis/') || ['/healthz', '/livez', '/readyz', '/version'].includes(p)) throw errors.methodNotAllowed();
+        throw errors.pathNotFound();
+      }
+      const h = this.health.handle(p, req.query);
+      if (h) return res.send(h.code, h.headers, m === 'HEAD' ? '' : h.body);
+      if (p === '/version' || p === '/version/') return this.json(res, this.version());
+      if (p === '/api' || p === '/api/') return this.json(res, apiVersions(`${this.config.bindAddress}:${this.port}`));
+      if (p === '/apis' || p === '/apis/') return this.json(res, apiGroupList(this.types));
+      if (info.apiPrefix === 'api' && info.apiVersion) {
+        const l = apiResourceList(this.types, '', info.apiVersion);
+        if (l) return this.json(res, l);
+      }
+      if (info.apiPrefix === 'apis') {
+        const parts = p.split('/').filter(Boolean);
+        if (parts.length === 2) { const g = apiGroup(this.types, parts[1]); if (g) return this.json(res, g); }
+        if (parts.length === 3) { const l = apiResourceList(this.types, parts[1], parts[2]); if (l) return this.json(res, l); }
+      }
+      throw errors.pathNotFound();
+    }
+    if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.pathNotFound();
+    const type = this.types.lookup(info.apiGroup, info.apiVersion, info.resource);
+    if (!type) throw errors.pathNotFound();
+    const inNamespacePath = /^\/apis?\/(?:[^/]+\/)?[^/]+\/namespaces\/[^/]+\/[^/]+/.test(p) && type.namespaced;
+    if (type.namespaced && info.name && !inNamespacePath) throw errors.pathNotFound();
+    if (!type.namespaced && info.namespace && info.resource !== 'namespaces') throw errors.pathNotFound();
+    const sub = info.subresource;
+    if (sub && !(type.subresources ?? []).includes(sub)) throw errors.pathNotFound();
+    const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: info.name, subresource: sub };
+    const r = this.registry;
+    const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';
+    if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
+    if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
+    if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
+    switch (m) {
+      case 'GET': case 'HEAD':
+        if (info.verb === 'get') return r.get(req, res, t);
+        if (info.verb === 'watch') return r.watch(req, res, t);
+        return r.list(req, res, t);
+      case 'POST':
+        if (t.name) throw errors.methodNotAllowed();
+        return r.create(req, res, t, user);
+      case 'PUT':
+        if (!t.name) throw errors.methodNotAllowed();
+        return r.update(req, res, t, user);
+      case 'PATCH':
+        if (!t.name) throw errors.methodNotAllowed();
+        return r.patch(req, res, t, user);
+      case 'DELETE':
+        return t.name ? r.delete(req, res, t, user) : r.deleteCollection(req, res, t, user);
+      default:
+        throw errors.methodNotAllowed();
+    }
+  }
+
+  version() {
+    const v = this.config.emulatedVersion;
+    return {
+      major: v.major, minor: v.minor, gitVersion: v.gitVersion, gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean',
+      buildDate: '2026-11-22T00:00:00Z', goVersion: `node${process.versions.node}`, compiler: 'tsc', platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+    };
+  }
+
+  // ------------------------------------------------------------------ plugin object access
+
+  private objectClient(): ObjectClient {
+    const target = (type: TypeDef, namespace: string, name: string, subresource = ''): Target => ({ type, namespace: type.namespaced ? namespace : '', name, subresource });
+    const parse = (b: Buffer | string) => JSON.parse(typeof b === 'string' ? b : b.toString('utf8')) as KObject;
+    return {
+      get: async (type, namespace, name) => {
+        const e = this.registry.current(type, namespace, name);
+        return e ? parse(e.bytes) : undefined;
+      },
+      list: async (type, namespace) => this.registry.rc(type).range(type.namespaced ? namespace ?? '' : '').map((e: Entry) => parse(e.bytes)),
+      create: async (type, obj) => parse(await this.registry.createObject(target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj, SYSTEM_USER, false)),
+      update: async (type, obj, subresource = '') => {
+        const t = target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', subresource);
+        const { bytes } = await this.registry.updateObject(t, SYSTEM_USER, false, () => JSON.parse(JSON.stringify(obj)), obj.metadata?.resourceVersion);
+        return parse(bytes);
+      },
+      delete: async (type, namespace, name, opts = {}) => {
+        try {
+          const r = await this.registry.deleteObject(target(type, namespace, name), SYSTEM_USER, opts);
+          return r.obj;
+        } catch (e) {
+          if (isStatusError(e) && e.code === 404) return undefined;
+          throw e;
+        }
+      },
+      watch: (type, listener) => {
+        const k = resourcePrefix(type);
+        let set = this.internalWatchers.get(k);
+        if (!set) this.internalWatchers.set(k, (set = new Set()));
+        set.add(listener);
+        return () => set!.delete(listener);
+      },
+    };
+  }
+
+  // ------------------------------------------------------------------ shutdown
+
+  /** Graceful stop: report not-ready for the shutdown delay, stop accepting, drain, close storage. */
+  async stop(): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    if (this.config.shutdownDelaySeconds > 0) await new Promise((r) => setTimeout(r, this.config.shutdownDelaySeconds * 1000));
+    for (const l of this.listeners) l.close();
+    for (const end of [...this.watches]) end();
+    const deadline = Date.now() + 60_000;
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (this.compactTimer) clearInterval(this.compactTimer);
+    for (const c of this.controllers) await c.plugin.stop();
+    await this.backend?.close();
+    this.log.info('stopped');
+  }
+}

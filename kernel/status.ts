@@ -1,0 +1,93 @@
+// Status bodies, shaped as the ecosystem's server shapes them (metav1.Status).
+import type { FieldCause } from './contracts.js';
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: FieldCause[] | { reason?: string; message: string; field?: string }[];
+  retryAfterSeconds?: number;
+}
+
+export interface StatusBody {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure' | 'Success';
+  message?: string;
+  reason?: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** An error the pipeline turns into a Status response. Plugins throw these. */
+export class StatusError extends Error {
+  code: number;
+  reason: string;
+  details?: StatusDetails;
+  headers?: Record<string, string>;
+  constructor(code: number, reason: string, message: string, details?: StatusDetails) {
+    super(message);
+    this.code = code;
+    this.reason = reason;
+    this.details = details;
+  }
+  toStatus(): StatusBody {
+    // Field order as the reference writes it: ..., message, reason, details, code.
+    const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message } as StatusBody;
+    if (this.reason) s.reason = this.reason;
+    if (this.details && Object.keys(this.details).length) s.details = this.details;
+    s.code = this.code;
+    return s;
+  }
+}
+
+export function isStatusError(e: unknown): e is StatusError {
+  return e instanceof StatusError || (typeof e === 'object' && e !== null && typeof (e as StatusError).toStatus === 'function' && typeof (e as StatusError).code === 'number');
+}
+
+/** "pods" in group "" → "pods"; in "apps" → "deployments.apps": how the reference names a resource in messages. */
+export function qualifiedResource(group: string, resource: string): string {
+  return group ? `${resource}.${group}` : resource;
+}
+
+export const errors = {
+  badRequest: (msg: string, details?: StatusDetails) => new StatusError(400, 'BadRequest', msg, details),
+  unauthorized: (msg = 'Unauthorized') => new StatusError(401, 'Unauthorized', msg),
+  forbidden: (msg: string, details?: StatusDetails) => new StatusError(403, 'Forbidden', msg, details),
+  /** `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ns"` */
+  forbiddenRequest(user: string, verb: string, group: string, resource: string, subresource: string, namespace: string, name: string, reason?: string): StatusError {
+    const res = subresource ? `${resource}/${subresource}` : resource;
+    const subject = name ? `${qualifiedResource(group, resource)} "${name}"` : qualifiedResource(group, resource);
+    let msg = `${subject} is forbidden: User "${user}" cannot ${verb} resource "${res}" in API group "${group}"`;
+    msg += namespace ? ` in the namespace "${namespace}"` : ' at the cluster scope';
+    if (reason) msg += `: ${reason}`;
+    return new StatusError(403, 'Forbidden', msg, { name: name || undefined, group, kind: resource });
+  },
+  notFound(group: string, resource: string, name: string): StatusError {
+    return new StatusError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, { name, group: group || undefined, kind: resource });
+  },
+  pathNotFound: () => new StatusError(404, 'NotFound', 'the server could not find the requested resource'),
+  alreadyExists(group: string, resource: string, name: string): StatusError {
+    return new StatusError(409, 'AlreadyExists', `${qualifiedResource(group, resource)} "${name}" already exists`, { name, group: group || undefined, kind: resource });
+  },
+  conflict(group: string, resource: string, name: string, why: string): StatusError {
+    return new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ${why}`, { name, group: group || undefined, kind: resource });
+  },
+  gone: (msg: string) => new StatusError(410, 'Expired', msg),
+  invalid(group: string, kind: string, name: string, causes: FieldCause[]): StatusError {
+    const gk = group ? `${kind}.${group}` : kind;
+    const list = causes.map((c) => `${c.field}: ${c.message}`);
+    const msg = `${gk} "${name}" is invalid: ` + (list.length === 1 ? list[0] : `[${list.join(', ')}]`);
+    return new StatusError(422, 'Invalid', msg, { name, group: group || undefined, kind, causes });
+  },
+  methodNotAllowed: (msg = 'the server does not allow this method on the requested resource') => new StatusError(405, 'MethodNotAllowed', msg),
+  notAcceptable: (msg: string) => new StatusError(406, 'NotAcceptable', msg),
+  tooLarge: (msg = 'Request entity too large: limit is 3145728') => new StatusError(413, 'RequestEntityTooLarge', msg),
+  unsupportedMediaType: (accepted: string[]) => new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`),
+  tooManyRequests: (msg: string, retryAfter = 1) => { const e = new StatusError(429, 'TooManyRequests', msg, { retryAfterSeconds: retryAfter }); e.headers = { 'Retry-After': String(retryAfter) }; return e; },
+  internal: (msg: string) => new StatusError(500, 'InternalError', `Internal error occurred: ${msg}`, { causes: [{ message: msg }] }),
+  serviceUnavailable: (msg: string) => new StatusError(503, 'ServiceUnavailable', msg),
+  timeout: (msg: string, retryAfter: number) => { const e = new StatusError(504, 'Timeout', msg, { retryAfterSeconds: retryAfter }); e.headers = { 'Retry-After': String(retryAfter) }; return e; },
+};

@@ -1,0 +1,56 @@
+// The served types: what the type plugins provide, less what --runtime-config turns off.
+import type { TypeDef } from './contracts.js';
+
+export const gv = (t: Pick<TypeDef, 'group' | 'version'>) => (t.group ? `${t.group}/${t.version}` : t.version);
+
+export class TypeRegistry {
+  private byResource = new Map<string, TypeDef>();
+  private byGroupResource = new Map<string, TypeDef>();
+  readonly all: TypeDef[] = [];
+
+  constructor(types: TypeDef[], runtimeConfig: Record<string, boolean> = {}) {
+    for (const t of types) {
+      if (!enabled(t, runtimeConfig)) continue;
+      const k = `${t.group}/${t.version}/${t.resource}`;
+      if (this.byResource.has(k)) throw new Error(`type ${k} is provided twice`);
+      this.byResource.set(k, t);
+      // The first version listed for a group-resource is the preferred one.
+      if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) this.byGroupResource.set(`${t.group}/${t.resource}`, t);
+      this.all.push(t);
+    }
+  }
+
+  lookup(group: string, version: string, resource: string): TypeDef | undefined {
+    return this.byResource.get(`${group}/${version}/${resource}`);
+  }
+
+  /** Preferred version of a group-resource (for plugins, which do not care about versions). */
+  byGroup(group: string, resource: string): TypeDef | undefined {
+    return this.byGroupResource.get(`${group}/${resource}`);
+  }
+
+  /** Group → versions in order, for discovery. */
+  groups(): Map<string, string[]> {
+    const m = new Map<string, string[]>();
+    for (const t of this.all) {
+      const vs = m.get(t.group) ?? [];
+      if (!vs.includes(t.version)) vs.push(t.version);
+      m.set(t.group, vs);
+    }
+    return m;
+  }
+}
+
+/**
+ * --runtime-config keys: "api/all", "api/beta", "api/alpha", "<group>/<version>" ("v1" for the core
+ * group), or "<group>/<version>/<resource>". The most specific key wins.
+ */
+function enabled(t: TypeDef, rc: Record<string, boolean>): boolean {
+  const g = gv(t);
+  const candidates = [`${g}/${t.resource}`, g, t.group ? '' : `api/${t.version}`];
+  for (const k of candidates) if (k && k in rc) return rc[k];
+  const level = /alpha/.test(t.version) ? 'api/alpha' : /beta/.test(t.version) ? 'api/beta' : '';
+  if (level && level in rc) return rc[level];
+  if ('api/all' in rc) return rc['api/all'];
+  return !/alpha/.test(t.version); // alpha versions are off unless enabled
+}

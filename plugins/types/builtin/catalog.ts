@@ -1,0 +1,156 @@
+// The built-in type catalog: one row per served type. Rows are data; the functions that cannot be
+// data (defaulting, validation, table cells, field selectors) are looked up by the row's key.
+// Facts (kind, scope, sub-resources) follow the reference server's OpenAPI paths; short names and
+// categories follow its discovery documents.
+import type { Brand } from '../../../kernel/brand.js';
+import type { KObject, TypeDef } from '../../../kernel/contracts.js';
+
+export interface Row {
+  /** Written with the spec's placeholder domain ("networking.cluster.io"); "" is the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  namespaced: boolean;
+  /** The reference derives it as the lower-cased kind; set only to differ. */
+  singular?: string;
+  shortNames?: string[];
+  categories?: string[];
+  subresources?: string[];
+  /** Defaults to 'subdomain', the reference's usual rule. */
+  nameRule?: TypeDef['nameRule'];
+  /** The reference tracks metadata.generation for this type. */
+  hasSpec?: boolean;
+  /** See TypeDef: finalizers outside metadata, and the phase of a lingering deletion. */
+  finalizersField?: string;
+  terminatingPhase?: string;
+}
+
+const NS = true;
+const CLUSTER = false;
+const ALL = ['all']; // the reference's `kubectl get all` category
+const S = ['status'];
+const SCALE = ['status', 'scale'];
+
+function row(group: string, version: string, kind: string, resource: string, namespaced: boolean, more: Partial<Row> = {}): Row {
+  return { group, version, kind, resource, namespaced, ...more };
+}
+
+// Sub-resources the kernel does not serve yet (pods/log, exec, binding, eviction, proxy,
+// serviceaccounts/token, ...) are left out on purpose; later issues add them.
+export const CATALOG: Row[] = [
+  // core v1
+  row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
+  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S }),
+  row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
+  // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
+  row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label' }),
+  row('', 'v1', 'ConfigMap', 'configmaps', NS, { shortNames: ['cm'] }),
+  row('', 'v1', 'Secret', 'secrets', NS),
+  row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
+  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S }),
+  row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
+  row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
+  row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
+  row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { shortNames: ['pvc'], subresources: S }),
+  row('', 'v1', 'LimitRange', 'limitranges', NS, { shortNames: ['limits'] }),
+  row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),
+  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  // apps/v1
+  row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  row('apps', 'v1', 'StatefulSet', 'statefulsets', NS, { shortNames: ['sts'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
+  row('apps', 'v1', 'ControllerRevision', 'controllerrevisions', NS),
+  // batch/v1
+  row('batch', 'v1', 'Job', 'jobs', NS, { categories: ALL, subresources: S, hasSpec: true }),
+  row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),
+  // named groups
+  row('coordination.cluster.io', 'v1', 'Lease', 'leases', NS),
+  row('networking.cluster.io', 'v1', 'Ingress', 'ingresses', NS, { shortNames: ['ing'], subresources: S, hasSpec: true }),
+  row('networking.cluster.io', 'v1', 'IngressClass', 'ingressclasses', CLUSTER, { hasSpec: true }),
+  row('networking.cluster.io', 'v1', 'NetworkPolicy', 'networkpolicies', NS, { shortNames: ['netpol'], hasSpec: true }),
+  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { shortNames: ['pdb'], subresources: S, hasSpec: true }),
+  row('scheduling.cluster.io', 'v1', 'PriorityClass', 'priorityclasses', CLUSTER, { shortNames: ['pc'] }),
+  row('storage.cluster.io', 'v1', 'StorageClass', 'storageclasses', CLUSTER, { shortNames: ['sc'] }),
+  row('storage.cluster.io', 'v1', 'CSIDriver', 'csidrivers', CLUSTER),
+  row('storage.cluster.io', 'v1', 'CSINode', 'csinodes', CLUSTER),
+  row('storage.cluster.io', 'v1', 'VolumeAttachment', 'volumeattachments', CLUSTER, { subresources: S }),
+  // Endpoint slices have no spec, but the reference still bumps generation on every change.
+  row('discovery.cluster.io', 'v1', 'EndpointSlice', 'endpointslices', NS, { hasSpec: true }),
+  row('node.cluster.io', 'v1', 'RuntimeClass', 'runtimeclasses', CLUSTER),
+  row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
+];
+
+/** How the hook tables name a row: "pods", "deployments.apps", "ingresses.networking.cluster.io". */
+export function rowKey(r: Pick<Row, 'group' | 'resource'>): string {
+  return r.group ? `${r.resource}.${r.group}` : r.resource;
+}
+
+/** Domain of the brand's reserved labels and annotations: "cluster.io", or "kubernetes.io" for the kubernetes brand. */
+export function labelDomain(brand: Brand): string {
+  return brand.keyDomain;
+}
+
+// ---------------------------------------------------------------- small JSON helpers shared by the hooks
+
+/** Loosely typed JSON object: API objects are untyped data here. */
+export type J = Record<string, any>;
+
+export function isObj(v: unknown): v is J {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The object elements of a list field; [] when absent or not a list. */
+export function list(v: unknown): J[] {
+  return Array.isArray(v) ? v.filter(isObj) : [];
+}
+
+/** Follow a dotted path ("status.podIP"); undefined when any step is missing. */
+export function at(obj: unknown, path: string): unknown {
+  let cur: unknown = obj;
+  for (const k of path.split('.')) {
+    if (!isObj(cur)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+function str(v: unknown): string {
+  return v === undefined || v === null ? '' : String(v);
+}
+
+// ---------------------------------------------------------------- field selectors
+
+/** Selector fields mapped to the compared string; missing strings compare as "", missing numbers and booleans as the reference's zero value. */
+function fields(paths: string[], extra: Record<string, (o: KObject) => string> = {}): Record<string, (o: KObject) => string> {
+  const out: Record<string, (o: KObject) => string> = {};
+  for (const p of paths) out[p] = (o) => str(at(o, p));
+  return { ...out, ...extra };
+}
+
+const coreEventFields = fields(
+  ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
+    'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'type'],
+  { reportingComponent: (o) => str(o.reportingComponent), source: (o) => str(at(o, 'source.component')) },
+);
+
+export const FIELD_SELECTORS: Record<string, Record<string, (o: KObject) => string>> = {
+  pods: fields(['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.nominatedNodeName'], {
+    'spec.hostNetwork': (o) => String(at(o, 'spec.hostNetwork') === true),
+    // The reference reads the first of status.podIPs, falling back to status.podIP.
+    'status.podIP': (o) => str(at(list(at(o, 'status.podIPs'))[0], 'ip') ?? at(o, 'status.podIP')),
+  }),
+  events: coreEventFields,
+  // events.cluster.io/v1 names the same fields after its own schema.
+  'events.events.cluster.io': fields(
+    ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion',
+      'regarding.resourceVersion', 'regarding.fieldPath', 'reason', 'reportingController', 'type'],
+  ),
+  secrets: fields(['type']),
+  namespaces: fields(['status.phase']),
+  nodes: { 'spec.unschedulable': (o) => String(at(o, 'spec.unschedulable') === true) },
+  'replicasets.apps': { 'status.replicas': (o) => String(Number(at(o, 'status.replicas') ?? 0)) },
+  replicationcontrollers: { 'status.replicas': (o) => String(Number(at(o, 'status.replicas') ?? 0)) },
+  'jobs.batch': { 'status.successful': (o) => String(Number(at(o, 'status.succeeded') ?? 0)) },
+};

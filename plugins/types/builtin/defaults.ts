@@ -1,0 +1,400 @@
+// Defaulting for the built-in types, following the reference's defaulting functions and the
+// create-time parts of its registry strategies. Every function works in place, sets a field only
+// when it is unset (null counts as unset, like the reference's optional pointer fields) and is
+// idempotent: running it twice gives the same object.
+import type { Brand } from '../../../kernel/brand.js';
+import type { KObject } from '../../../kernel/contracts.js';
+import { at, isObj, labelDomain, list, type J } from './catalog.js';
+
+type Defaulter = (obj: KObject, brand: Brand) => void;
+
+function unset(v: unknown): boolean {
+  return v === undefined || v === null;
+}
+
+/** o[k] = v unless the user set it. */
+function def(o: J, k: string, v: unknown): void {
+  if (unset(o[k])) o[k] = v;
+}
+
+/** The object at o[k], created when unset. A non-object value is left alone (validation reports it). */
+function child(o: J, k: string): J {
+  if (unset(o[k])) o[k] = {};
+  return isObj(o[k]) ? o[k] : {};
+}
+
+function empty(v: unknown): boolean {
+  return !isObj(v) || Object.keys(v).length === 0;
+}
+
+/** A new object, not yet stored: creates carry no resourceVersion. Used for create-only defaults. */
+function isNew(o: J): boolean {
+  return unset(at(o, 'metadata.resourceVersion')) && unset(at(o, 'metadata.deletionTimestamp'));
+}
+
+// ---------------------------------------------------------------- pods and pod templates
+
+/** The reference pulls always when the tag is `latest` or absent, unless the image is pinned by digest. */
+export function imagePullPolicy(image: unknown): 'Always' | 'IfNotPresent' {
+  if (typeof image !== 'string' || image === '') return 'IfNotPresent'; // unparseable: no tag found
+  const digestAt = image.indexOf('@');
+  const name = digestAt >= 0 ? image.slice(0, digestAt) : image;
+  const colon = name.lastIndexOf(':');
+  const tag = colon > name.lastIndexOf('/') ? name.slice(colon + 1) : ''; // a colon before the last '/' is a registry port
+  if (tag === '') return digestAt >= 0 ? 'IfNotPresent' : 'Always';
+  return tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+function httpGet(h: J): void {
+  def(h, 'path', '/');
+  def(h, 'scheme', 'HTTP');
+}
+
+function probe(p: J): void {
+  def(p, 'timeoutSeconds', 1);
+  def(p, 'periodSeconds', 10);
+  def(p, 'successThreshold', 1);
+  def(p, 'failureThreshold', 3);
+  if (isObj(p.httpGet)) httpGet(p.httpGet);
+  if (isObj(p.grpc)) def(p.grpc, 'service', '');
+}
+
+function fieldRefs(items: unknown): void {
+  for (const it of list(items)) if (isObj(it.fieldRef)) def(it.fieldRef, 'apiVersion', 'v1');
+}
+
+function container(c: J): void {
+  def(c, 'imagePullPolicy', imagePullPolicy(c.image));
+  def(c, 'terminationMessagePath', '/dev/termination-log');
+  def(c, 'terminationMessagePolicy', 'File');
+  def(c, 'resources', {});
+  for (const p of list(c.ports)) def(p, 'protocol', 'TCP');
+  fieldRefs(list(c.env).map((e) => e.valueFrom).filter(isObj));
+  for (const k of ['livenessProbe', 'readinessProbe', 'startupProbe']) if (isObj(c[k])) probe(c[k]);
+  for (const k of ['postStart', 'preStop']) {
+    const h = at(c, `lifecycle.${k}.httpGet`);
+    if (isObj(h)) httpGet(h);
+  }
+}
+
+function volume(v: J): void {
+  if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {}; // no source given: the reference picks emptyDir
+  for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) if (isObj(v[k])) def(v[k], 'defaultMode', 420);
+  if (isObj(v.hostPath)) def(v.hostPath, 'type', '');
+  fieldRefs(at(v, 'downwardAPI.items'));
+  for (const s of list(at(v, 'projected.sources'))) {
+    if (isObj(s.serviceAccountToken)) def(s.serviceAccountToken, 'expirationSeconds', 3600);
+    fieldRefs(at(s, 'downwardAPI.items'));
+  }
+}
+
+/** Pod spec defaults, shared by pods and every pod template. */
+export function podSpec(spec: J): void {
+  def(spec, 'restartPolicy', 'Always'); // also in job templates: validation then demands OnFailure or Never
+  def(spec, 'dnsPolicy', 'ClusterFirst');
+  def(spec, 'schedulerName', 'default-scheduler');
+  def(spec, 'terminationGracePeriodSeconds', 30);
+  def(spec, 'securityContext', {});
+  for (const c of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) container(c);
+  for (const v of list(spec.volumes)) volume(v);
+}
+
+function template(spec: J): void {
+  podSpec(child(child(spec, 'template'), 'spec'));
+}
+
+// Kubernetes quantities ("100m", "1Gi", "2e3") as plain numbers, enough to compare requests and limits.
+const SCALE: Record<string, number> = {
+  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+export function quantity(q: unknown): number {
+  const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(String(q ?? '').trim());
+  const scale = m ? SCALE[m[2]!] : undefined;
+  return m && scale !== undefined ? Number(m[1]) * scale : NaN;
+}
+
+/** The reference's QoS class: only cpu and memory count; Guaranteed needs equal, complete limits everywhere. */
+export function qosClass(spec: J): 'BestEffort' | 'Burstable' | 'Guaranteed' {
+  const sums = { requests: {} as Record<string, number>, limits: {} as Record<string, number> };
+  let guaranteed = true;
+  for (const c of [...list(spec.containers), ...list(spec.initContainers)]) {
+    const limited = new Set<string>();
+    for (const side of ['requests', 'limits'] as const) {
+      const rl = at(c, `resources.${side}`);
+      for (const [name, q] of Object.entries(isObj(rl) ? rl : {})) {
+        const n = quantity(q);
+        if ((name !== 'cpu' && name !== 'memory') || !(n > 0)) continue;
+        sums[side][name] = (sums[side][name] ?? 0) + n;
+        if (side === 'limits') limited.add(name);
+      }
+    }
+    if (!limited.has('cpu') || !limited.has('memory')) guaranteed = false;
+  }
+  const req = Object.entries(sums.requests);
+  if (req.length === 0 && Object.keys(sums.limits).length === 0) return 'BestEffort';
+  if (guaranteed && req.every(([k, v]) => sums.limits[k] === v) && req.length === Object.keys(sums.limits).length) return 'Guaranteed';
+  return 'Burstable';
+}
+
+function pod(o: KObject): void {
+  const spec = child(o, 'spec');
+  podSpec(spec);
+  def(spec, 'enableServiceLinks', true); // pods only, not templates
+  for (const c of [...list(spec.containers), ...list(spec.initContainers)]) {
+    // Requests default to the limits the user gave.
+    const res = isObj(c.resources) ? c.resources : {};
+    if (isObj(res.limits)) {
+      const req = child(res, 'requests');
+      for (const [k, v] of Object.entries(res.limits)) def(req, k, v);
+    }
+    // Host-network pods expose container ports on the host.
+    if (spec.hostNetwork === true) for (const p of list(c.ports)) def(p, 'hostPort', p.containerPort);
+  }
+  // A new pod starts Pending, with its QoS class fixed at creation.
+  if (empty(o.status)) o.status = { phase: 'Pending', qosClass: qosClass(spec) };
+}
+
+// ---------------------------------------------------------------- workloads
+
+function deployment(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'replicas', 1);
+  const strategy = child(spec, 'strategy');
+  def(strategy, 'type', 'RollingUpdate');
+  if (strategy.type === 'RollingUpdate') {
+    const ru = child(strategy, 'rollingUpdate');
+    def(ru, 'maxUnavailable', '25%');
+    def(ru, 'maxSurge', '25%');
+  }
+  def(spec, 'revisionHistoryLimit', 10);
+  def(spec, 'progressDeadlineSeconds', 600);
+  template(spec);
+}
+
+function replicaSet(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'replicas', 1);
+  template(spec);
+}
+
+function statefulSet(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'replicas', 1);
+  def(spec, 'podManagementPolicy', 'OrderedReady');
+  const us = child(spec, 'updateStrategy');
+  def(us, 'type', 'RollingUpdate');
+  if (us.type === 'RollingUpdate') def(child(us, 'rollingUpdate'), 'partition', 0);
+  def(spec, 'revisionHistoryLimit', 10);
+  const retention = child(spec, 'persistentVolumeClaimRetentionPolicy');
+  def(retention, 'whenDeleted', 'Retain');
+  def(retention, 'whenScaled', 'Retain');
+  template(spec);
+}
+
+function daemonSet(o: KObject): void {
+  const spec = child(o, 'spec');
+  const us = child(spec, 'updateStrategy');
+  def(us, 'type', 'RollingUpdate');
+  if (us.type === 'RollingUpdate') {
+    const ru = child(us, 'rollingUpdate');
+    def(ru, 'maxUnavailable', 1);
+    def(ru, 'maxSurge', 0);
+  }
+  def(spec, 'revisionHistoryLimit', 10);
+  template(spec);
+}
+
+function replicationController(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'replicas', 1);
+  const labels = at(spec, 'template.metadata.labels');
+  // The selector and the object's labels default to the template's labels.
+  if (isObj(labels) && !empty(labels)) {
+    if (empty(spec.selector)) spec.selector = { ...labels };
+    const meta = child(o, 'metadata');
+    if (empty(meta.labels)) meta.labels = { ...labels };
+  }
+  if (isObj(spec.template)) template(spec); // optional here, unlike the apps/v1 templates
+
+}
+
+function job(o: KObject, brand: Brand): void {
+  const spec = child(o, 'spec');
+  const meta = child(o, 'metadata');
+  if (unset(spec.completions) && unset(spec.parallelism)) {
+    spec.completions = 1;
+    spec.parallelism = 1;
+  }
+  def(spec, 'parallelism', 1);
+  def(spec, 'backoffLimit', 6);
+  def(spec, 'completionMode', 'NonIndexed');
+  def(spec, 'suspend', false);
+  template(spec);
+  // The job takes its template's labels when it has none; the reference shares one map, so the
+  // generated labels below end up on the job too.
+  const tmeta = child(child(spec, 'template'), 'metadata');
+  const copyLabels = isObj(tmeta.labels) && empty(meta.labels);
+  // The reference generates the selector at create time from the uid (unless manualSelector);
+  // done here when the uid is already known.
+  if (spec.manualSelector !== true && empty(spec.selector) && typeof meta.uid === 'string' && meta.uid) {
+    const d = `batch.${labelDomain(brand)}`;
+    const tl = child(tmeta, 'labels');
+    def(tl, 'controller-uid', meta.uid);
+    def(tl, `${d}/controller-uid`, meta.uid);
+    if (meta.name) {
+      def(tl, 'job-name', meta.name);
+      def(tl, `${d}/job-name`, meta.name);
+    }
+    spec.selector = { matchLabels: { [`${d}/controller-uid`]: meta.uid } };
+  }
+  if (copyLabels) meta.labels = { ...tmeta.labels };
+}
+
+function cronJob(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'concurrencyPolicy', 'Allow');
+  def(spec, 'suspend', false);
+  def(spec, 'successfulJobsHistoryLimit', 3);
+  def(spec, 'failedJobsHistoryLimit', 1);
+  // Only the pod template inside jobTemplate is defaulted, not the job spec itself.
+  const jt = at(spec, 'jobTemplate.spec');
+  if (isObj(jt)) template(jt);
+}
+
+// ---------------------------------------------------------------- services and networking
+
+function service(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'type', 'ClusterIP');
+  def(spec, 'sessionAffinity', 'None');
+  if (spec.sessionAffinity === 'ClientIP') def(child(child(spec, 'sessionAffinityConfig'), 'clientIP'), 'timeoutSeconds', 10800);
+  for (const p of list(spec.ports)) {
+    def(p, 'protocol', 'TCP');
+    if ((unset(p.targetPort) || p.targetPort === 0 || p.targetPort === '') && typeof p.port === 'number') p.targetPort = p.port;
+  }
+  if (spec.type === 'ExternalName') return; // no addresses, so none of the traffic or family settings
+  if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') def(spec, 'externalTrafficPolicy', 'Cluster');
+  if (spec.type === 'LoadBalancer') def(spec, 'allocateLoadBalancerNodePorts', true);
+  def(spec, 'internalTrafficPolicy', 'Cluster');
+  // Headless services without a selector ask for every family the cluster has.
+  const headlessNoSelector = spec.clusterIP === 'None' && empty(spec.selector);
+  def(spec, 'ipFamilyPolicy', headlessNoSelector ? 'RequireDualStack' : 'SingleStack');
+  def(spec, 'ipFamilies', ['IPv4']);
+}
+
+function endpoints(o: KObject): void {
+  for (const s of list(o.subsets)) for (const p of list(s.ports)) def(p, 'protocol', 'TCP');
+}
+
+function endpointSlice(o: KObject): void {
+  for (const p of list(o.ports)) {
+    def(p, 'protocol', 'TCP');
+    def(p, 'name', '');
+  }
+}
+
+function networkPolicy(o: KObject): void {
+  const spec = child(o, 'spec');
+  if (!Array.isArray(spec.policyTypes) || spec.policyTypes.length === 0) {
+    spec.policyTypes = list(spec.egress).length ? ['Ingress', 'Egress'] : ['Ingress'];
+  }
+  for (const rule of [...list(spec.ingress), ...list(spec.egress)]) for (const p of list(rule.ports)) def(p, 'protocol', 'TCP');
+}
+
+// ---------------------------------------------------------------- cluster and storage
+
+function namespace(o: KObject, brand: Brand): void {
+  const meta = child(o, 'metadata');
+  // The reference keeps this label equal to the name (it overrides a user value).
+  if (typeof meta.name === 'string' && meta.name) child(meta, 'labels')[`${labelDomain(brand)}/metadata.name`] = meta.name;
+  // Create only: the finalizer may be removed later (finalize) and must not come back on update.
+  if (isNew(o)) {
+    def(child(o, 'spec'), 'finalizers', [brand.namespaceFinalizer]);
+    def(child(o, 'status'), 'phase', 'Active');
+  }
+}
+
+function limitRange(o: KObject): void {
+  for (const item of list(at(o, 'spec.limits'))) {
+    if (item.type !== 'Container') continue;
+    // default ← max; defaultRequest ← default, then min (only keys not already set).
+    const fill = (target: string, from: unknown) => {
+      if (!isObj(from) || empty(from)) return;
+      const t = child(item, target);
+      for (const [k, v] of Object.entries(from)) def(t, k, v);
+    };
+    fill('default', item.max);
+    fill('defaultRequest', item.default);
+    fill('defaultRequest', item.min);
+  }
+}
+
+function node(o: KObject): void {
+  const status = o.status;
+  if (isObj(status) && isObj(status.capacity) && unset(status.allocatable)) status.allocatable = { ...status.capacity };
+}
+
+function persistentVolume(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'persistentVolumeReclaimPolicy', 'Retain');
+  def(spec, 'volumeMode', 'Filesystem');
+  def(child(o, 'status'), 'phase', 'Pending');
+}
+
+function persistentVolumeClaim(o: KObject): void {
+  def(child(o, 'spec'), 'volumeMode', 'Filesystem');
+  def(child(o, 'status'), 'phase', 'Pending');
+}
+
+function csiDriver(o: KObject): void {
+  const spec = child(o, 'spec');
+  def(spec, 'attachRequired', true);
+  def(spec, 'podInfoOnMount', false);
+  def(spec, 'storageCapacity', false);
+  def(spec, 'fsGroupPolicy', 'ReadWriteOnceWithFSType');
+  if (!Array.isArray(spec.volumeLifecycleModes) || spec.volumeLifecycleModes.length === 0) spec.volumeLifecycleModes = ['Persistent'];
+  def(spec, 'requiresRepublish', false);
+  def(spec, 'seLinuxMount', false);
+}
+
+/** stringData is a write-only convenience: its values are folded into data (base64), winning over data. */
+function secret(o: J): void {
+  def(o, 'type', 'Opaque');
+  const sd = o.stringData;
+  if (sd && typeof sd === 'object' && !Array.isArray(sd)) {
+    const data = (o.data && typeof o.data === 'object' && !Array.isArray(o.data) ? o.data : {}) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(sd as Record<string, unknown>)) if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64');
+    o.data = data;
+    delete o.stringData;
+  }
+}
+
+/** Defaulters by row key (see catalog.ts rowKey). */
+export const DEFAULTERS: Record<string, Defaulter> = {
+  pods: pod,
+  podtemplates: (o) => template(o as J),
+  services: service,
+  secrets: secret,
+  namespaces: namespace,
+  nodes: node,
+  endpoints,
+  persistentvolumes: persistentVolume,
+  persistentvolumeclaims: persistentVolumeClaim,
+  limitranges: limitRange,
+  replicationcontrollers: replicationController,
+  'deployments.apps': deployment,
+  'replicasets.apps': replicaSet,
+  'statefulsets.apps': statefulSet,
+  'daemonsets.apps': daemonSet,
+  'jobs.batch': job,
+  'cronjobs.batch': cronJob,
+  'networkpolicies.networking.cluster.io': networkPolicy,
+  'endpointslices.discovery.cluster.io': endpointSlice,
+  'priorityclasses.scheduling.cluster.io': (o) => def(o, 'preemptionPolicy', 'PreemptLowerPriority'),
+  'storageclasses.storage.cluster.io': (o) => {
+    def(o, 'reclaimPolicy', 'Delete');
+    def(o, 'volumeBindingMode', 'Immediate');
+  },
+  'csidrivers.storage.cluster.io': csiDriver,
+};

@@ -1,0 +1,47 @@
+// The built-in types plugin: turns the catalog's rows into TypeDefs for one brand and attaches the
+// per-type hooks (defaulting, validation, table columns, field selectors) by row key.
+import { brandGroup, type Brand } from '../../../kernel/brand.js';
+import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CATALOG, FIELD_SELECTORS, rowKey } from './catalog.js';
+import { columnsFor } from './columns.js';
+import { DEFAULTERS } from './defaults.js';
+import { VALIDATORS } from './validate.js';
+
+/** Every built-in type, with groups in the brand's domain. */
+export function builtinTypes(brand: Brand): TypeDef[] {
+  const columns = columnsFor(brand);
+  return CATALOG.map((r) => {
+    const key = rowKey(r);
+    const t: TypeDef = {
+      group: brandGroup(brand, r.group),
+      version: r.version,
+      kind: r.kind,
+      resource: r.resource,
+      singular: r.singular ?? r.kind.toLowerCase(),
+      namespaced: r.namespaced,
+      nameRule: r.nameRule ?? 'subdomain',
+      hasSpec: r.hasSpec ?? false,
+    };
+    if (r.shortNames) t.shortNames = [...r.shortNames];
+    if (r.categories) t.categories = [...r.categories];
+    if (r.subresources) t.subresources = [...r.subresources];
+    if (r.finalizersField) t.finalizersField = r.finalizersField;
+    if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
+    // Types with a status sub-resource keep status writes and main-resource writes apart.
+    if (r.subresources?.includes('status')) t.statusField = 'status';
+    if (DEFAULTERS[key]) t.defaults = DEFAULTERS[key];
+    if (VALIDATORS[key]) t.validate = VALIDATORS[key];
+    if (columns[key]) t.columns = columns[key];
+    if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
+    return t;
+  });
+}
+
+const plugin: PluginModule<'types'> = {
+  kind: 'types',
+  contract: CONTRACT_VERSION,
+  name: 'builtin',
+  create: () => ({ types: (brand: Brand) => builtinTypes(brand) }),
+};
+
+export default plugin;

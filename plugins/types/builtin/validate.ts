@@ -1,0 +1,458 @@
+// Type-specific validation for the built-in types: a modest subset of the reference's rules, with
+// its field paths ("spec.containers[0].image") and error bodies ("Required value",
+// "Invalid value: <v>: <detail>") so that clients see the same 422 causes. Name syntax and object
+// metadata are the kernel's job; these run after defaulting.
+import type { Brand } from '../../../kernel/brand.js';
+import type { FieldCause, KObject } from '../../../kernel/contracts.js';
+import { at, isObj, labelDomain, list, type J } from './catalog.js';
+
+type Validator = (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
+
+// ---------------------------------------------------------------- cause builders
+
+/** A value printed as the reference prints it in messages (Go's %q / %v / %#v). */
+function show(v: unknown): string {
+  if (v === undefined || v === null) return 'null';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (isObj(v) && Object.values(v).every((x) => typeof x === 'string')) return goMap(v);
+  return JSON.stringify(v);
+}
+
+function goMap(m: unknown): string {
+  if (!isObj(m)) return 'map[string]string(nil)';
+  const body = Object.keys(m).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(m[k])}`);
+  return `map[string]string{${body.join(', ')}}`;
+}
+
+function goStrings(v: unknown): string {
+  return Array.isArray(v) ? `[]string{${v.map((x) => JSON.stringify(String(x))).join(', ')}}` : '[]string(nil)';
+}
+
+/** A label selector as the reference prints the Go struct. */
+function goSelector(sel: J): string {
+  const reqs = list(sel.matchExpressions).map((r) =>
+    `v1.LabelSelectorRequirement{Key:${JSON.stringify(String(r.key ?? ''))}, Operator:${JSON.stringify(String(r.operator ?? ''))}, Values:${goStrings(r.values)}}`);
+  const exprs = reqs.length ? `[]v1.LabelSelectorRequirement{${reqs.join(', ')}}` : '[]v1.LabelSelectorRequirement(nil)';
+  return `v1.LabelSelector{MatchLabels:${goMap(sel.matchLabels)}, MatchExpressions:${exprs}}`;
+}
+
+const required = (field: string, detail = ''): FieldCause => ({ reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' });
+const forbidden = (field: string, detail: string): FieldCause => ({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` });
+const duplicate = (field: string, value: unknown): FieldCause => ({ reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${show(value)}` });
+const tooLong = (field: string, max: number): FieldCause => ({ reason: 'FieldValueTooLong', field, message: `Too long: must have at most ${max} bytes` });
+/** `shown` lets a caller pass the already-printed value (Go structs, redacted secrets). */
+function invalid(field: string, value: unknown, detail: string, shown = show(value)): FieldCause {
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${shown}${detail ? `: ${detail}` : ''}` };
+}
+function notSupported(field: string, value: unknown, valid: string[]): FieldCause {
+  return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${show(value)}: supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` };
+}
+
+/** Required when empty, else one of `valid`. */
+function oneOf(out: FieldCause[], field: string, value: unknown, valid: string[], requiredIfEmpty = false): void {
+  if (value === undefined || value === null || value === '') {
+    if (requiredIfEmpty) out.push(required(field));
+  } else if (!valid.includes(value as string)) out.push(notSupported(field, value, valid));
+}
+
+function nonNegative(out: FieldCause[], field: string, value: unknown): void {
+  if (typeof value === 'number' && value < 0) out.push(invalid(field, value, 'must be greater than or equal to 0'));
+}
+
+// ---------------------------------------------------------------- syntax checks
+
+const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+
+function regexError(msg: string, re: string, ...examples: string[]): string {
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${re}')`;
+}
+
+/** Messages for a value that is not a DNS-1123 label. */
+export function dnsLabelErrors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push('must be no more than 63 characters');
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(v)) {
+    errs.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?', 'my-name', '123-abc'));
+  }
+  return errs;
+}
+
+/** Messages for a value that is not a DNS-1035 label (a DNS-1123 label starting with a letter). */
+export function dns1035Errors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push('must be no more than 63 characters');
+  if (!/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(v)) {
+    errs.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", '[a-z]([-a-z0-9]*[a-z0-9])?', 'my-name', 'abc-123'));
+  }
+  return errs;
+}
+
+/** IANA service port names: at most 15 characters, lower-case letters, digits and single inner hyphens, at least one letter. */
+function portNameErrors(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 15) errs.push('must be no more than 15 characters');
+  if (!/^[-a-z0-9]+$/.test(v)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (!/[a-z]/.test(v)) errs.push('must contain at least one letter (a-z)');
+  if (v.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (v.startsWith('-') || v.endsWith('-')) errs.push('must not begin or end with a hyphen');
+  return errs;
+}
+
+function configKeyErrors(k: string): string[] {
+  const errs: string[] = [];
+  if (k.length > 253) errs.push('must be no more than 253 characters');
+  if (!/^[-._a-zA-Z0-9]+$/.test(k)) errs.push(regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", '[-._a-zA-Z0-9]+', 'key.name', 'KEY_NAME', 'key-name'));
+  if (k === '.') errs.push("must not be '.'");
+  else if (k === '..') errs.push("must not be '..'");
+  else if (k.startsWith('..')) errs.push("must not start with '..'");
+  return errs;
+}
+
+function validPort(v: unknown): boolean {
+  return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535;
+}
+
+/** Decoded length of padded base64, or roughly where the reference's decoder gives up. */
+function base64Length(s: string): { bytes: number } | { bad: number } {
+  const body = /^[A-Za-z0-9+/]*/.exec(s)![0].length;
+  const pad = s.length - body;
+  if (!/^={0,2}$/.test(s.slice(body))) return { bad: body }; // first byte outside the alphabet
+  if (s.length % 4 !== 0) return { bad: s.length - (s.length % 4) }; // truncated final quantum
+  return { bytes: (s.length / 4) * 3 - pad };
+}
+
+// ---------------------------------------------------------------- label selectors
+
+/** Whether a label selector (matchLabels and matchExpressions) selects these labels. */
+export function selectorMatches(sel: J, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(isObj(sel.matchLabels) ? sel.matchLabels : {})) if (labels[k] !== v) return false;
+  for (const r of list(sel.matchExpressions)) {
+    const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+    const vals: unknown[] = Array.isArray(r.values) ? r.values : [];
+    const hit = has && vals.includes(labels[r.key]);
+    const ok = r.operator === 'In' ? hit : r.operator === 'NotIn' ? !hit : r.operator === 'Exists' ? has : r.operator === 'DoesNotExist' ? !has : false;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+function selectorCauses(sel: J, p: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  list(sel.matchExpressions).forEach((r, i) => {
+    const rp = `${p}.matchExpressions[${i}]`;
+    const n = Array.isArray(r.values) ? r.values.length : 0;
+    if (r.operator === 'In' || r.operator === 'NotIn') {
+      if (n === 0) out.push(required(`${rp}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if (r.operator === 'Exists' || r.operator === 'DoesNotExist') {
+      if (n > 0) out.push(forbidden(`${rp}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+    } else out.push(invalid(`${rp}.operator`, r.operator, 'not a valid selector operator'));
+  });
+  return out;
+}
+
+/** JSON with sorted keys, to compare values regardless of key order. */
+function canon(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
+  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+function labelsOf(v: unknown): Record<string, string> {
+  return isObj(v) ? (v as Record<string, string>) : {};
+}
+
+// ---------------------------------------------------------------- pods
+
+const RESTART = ['Always', 'OnFailure', 'Never'];
+const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP']; // sorted, as the reference lists them
+
+/** Pod spec rules; `pod` adds what only a pod (not a template) must have: container images. */
+function podSpecCauses(spec: unknown, p: string, pod: boolean): FieldCause[] {
+  const out: FieldCause[] = [];
+  const s = isObj(spec) ? spec : {};
+  const names = new Set<string>(); // init and regular containers share one name space
+  const containers = (key: string) => list(s[key]).forEach((c, i) => {
+    const cp = `${p}.${key}[${i}]`;
+    if (typeof c.name !== 'string' || c.name === '') out.push(required(`${cp}.name`));
+    else {
+      for (const m of dnsLabelErrors(c.name)) out.push(invalid(`${cp}.name`, c.name, m));
+      if (names.has(c.name)) out.push(duplicate(`${cp}.name`, c.name));
+      names.add(c.name);
+    }
+    if (pod && (typeof c.image !== 'string' || c.image.trim() === '')) out.push(required(`${cp}.image`));
+    list(c.ports).forEach((port, j) => {
+      const pp = `${cp}.ports[${j}]`;
+      if (port.containerPort === undefined || port.containerPort === null || port.containerPort === 0) out.push(required(`${pp}.containerPort`));
+      else if (!validPort(port.containerPort)) out.push(invalid(`${pp}.containerPort`, port.containerPort, PORT_RANGE));
+      oneOf(out, `${pp}.protocol`, port.protocol, PROTOCOLS, true);
+    });
+  });
+  containers('initContainers');
+  if (list(s.containers).length === 0) out.push(required(`${p}.containers`));
+  containers('containers');
+  oneOf(out, `${p}.restartPolicy`, s.restartPolicy, RESTART, true);
+  oneOf(out, `${p}.dnsPolicy`, s.dnsPolicy, DNS_POLICIES, true);
+  return out;
+}
+
+// ---------------------------------------------------------------- workloads
+
+interface WorkloadRule {
+  /** Wording of the reference's "empty selector" message for this kind; absent: an empty selector is allowed. */
+  emptySelector?: string;
+  /** Restart policies its pod template may use. */
+  restart: string[];
+  /** The selector is a plain label map (replication controllers) rather than a label selector. */
+  mapSelector?: boolean;
+  /** The selector may be absent (jobs: the server generates it). */
+  selectorOptional?: boolean;
+}
+
+/** Selector, template labels and pod template of a controller spec found at `p`. */
+function controllerCauses(spec: J, p: string, rule: WorkloadRule, oldSpec: unknown): FieldCause[] {
+  const out: FieldCause[] = [];
+  const sel = spec.selector;
+  let selector: J | undefined; // as a label selector, when usable for matching
+  if (sel === undefined || sel === null || (rule.mapSelector && !Object.keys(labelsOf(sel)).length)) {
+    if (!rule.selectorOptional) out.push(required(`${p}.selector`));
+  } else if (rule.mapSelector) {
+    selector = { matchLabels: sel };
+  } else if (isObj(sel)) {
+    const causes = selectorCauses(sel, `${p}.selector`);
+    out.push(...causes);
+    if (Object.keys(labelsOf(sel.matchLabels)).length + list(sel.matchExpressions).length === 0) {
+      if (rule.emptySelector) out.push(invalid(`${p}.selector`, sel, rule.emptySelector, goSelector(sel)));
+    } else if (!causes.length) selector = sel;
+  }
+  // Selectors are immutable (apps/v1 and batch/v1).
+  if (isObj(oldSpec) && oldSpec.selector !== undefined && !rule.mapSelector && canon(oldSpec.selector) !== canon(sel)) {
+    out.push(invalid(`${p}.selector`, sel, 'field is immutable', isObj(sel) ? goSelector(sel) : show(sel)));
+  }
+  const tpl = spec.template;
+  if (!isObj(tpl)) {
+    out.push(required(`${p}.template`));
+    return out;
+  }
+  const labels = at(tpl, 'metadata.labels');
+  if (selector && !selectorMatches(selector, labelsOf(labels))) {
+    out.push(invalid(`${p}.template.metadata.labels`, labels, '`selector` does not match template `labels`', goMap(labels)));
+  }
+  out.push(...podSpecCauses(tpl.spec, `${p}.template.spec`, false));
+  const rp = at(tpl, 'spec.restartPolicy');
+  if (RESTART.includes(rp as string) && !rule.restart.includes(rp as string)) out.push(notSupported(`${p}.template.spec.restartPolicy`, rp, rule.restart));
+  return out;
+}
+
+function workload(rule: WorkloadRule, more?: (spec: J, out: FieldCause[]) => void): Validator {
+  return (o, old) => {
+    const spec = isObj(o.spec) ? o.spec : {};
+    const out: FieldCause[] = [];
+    nonNegative(out, 'spec.replicas', spec.replicas);
+    nonNegative(out, 'spec.revisionHistoryLimit', spec.revisionHistoryLimit);
+    nonNegative(out, 'spec.minReadySeconds', spec.minReadySeconds);
+    out.push(...controllerCauses(spec, 'spec', rule, old?.spec));
+    more?.(spec, out);
+    return out;
+  };
+}
+
+const ALWAYS = ['Always'];
+
+function deploymentMore(spec: J, out: FieldCause[]): void {
+  const st = isObj(spec.strategy) ? spec.strategy : {};
+  oneOf(out, 'spec.strategy.type', st.type, ['Recreate', 'RollingUpdate'], true);
+  if (st.type === 'Recreate' && st.rollingUpdate != null) out.push(forbidden('spec.strategy.rollingUpdate', "may not be specified when strategy `type` is 'Recreate'"));
+  const ru = isObj(st.rollingUpdate) ? st.rollingUpdate : {};
+  const zero = (v: unknown) => v === 0 || v === '0%';
+  if (zero(ru.maxUnavailable) && zero(ru.maxSurge)) out.push(invalid('spec.strategy.rollingUpdate.maxUnavailable', ru.maxUnavailable, 'may not be 0 when `maxSurge` is 0'));
+  nonNegative(out, 'spec.progressDeadlineSeconds', spec.progressDeadlineSeconds);
+  if (typeof spec.progressDeadlineSeconds === 'number' && spec.progressDeadlineSeconds <= (spec.minReadySeconds ?? 0)) {
+    out.push(invalid('spec.progressDeadlineSeconds', spec.progressDeadlineSeconds, 'must be greater than minReadySeconds'));
+  }
+}
+
+function jobSpecCauses(spec: J, p: string, old: unknown): FieldCause[] {
+  const out: FieldCause[] = [];
+  for (const k of ['parallelism', 'completions', 'backoffLimit']) nonNegative(out, `${p}.${k}`, spec[k]);
+  oneOf(out, `${p}.completionMode`, spec.completionMode, ['NonIndexed', 'Indexed']);
+  if (spec.completionMode === 'Indexed' && (spec.completions === undefined || spec.completions === null)) {
+    out.push(required(`${p}.completions`, 'when completion mode is Indexed'));
+  }
+  // A job's pods run to completion: the template needs OnFailure or Never (defaulting gave it Always).
+  out.push(...controllerCauses(spec, p, { restart: ['OnFailure', 'Never'], selectorOptional: true }, old));
+  return out;
+}
+
+/** A cron schedule: five fields, or one of the @ descriptors the reference's parser accepts. */
+function scheduleError(s: string): string | undefined {
+  const t = s.trim();
+  if (t.startsWith('@')) return /^@(yearly|annually|monthly|weekly|daily|midnight|hourly|every \S+)$/.test(t) ? undefined : `unrecognized descriptor: ${t}`;
+  const f = t.replace(/^(CRON_)?TZ=\S+\s+/, '').split(/\s+/).filter(Boolean);
+  return f.length === 5 ? undefined : `expected exactly 5 fields, found ${f.length}: [${f.join(' ')}]`;
+}
+
+function cronJob(o: KObject, old: KObject | undefined): FieldCause[] {
+  const out: FieldCause[] = [];
+  const name = o.metadata?.name;
+  // Job names get an 11-character suffix; the reference caps cron job names to keep them labels.
+  if (typeof name === 'string' && name.length > 52) out.push(invalid('metadata.name', name, 'must be no more than 52 characters'));
+  const spec = isObj(o.spec) ? o.spec : {};
+  if (typeof spec.schedule !== 'string' || spec.schedule === '') out.push(required('spec.schedule'));
+  else {
+    const err = scheduleError(spec.schedule);
+    if (err) out.push(invalid('spec.schedule', spec.schedule, err));
+  }
+  oneOf(out, 'spec.concurrencyPolicy', spec.concurrencyPolicy, ['Allow', 'Forbid', 'Replace'], true);
+  for (const k of ['startingDeadlineSeconds', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit']) nonNegative(out, `spec.${k}`, spec[k]);
+  const jt = at(spec, 'jobTemplate.spec');
+  out.push(...jobSpecCauses(isObj(jt) ? jt : {}, 'spec.jobTemplate.spec', at(old, 'spec.jobTemplate.spec')));
+  return out;
+}
+
+// ---------------------------------------------------------------- services
+
+const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+
+function service(o: KObject): FieldCause[] {
+  const out: FieldCause[] = [];
+  // Services need DNS-1035 labels (a letter first). The catalog's 'label' rule lets the kernel check
+  // DNS-1123 labels; this adds only what 1035 forbids beyond that, so nothing is reported twice.
+  const name = o.metadata?.name;
+  if (typeof name === 'string' && name && dnsLabelErrors(name).length === 0) {
+    for (const m of dns1035Errors(name)) out.push(invalid('metadata.name', name, m));
+  }
+  const spec = isObj(o.spec) ? o.spec : {};
+  oneOf(out, 'spec.type', spec.type, SERVICE_TYPES, true);
+  oneOf(out, 'spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None'], true);
+  const headless = spec.clusterIP === 'None';
+  const ports = list(spec.ports);
+  if (ports.length === 0 && !headless && spec.type !== 'ExternalName') out.push(required('spec.ports'));
+  if (spec.type === 'ExternalName' && !spec.externalName) out.push(required('spec.externalName'));
+  const names = new Set<string>();
+  ports.forEach((port, i) => {
+    const pp = `spec.ports[${i}]`;
+    if (typeof port.name !== 'string' || port.name === '') {
+      if (ports.length > 1) out.push(required(`${pp}.name`));
+    } else {
+      for (const m of dnsLabelErrors(port.name)) out.push(invalid(`${pp}.name`, port.name, m));
+      if (names.has(port.name)) out.push(duplicate(`${pp}.name`, port.name));
+      names.add(port.name);
+    }
+    if (!validPort(port.port)) out.push(invalid(`${pp}.port`, port.port, PORT_RANGE));
+    oneOf(out, `${pp}.protocol`, port.protocol, PROTOCOLS, true);
+    const tp = port.targetPort;
+    if (typeof tp === 'number' && !validPort(tp)) out.push(invalid(`${pp}.targetPort`, tp, PORT_RANGE));
+    if (typeof tp === 'string') for (const m of portNameErrors(tp)) out.push(invalid(`${pp}.targetPort`, tp, m));
+    if (spec.type === 'ClusterIP' && port.nodePort) out.push(forbidden(`${pp}.nodePort`, "may not be used when `type` is 'ClusterIP'"));
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------- config maps and secrets
+
+const MAX_SIZE = 1024 * 1024;
+
+function keyCauses(out: FieldCause[], map: unknown, p: string): void {
+  for (const k of Object.keys(labelsOf(map))) for (const m of configKeyErrors(k)) out.push(invalid(`${p}[${k}]`, k, m));
+}
+
+/** Once `immutable` is true, neither the data nor the flag may change. */
+function immutableCauses(out: FieldCause[], o: KObject, old: KObject | undefined, dataKeys: string[]): void {
+  if (!old || old.immutable !== true) return;
+  const msg = 'field is immutable when `immutable` is set';
+  if (o.immutable !== true) out.push(forbidden('immutable', msg));
+  for (const k of dataKeys) if (canon(o[k] ?? {}) !== canon(old[k] ?? {})) out.push(forbidden(k, msg));
+}
+
+function configMap(o: KObject, old: KObject | undefined): FieldCause[] {
+  const out: FieldCause[] = [];
+  keyCauses(out, o.data, 'data');
+  keyCauses(out, o.binaryData, 'binaryData');
+  let size = 0;
+  for (const [k, v] of Object.entries(labelsOf(o.data))) {
+    size += k.length + Buffer.byteLength(String(v));
+    if (isObj(o.binaryData) && k in o.binaryData) out.push(invalid(`binaryData[${k}]`, k, 'duplicate of key present in data'));
+  }
+  for (const [k, v] of Object.entries(labelsOf(o.binaryData))) {
+    const b = base64Length(String(v));
+    size += k.length + ('bytes' in b ? b.bytes : 0);
+  }
+  if (size > MAX_SIZE) out.push(tooLong('', MAX_SIZE));
+  immutableCauses(out, o, old, ['data', 'binaryData']);
+  return out;
+}
+
+function secret(o: KObject, old: KObject | undefined, brand: Brand): FieldCause[] {
+  const out: FieldCause[] = [];
+  const data = labelsOf(o.data);
+  keyCauses(out, data, 'data');
+  let size = 0;
+  for (const [k, v] of Object.entries(data)) {
+    const b = base64Length(String(v));
+    // Never echo secret data back in an error.
+    if ('bad' in b) out.push(invalid(`data[${k}]`, v, `illegal base64 data at input byte ${b.bad}`, '"<secret contents redacted>"'));
+    else size += b.bytes;
+  }
+  if (size > MAX_SIZE) out.push(tooLong('data', MAX_SIZE));
+  // Typed secrets must carry their keys.
+  const d = labelDomain(brand);
+  const needs: Record<string, string[]> = {
+    [`${d}/tls`]: ['tls.crt', 'tls.key'],
+    [`${d}/dockercfg`]: ['.dockercfg'],
+    [`${d}/dockerconfigjson`]: ['.dockerconfigjson'],
+    [`${d}/ssh-auth`]: ['ssh-privatekey'],
+  };
+  const keys = { ...data, ...labelsOf(o.stringData) };
+  for (const k of needs[o.type as string] ?? []) if (!(k in keys)) out.push(required(`data[${k}]`));
+  if (o.type === `${d}/service-account-token` && !labelsOf(o.metadata?.annotations)[`${d}/service-account.name`]) {
+    out.push(required(`metadata.annotations[${d}/service-account.name]`));
+  }
+  if (old && (old.type ?? 'Opaque') !== (o.type ?? 'Opaque')) out.push(invalid('type', o.type, 'field is immutable'));
+  immutableCauses(out, o, old, ['data']);
+  return out;
+}
+
+// ---------------------------------------------------------------- storage and networking
+
+function persistentVolumeClaim(o: KObject): FieldCause[] {
+  const out: FieldCause[] = [];
+  const spec = isObj(o.spec) ? o.spec : {};
+  if (!Array.isArray(spec.accessModes) || spec.accessModes.length === 0) out.push(required('spec.accessModes', 'at least 1 access mode is required'));
+  if (at(spec, 'resources.requests.storage') === undefined) out.push(required('spec.resources[storage]'));
+  return out;
+}
+
+function ingress(o: KObject): FieldCause[] {
+  const out: FieldCause[] = [];
+  list(at(o, 'spec.rules')).forEach((rule, i) => list(at(rule, 'http.paths')).forEach((path, j) => {
+    const f = `spec.rules[${i}].http.paths[${j}].pathType`;
+    if (path.pathType === undefined || path.pathType === null || path.pathType === '') out.push(required(f, 'pathType must be specified'));
+    else oneOf(out, f, path.pathType, ['Exact', 'ImplementationSpecific', 'Prefix']);
+  }));
+  return out;
+}
+
+/** Validators by row key (see catalog.ts rowKey). */
+export const VALIDATORS: Record<string, Validator> = {
+  pods: (o) => podSpecCauses(o.spec, 'spec', true),
+  podtemplates: (o) => (isObj(o.template) ? podSpecCauses(o.template.spec, 'template.spec', false) : [required('template')]),
+  services: service,
+  configmaps: configMap,
+  secrets: secret,
+  persistentvolumeclaims: persistentVolumeClaim,
+  replicationcontrollers: workload({ restart: ALWAYS, mapSelector: true }),
+  'deployments.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }, deploymentMore),
+  'replicasets.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }),
+  'statefulsets.apps': workload({ emptySelector: 'empty selector is invalid for statefulset', restart: ALWAYS }, (spec, out) => {
+    oneOf(out, 'spec.podManagementPolicy', spec.podManagementPolicy, ['OrderedReady', 'Parallel'], true);
+    oneOf(out, 'spec.updateStrategy.type', at(spec, 'updateStrategy.type'), ['OnDelete', 'RollingUpdate'], true);
+  }),
+  'daemonsets.apps': workload({ emptySelector: 'empty selector is not valid for daemonset.', restart: ALWAYS }, (spec, out) => {
+    oneOf(out, 'spec.updateStrategy.type', at(spec, 'updateStrategy.type'), ['OnDelete', 'RollingUpdate'], true);
+  }),
+  'jobs.batch': (o, old) => jobSpecCauses(isObj(o.spec) ? o.spec : {}, 'spec', old?.spec),
+  'cronjobs.batch': cronJob,
+  'ingresses.networking.cluster.io': ingress,
+};

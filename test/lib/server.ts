@@ -1,0 +1,153 @@
+// Test harness: starts the real server binary on a temporary data dir and port, and talks to it over HTTPS.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export const mainJs = path.join(repoRoot, 'dist/kernel/main.js');
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+export interface TestServer {
+  port: number;
+  dataDir: string;
+  token: string;
+  ca: Buffer;
+  proc: ChildProcess;
+  logs: string[];
+  url: string;
+  request(method: string, p: string, opts?: { body?: unknown; headers?: Record<string, string>; token?: string | null; raw?: string | Buffer }): Promise<Reply>;
+  get(p: string, headers?: Record<string, string>): Promise<Reply>;
+  stream(p: string, onLine: (line: any) => void, headers?: Record<string, string>): { close(): void; done: Promise<number> };
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  restart(): Promise<void>;
+}
+
+export interface StartOptions {
+  brand?: 'cluster' | 'kubernetes';
+  args?: string[];
+  dataDir?: string;
+  keepDataDir?: boolean;
+}
+
+function waitForServing(proc: ChildProcess, logs: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        logs.push(line);
+        try {
+          const o = JSON.parse(line);
+          if (o.msg === 'serving') resolve(Number(/:(\d+)$/.exec(o.address)![1]));
+        } catch { /* not JSON */ }
+      }
+    };
+    proc.stderr!.on('data', onData);
+    proc.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code} before serving:\n${logs.join('\n')}${buf}`)));
+  });
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'capi-'));
+  const args = [mainJs, '--data-dir', dataDir, '--secure-port', '0', '--brand', opts.brand ?? 'cluster', ...(opts.args ?? [])];
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+  const s: TestServer = {
+    port: 0, dataDir, token: '', ca: Buffer.alloc(0), proc: undefined as never, logs: [], url: '',
+    async request(method, p, o = {}) {
+      const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) };
+      const tok = o.token === undefined ? s.token : o.token;
+      if (tok) headers.authorization = `Bearer ${tok}`;
+      let payload: string | Buffer | undefined = o.raw;
+      if (o.body !== undefined) {
+        payload = JSON.stringify(o.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+      return new Promise((resolve, reject) => {
+        const req = https.request({ host: '127.0.0.1', port: s.port, method, path: p, headers, ca: s.ca, agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: any;
+            try { json = JSON.parse(text); } catch { json = undefined; }
+            resolve({ status: res.statusCode!, headers: res.headers, text, json });
+          });
+        });
+        req.on('error', reject);
+        if (payload !== undefined) req.write(payload);
+        req.end();
+      });
+    },
+    get: (p, headers) => s.request('GET', p, { headers }),
+    stream(p, onLine, headers = {}) {
+      let req: ReturnType<typeof https.request>;
+      const done = new Promise<number>((resolve, reject) => {
+        req = https.request({ host: '127.0.0.1', port: s.port, method: 'GET', path: p, headers: { authorization: `Bearer ${s.token}`, accept: 'application/json', ...headers }, ca: s.ca }, (res) => {
+          let buf = '';
+          res.on('data', (c: Buffer) => {
+            buf += c.toString('utf8');
+            let i;
+            while ((i = buf.indexOf('\n')) >= 0) {
+              const line = buf.slice(0, i);
+              buf = buf.slice(i + 1);
+              if (line.trim()) onLine(JSON.parse(line));
+            }
+          });
+          res.on('end', () => resolve(res.statusCode!));
+          res.on('error', () => resolve(res.statusCode!));
+          res.on('close', () => resolve(res.statusCode!));
+        });
+        req.on('error', (e) => (String(e).includes('socket hang up') || String(e).includes('aborted') ? resolve(0) : reject(e)));
+        req.end();
+      });
+      return { close: () => req.destroy(), done };
+    },
+    async stop(signal = 'SIGTERM') {
+      agent.destroy();
+      if (s.proc.exitCode !== null) return s.proc.exitCode;
+      const exited = new Promise<number | null>((r) => s.proc.once('exit', (code) => r(code)));
+      s.proc.kill(signal);
+      return exited;
+    },
+    async restart() {
+      await s.stop('SIGTERM');
+      await launch();
+    },
+  };
+  const launch = async () => {
+    s.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    s.port = await waitForServing(s.proc, s.logs);
+    s.url = `https://127.0.0.1:${s.port}`;
+    s.token = readFileSync(path.join(dataDir, 'pki/tokens.csv'), 'utf8').split('\n').find((l) => l && !l.startsWith('#'))!.split(',')[0];
+    s.ca = readFileSync(path.join(dataDir, 'pki/ca.crt'));
+  };
+  await launch();
+  return s as TestServer;
+}
+
+/** Start a server for a tap test and stop it (and remove its data dir) when the test ends. */
+export async function withServer(t: { teardown(fn: () => unknown): void }, opts: StartOptions = {}): Promise<TestServer> {
+  const s = await startServer(opts);
+  t.teardown(async () => {
+    await s.stop();
+    if (!opts.keepDataDir) rmSync(s.dataDir, { recursive: true, force: true });
+  });
+  return s;
+}
+
+export const brands = ['cluster', 'kubernetes'] as const;
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

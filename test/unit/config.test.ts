@@ -1,0 +1,133 @@
+import t from 'tap';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { defaultConfig, loadConfig, configSchema } from '../../kernel/config.js';
+import { DEFAULT_ADMISSION_PLUGINS } from '../../kernel/flags.js';
+
+const noEnv = {};
+
+async function tmpFile(name: string, text: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'config-test-'));
+  const file = path.join(dir, name);
+  await writeFile(file, text);
+  return file;
+}
+
+t.test('defaults', async (t) => {
+  const c = await loadConfig([], noEnv);
+  t.same(c, defaultConfig());
+  t.equal(c.brand, 'cluster');
+  t.equal(c.dataDir, './data');
+  t.equal(c.bindAddress, '127.0.0.1');
+  t.equal(c.securePort, 6443);
+  t.equal(c.maxRequestBodyBytes, 3145728);
+  t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
+  t.same(c.types, [{ plugin: 'builtin' }]);
+  t.same(c.authentication, [{ plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } }, { plugin: 'anonymous' }]);
+  t.same(c.authorization, [{ plugin: 'always-allow' }]);
+  t.same(c.controllers, [{ plugin: 'namespace' }]);
+  t.same(c.signers, []);
+  t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
+  t.equal(c.configFile, undefined);
+  // only default-on plugins that exist in this build
+  for (const r of c.admission) t.ok(DEFAULT_ADMISSION_PLUGINS.includes(r.plugin), r.plugin);
+  t.same(configSchema.type, 'object');
+});
+
+t.test('YAML file over defaults', async (t) => {
+  const file = await tmpFile('server.yaml', [
+    '# a comment',
+    'securePort: 7443',
+    'dataDir: state',
+    'storage:',
+    '  plugin: embedded',
+    '  options: { retentionSeconds: 60 }',
+    'authentication:',
+    '  - plugin: token-file',
+    '  - plugin: ./my-auth.js',
+    '    options: { realm: x }',
+    'featureGates: { Foo: true }',
+    'runtimeConfig: { batch/v1: false }',
+    'emulatedVersion: { major: "1", minor: "29" }',
+    'tls: { certFile: certs/tls.crt, keyFile: /abs/tls.key }',
+    '',
+  ].join('\n'));
+  const dir = path.dirname(file);
+  const c = await loadConfig(['--config', file], noEnv);
+  t.equal(c.securePort, 7443);
+  t.equal(c.dataDir, path.join(dir, 'state'), 'relative paths follow the file');
+  t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 60, groupCommit: true } }, 'same storage plugin: options merge');
+  t.same(c.authentication, [
+    { plugin: 'token-file', options: { file: path.join(dir, 'state', 'pki', 'tokens.csv') } },
+    { plugin: './my-auth.js', options: { realm: 'x' } },
+  ]);
+  t.same(c.featureGates, { Foo: true });
+  t.same(c.runtimeConfig, { 'batch/v1': false });
+  t.same(c.emulatedVersion, { major: '1', minor: '29', gitVersion: 'v1.29.0' });
+  t.same(c.tls, { certFile: path.join(dir, 'certs/tls.crt'), keyFile: '/abs/tls.key' });
+  t.equal(c.configFile, file);
+  t.same(c.authorization, [{ plugin: 'always-allow' }], 'untouched keys keep defaults');
+});
+
+t.test('JSON file; other storage plugin replaces options', async (t) => {
+  const file = await tmpFile('server.json', JSON.stringify({ brand: 'kubernetes', storage: { plugin: 'etcd', options: { endpoints: ['x'] } }, admission: [] }));
+  const c = await loadConfig([`--config=${file}`], noEnv);
+  t.equal(c.brand, 'kubernetes');
+  t.same(c.storage, { plugin: 'etcd', options: { endpoints: ['x'] } });
+  t.same(c.admission, []);
+});
+
+t.test('empty file is an empty configuration; env names the file', async (t) => {
+  const file = await tmpFile('empty.yaml', '');
+  const c = await loadConfig([], { CLUSTER_APISERVER_CONFIG: file });
+  t.equal(c.configFile, file);
+  t.equal(c.securePort, 6443);
+});
+
+t.test('errors name the file and the key path', async (t) => {
+  const bad = async (text: string, name = 'bad.yaml') => {
+    const file = await tmpFile(name, text);
+    const err = await loadConfig(['--config', file], noEnv).then(() => undefined, (e: Error) => e);
+    return { file, msg: err?.message ?? '(no error)' };
+  };
+  let r = await bad('storag: {}\n');
+  t.equal(r.msg, `config file ${r.file}: unknown key "storag" at /`);
+  r = await bad('authentication:\n  - options: {}\n');
+  t.equal(r.msg, `config file ${r.file}: /authentication/0: must have required property 'plugin'`);
+  r = await bad('tls: { cert: x }\n');
+  t.equal(r.msg, `config file ${r.file}: unknown key "cert" at /tls`);
+  r = await bad('securePort: high\n');
+  t.equal(r.msg, `config file ${r.file}: /securePort: must be integer`);
+  r = await bad('brand: acme\n');
+  t.match(r.msg, /\/brand: must be equal to one of the allowed values \(cluster, kubernetes\)/);
+  r = await bad('featureGates: { A: yes }\n');
+  t.equal(r.msg, `config file ${r.file}: /featureGates/A: must be boolean`);
+  r = await bad('- 1\n');
+  t.equal(r.msg, `config file ${r.file}: /: must be object`);
+  r = await bad('a: [\n');
+  t.match(r.msg, new RegExp(`^config file ${r.file.replace(/[.\\/]/g, '\\$&')}: cannot parse`));
+  r = await bad('{"dataDir": 1,}', 'bad.json');
+  t.match(r.msg, /cannot parse/);
+  const missing = await loadConfig(['--config', '/nonexistent/x.yaml'], noEnv).catch((e: Error) => e.message);
+  t.match(missing, /^config file \/nonexistent\/x\.yaml: ENOENT/);
+});
+
+t.test('flags over file over defaults', async (t) => {
+  const file = await tmpFile('f.yaml', 'securePort: 7000\nbindAddress: 0.0.0.0\nauthorization: [{ plugin: rbac }]\nfeatureGates: { A: true, B: true }\n');
+  const c = await loadConfig(['--config', file, '--secure-port=8000', '--authorization-mode=AlwaysDeny', '--feature-gates=B=false'], noEnv);
+  t.equal(c.securePort, 8000);
+  t.equal(c.bindAddress, '0.0.0.0');
+  t.same(c.authorization, [{ plugin: 'always-deny' }]);
+  t.same(c.featureGates, { A: true, B: false });
+});
+
+t.test('--data-dir moves the default token file', async (t) => {
+  const c = await loadConfig(['--data-dir=/srv/api'], noEnv);
+  t.equal(c.dataDir, '/srv/api');
+  t.same(c.authentication[0], { plugin: 'token-file', options: { file: '/srv/api/pki/tokens.csv' } });
+});
+
+t.test('flag errors surface from loadConfig', async (t) => {
+  await t.rejects(loadConfig(['--foo'], noEnv), { message: 'unknown flag: --foo' });
+});

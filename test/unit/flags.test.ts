@@ -1,0 +1,132 @@
+import t from 'tap';
+import { defaultConfig } from '../../kernel/config.js';
+import {
+  applyFlags, parseFlags, parseDuration, usage, FLAGS, REFERENCE_ADMISSION_ORDER, DEFAULT_ADMISSION_PLUGINS,
+  defaultAdmission, missingDefaultAdmission, orderAdmission,
+} from '../../kernel/flags.js';
+
+const apply = (...argv: string[]) => applyFlags(defaultConfig(), parseFlags(argv));
+const names = (refs: { plugin: string }[]) => refs.map((r) => r.plugin);
+
+t.test('scalar flags, both value forms', async (t) => {
+  const c = apply(
+    '--data-dir=/d', '--bind-address', '0.0.0.0', '--secure-port=0', '--brand', 'kubernetes',
+    '--tls-cert-file=/c.crt', '--tls-private-key-file', '/c.key', '--max-request-bytes=1024',
+    '--admission-control-config-file=/adm.yaml',
+  );
+  t.equal(c.dataDir, '/d');
+  t.equal(c.bindAddress, '0.0.0.0');
+  t.equal(c.securePort, 0);
+  t.equal(c.brand, 'kubernetes');
+  t.same(c.tls, { certFile: '/c.crt', keyFile: '/c.key' });
+  t.equal(c.maxRequestBodyBytes, 1024);
+  t.equal(c.admissionConfigFile, '/adm.yaml');
+  t.equal(parseFlags(['--config', 'x.yaml']).config, 'x.yaml');
+  t.equal(parseFlags(['--help']).help, true);
+  t.equal(parseFlags(['-h']).help, true);
+});
+
+t.test('bad values', async (t) => {
+  t.throws(() => parseFlags(['--foo']), { message: 'unknown flag: --foo' });
+  t.throws(() => parseFlags(['--foo=1']), { message: 'unknown flag: --foo' });
+  t.throws(() => parseFlags(['--secure-port=99999']), /--secure-port: must be an integer from 0 to 65535/);
+  t.throws(() => parseFlags(['--secure-port=12ab']), /invalid value "12ab"/);
+  t.throws(() => parseFlags(['--max-request-bytes=0']), /--max-request-bytes/);
+  t.throws(() => parseFlags(['--brand=acme']), /invalid value "acme" for --brand \(known: cluster, kubernetes\)/);
+  t.throws(() => parseFlags(['--data-dir']), { message: 'flag needs an argument: --data-dir' });
+  t.throws(() => parseFlags(['stray']), /unexpected argument: stray/);
+  t.throws(() => parseFlags(['--anonymous-auth=maybe']), /must be true or false/);
+});
+
+t.test('authorization modes', async (t) => {
+  t.same(apply('--authorization-mode=Node,RBAC').authorization, [{ plugin: 'node' }, { plugin: 'rbac' }]);
+  t.same(names(apply('--authorization-mode', 'RBAC,Node,Webhook,ABAC,AlwaysDeny,AlwaysAllow').authorization),
+    ['rbac', 'node', 'webhook', 'abac', 'always-deny', 'always-allow']);
+  t.throws(() => parseFlags(['--authorization-mode=RBAC,Magic']),
+    { message: 'unknown authorization mode "Magic" (known: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC, Node)' });
+  t.throws(() => parseFlags(['--authorization-mode=rbac']), /unknown authorization mode "rbac"/);
+  t.throws(() => parseFlags(['--authorization-mode=RBAC,RBAC']), /more than once/);
+  t.throws(() => parseFlags(['--authorization-mode=']), /at least one mode/);
+  // options of an entry already configured for that plugin are kept
+  const base = { ...defaultConfig(), authorization: [{ plugin: 'webhook', options: { url: 'https://x' } }] };
+  t.same(applyFlags(base, parseFlags(['--authorization-mode=RBAC,Webhook'])).authorization,
+    [{ plugin: 'rbac' }, { plugin: 'webhook', options: { url: 'https://x' } }]);
+});
+
+t.test('authentication flags', async (t) => {
+  t.same(apply('--token-auth-file=/t.csv').authentication, [{ plugin: 'token-file', options: { file: '/t.csv' } }, { plugin: 'anonymous' }]);
+  t.same(names(apply('--anonymous-auth=false').authentication), ['token-file']);
+  t.same(names(apply('--anonymous-auth=false', '--anonymous-auth').authentication), ['token-file', 'anonymous'], 'last wins');
+  const noToken = { ...defaultConfig(), authentication: [{ plugin: 'anonymous' }] };
+  t.same(applyFlags(noToken, parseFlags(['--token-auth-file', '/t.csv'])).authentication,
+    [{ plugin: 'token-file', options: { file: '/t.csv' } }, { plugin: 'anonymous' }], 'added before anonymous');
+  const none = { ...defaultConfig(), authentication: [] };
+  t.same(names(applyFlags(none, parseFlags(['--anonymous-auth=true'])).authentication), ['anonymous']);
+});
+
+t.test('runtime config and feature gates', async (t) => {
+  const c = apply('--runtime-config=batch/v1=false,api/all', '--runtime-config', 'apps/v1=TRUE', '--feature-gates=A=true,B=false');
+  t.same(c.runtimeConfig, { 'batch/v1': false, 'api/all': true, 'apps/v1': true });
+  t.same(c.featureGates, { A: true, B: false });
+  t.throws(() => parseFlags(['--feature-gates=A']), /expected A=true\|false/);
+  t.throws(() => parseFlags(['--feature-gates=A=maybe']), /must be true or false/);
+  t.throws(() => parseFlags(['--runtime-config==true']), /empty key/);
+});
+
+t.test('durations', async (t) => {
+  t.equal(parseDuration('10s'), 10);
+  t.equal(parseDuration('1m30s'), 90);
+  t.equal(parseDuration('500ms'), 0.5);
+  t.equal(parseDuration('1h'), 3600);
+  t.equal(parseDuration('1.5h'), 5400);
+  t.equal(parseDuration('250us'), 0.00025);
+  t.equal(parseDuration('0'), 0);
+  t.equal(parseDuration('2h45m0.5s'), 9900.5);
+  for (const bad of ['', '10', 's', '1x', '-1s', '1m 2s', 'abc']) t.throws(() => parseDuration(bad), /invalid duration/, bad);
+  const c = apply('--shutdown-delay-duration=10s', '--livez-grace-period', '1m30s', '--storage-retention=500ms', '--storage-group-commit=false');
+  t.equal(c.shutdownDelaySeconds, 10);
+  t.equal(c.livezGracePeriodSeconds, 90);
+  t.same(c.storage.options, { retentionSeconds: 0.5, groupCommit: false });
+  t.same(apply('--storage-group-commit').storage.options, { retentionSeconds: 300, groupCommit: true });
+  t.throws(() => parseFlags(['--livez-grace-period=5']), /invalid value for --livez-grace-period: invalid duration "5"/);
+});
+
+t.test('admission plugins', async (t) => {
+  const a = apply('--enable-admission-plugins=ResourceQuota,AlwaysPullImages,NamespaceLifecycle,NodeRestriction');
+  const b = apply('--enable-admission-plugins', 'NodeRestriction,NamespaceLifecycle', '--enable-admission-plugins=AlwaysPullImages,ResourceQuota');
+  t.same(a.admission, b.admission, 'flag order is irrelevant');
+  const order = names(a.admission);
+  const idx = (n: string) => order.indexOf(n);
+  for (const n of ['ResourceQuota', 'AlwaysPullImages', 'NamespaceLifecycle', 'NodeRestriction']) t.ok(idx(n) >= 0, `${n} enabled`);
+  t.ok(idx('NamespaceLifecycle') < idx('NodeRestriction'));
+  t.ok(idx('NodeRestriction') < idx('AlwaysPullImages'));
+  t.equal(order[order.length - 1], 'ResourceQuota', 'quota runs last');
+  t.same(order, orderAdmission([...order].reverse()), 'ordered by REFERENCE_ADMISSION_ORDER');
+
+  const d = apply('--enable-admission-plugins=AlwaysPullImages', '--disable-admission-plugins=NamespaceLifecycle,ResourceQuota');
+  t.notOk(names(d.admission).includes('NamespaceLifecycle'));
+  t.notOk(names(d.admission).includes('ResourceQuota'));
+  t.ok(names(d.admission).includes('AlwaysPullImages'));
+
+  t.throws(() => parseFlags(['--enable-admission-plugins=Bogus']), /unknown admission plugin "Bogus" in --enable-admission-plugins/);
+  t.throws(() => parseFlags(['--disable-admission-plugins=Bogus']), /unknown admission plugin "Bogus" in --disable-admission-plugins/);
+  t.throws(() => parseFlags(['--enable-admission-plugins=Priority', '--disable-admission-plugins=Priority']), /both enabled and disabled/);
+
+  // non-reference plugins from a config file keep their options and run before the webhooks
+  const base = { ...defaultConfig(), admission: [{ plugin: 'my-npm-plugin', options: { x: 1 } }] };
+  const c = applyFlags(base, parseFlags(['--enable-admission-plugins=ValidatingAdmissionWebhook,LimitRanger']));
+  t.same(c.admission, [{ plugin: 'LimitRanger' }, { plugin: 'my-npm-plugin', options: { x: 1 } }, { plugin: 'ValidatingAdmissionWebhook' }]);
+});
+
+t.test('default admission set', async (t) => {
+  const present = defaultAdmission();
+  const missing = missingDefaultAdmission();
+  t.same([...present, ...missing].sort(), [...DEFAULT_ADMISSION_PLUGINS].sort(), 'every default-on plugin is either loaded or reported missing');
+  t.same(names(defaultConfig().admission), present);
+  for (const n of DEFAULT_ADMISSION_PLUGINS) t.ok(REFERENCE_ADMISSION_ORDER.includes(n), `${n} has a place in the order`);
+});
+
+t.test('usage lists every flag', async (t) => {
+  const u = usage();
+  for (const name of Object.keys(FLAGS)) t.match(u, `--${name}`);
+});
