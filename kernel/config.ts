@@ -16,6 +16,8 @@ export interface Config {
   dataDir: string;
   bindAddress: string;
   securePort: number;
+  /** A second HTTPS listener on node:tls that hands verified client certificates to authenticators (unset: none). */
+  mtlsPort?: number;
   tls: { certFile?: string; keyFile?: string };
   maxRequestBodyBytes: number;
   storage: PluginRef;
@@ -62,6 +64,7 @@ export const configSchema = {
     dataDir: { type: 'string', minLength: 1 },
     bindAddress: { type: 'string', minLength: 1 },
     securePort: { type: 'integer', minimum: 0, maximum: 65535 },
+    mtlsPort: { type: 'integer', minimum: 0, maximum: 65535 },
     tls: {
       type: 'object',
       additionalProperties: false,

@@ -11,6 +11,7 @@ export interface ParsedFlags {
   dataDir?: string;
   bindAddress?: string;
   securePort?: number;
+  mtlsPort?: number;
   brand?: string;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
@@ -42,6 +43,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'data-dir': { key: 'dataDir', kind: 'string', help: 'Directory for stored data and first-start credentials (default ./data).' },
   'bind-address': { key: 'bindAddress', kind: 'string', help: 'Address to listen on (default 127.0.0.1).' },
   'secure-port': { key: 'securePort', kind: 'port', help: 'HTTPS port; 0 picks a free port (default 6443).' },
+  'mtls-port': { key: 'mtlsPort', kind: 'port', help: 'Also serve HTTPS on this port through node:tls, where client certificates signed by the cluster CA reach authenticators (unset: off; 0 picks a free port).' },
   brand: { key: 'brand', kind: 'string', help: `Naming of groups and system objects: ${Object.keys(brands).join(' | ')} (default cluster).` },
   'tls-cert-file': { key: 'tlsCertFile', kind: 'string', help: 'Serving certificate (PEM); default: generated at first start.' },
   'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string', help: 'Private key of the serving certificate (PEM).' },
@@ -298,6 +300,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.dataDir !== undefined) c.dataDir = f.dataDir;
   if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;
   if (f.securePort !== undefined) c.securePort = f.securePort;
+  if (f.mtlsPort !== undefined) c.mtlsPort = f.mtlsPort;
   if (f.brand !== undefined) c.brand = f.brand;
   if (f.tlsCertFile !== undefined) c.tls.certFile = f.tlsCertFile;
   if (f.tlsPrivateKeyFile !== undefined) c.tls.keyFile = f.tlsPrivateKeyFile;

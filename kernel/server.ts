@@ -10,6 +10,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discover
 import { Health } from './health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
+import { listenNodeTls } from './http/node.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
 import { Registry, type Target } from './registry.js';
@@ -51,6 +52,7 @@ export class Server {
   private shuttingDown = false;
   readonly watches = new Set<() => void>();
   port = 0;
+  mtlsPort = 0;
   adminToken = '';
   caFile = '';
   kubeconfigPath = '';
@@ -133,12 +135,17 @@ export class Server {
     const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler: (req, res) => this.handle(req, res) });
     this.listeners.push(l);
     this.port = l.port;
+    if (cfg.mtlsPort !== undefined) {
+      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFile: pki.caFile, handler: (req, res) => this.handle(req, res) });
+      this.listeners.push(m);
+      this.mtlsPort = m.port;
+    }
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     await writeKubeconfig(pki.kubeconfigPath, { server: `https://${hostForUrl}:${this.port}`, caPem: pki.caCertPem, token: pki.adminToken });
     this.compactTimer = setInterval(() => void this.compact(), COMPACT_INTERVAL_MS);
     this.compactTimer.unref();
-    this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
+    this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
   private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {

@@ -18,6 +18,8 @@ export interface Reply {
 
 export interface TestServer {
   port: number;
+  /** Port of the node:tls listener, when started with --mtls-port. */
+  mtlsPort: number;
   dataDir: string;
   token: string;
   ca: Buffer;
@@ -38,7 +40,7 @@ export interface StartOptions {
   keepDataDir?: boolean;
 }
 
-function waitForServing(proc: ChildProcess, logs: string[]): Promise<number> {
+function waitForServing(proc: ChildProcess, logs: string[], mtls: { port: number }): Promise<number> {
   return new Promise((resolve, reject) => {
     let buf = '';
     const onData = (d: Buffer) => {
@@ -50,7 +52,10 @@ function waitForServing(proc: ChildProcess, logs: string[]): Promise<number> {
         logs.push(line);
         try {
           const o = JSON.parse(line);
-          if (o.msg === 'serving') resolve(Number(/:(\d+)$/.exec(o.address)![1]));
+          if (o.msg === 'serving') {
+            if (o.mtls) mtls.port = Number(/:(\d+)$/.exec(o.mtls)![1]);
+            resolve(Number(/:(\d+)$/.exec(o.address)![1]));
+          }
         } catch { /* not JSON */ }
       }
     };
@@ -65,7 +70,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const args = [mainJs, '--data-dir', dataDir, '--secure-port', '0', '--brand', opts.brand ?? 'cluster', ...(opts.args ?? [])];
   const agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
   const s: TestServer = {
-    port: 0, dataDir, token: '', ca: Buffer.alloc(0), proc: undefined as never, logs: [], url: '',
+    port: 0, mtlsPort: 0, dataDir, token: '', ca: Buffer.alloc(0), proc: undefined as never, logs: [], url: '',
     async request(method, p, o = {}) {
       const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) };
       const tok = o.token === undefined ? s.token : o.token;
@@ -130,7 +135,9 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   };
   const launch = async () => {
     s.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    s.port = await waitForServing(s.proc, s.logs);
+    const mtls = { port: 0 };
+    s.port = await waitForServing(s.proc, s.logs, mtls);
+    s.mtlsPort = mtls.port;
     s.url = `https://127.0.0.1:${s.port}`;
     s.token = readFileSync(path.join(dataDir, 'pki/tokens.csv'), 'utf8').split('\n').find((l) => l && !l.startsWith('#'))!.split(',')[0];
     s.ca = readFileSync(path.join(dataDir, 'pki/ca.crt'));
