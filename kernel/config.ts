@@ -132,7 +132,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     authorization: [{ plugin: 'always-allow' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
-    controllers: [{ plugin: 'namespace' }],
+    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }],
     signers: [],
     featureGates: {},
     runtimeConfig: {},

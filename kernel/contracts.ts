@@ -239,6 +239,18 @@ export interface TableColumn {
   cell?: (obj: KObject, now: number) => unknown;
 }
 
+/**
+ * Structural schema of a type, with the merge markers server-side apply and strategic merge need.
+ * `ref` names an entry of the provider's definitions (shared sub-schemas such as ObjectMeta).
+ */
+export type Schema =
+  | { type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean }
+  | { type: 'array'; items: Schema; listType?: 'atomic' | 'set' | 'map'; mapKeys?: string[]; patchStrategy?: string; patchMergeKey?: string; description?: string }
+  | { type: 'string' | 'integer' | 'number' | 'boolean'; format?: string; enum?: string[]; description?: string }
+  | { type: 'int-or-string'; description?: string }
+  | { type: 'any'; description?: string }
+  | { type: 'ref'; ref: string; description?: string };
+
 /** One served resource type: data, not code (functions only where a rule cannot be data). */
 export interface TypeDef {
   group: string; // "" for core
@@ -265,12 +277,20 @@ export interface TypeDef {
   validate?: (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
   /** Extra table columns beyond Name; Created At/Age is the default last column. */
   columns?: TableColumn[];
+  /** Field selector fields the watch fan-out indexes (a watch pinning one is not matched by scanning). */
+  indexedFields?: string[];
   /** Field selector fields this type supports beyond metadata.name / metadata.namespace. */
   fieldSelectors?: Record<string, (obj: KObject) => string>;
   /** Finalizers kept outside metadata.finalizers, written only through the `finalize` sub-resource (namespaces: "spec.finalizers"). */
   finalizersField?: string;
   /** status.phase set when deletion begins and the object lingers (namespaces: "Terminating"). */
   terminatingPhase?: string;
+  /** Structural schema (with merge markers); absent means unstructured: every list atomic, every key a field. */
+  schema?: Schema;
+  /** Named sub-schemas `ref` schemas point at (shared across the provider's types). */
+  definitions?: Record<string, Schema>;
+  /** Name of the definition of this kind, e.g. "io.k8s.api.core.v1.Pod" (for OpenAPI documents). */
+  definitionName?: string;
   /** Storage key prefix override (defaults to "/<group or core>/<resource>"). */
   storageResource?: string;
 }

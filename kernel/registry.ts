@@ -26,6 +26,9 @@ export interface RegistryContext {
   minWatchTimeoutSeconds: number;
   /** Open watches' end functions, so shutdown can end them cleanly. */
   watches: Set<() => void>;
+  /** Bytes a watcher may have queued on a backed-up socket before it is closed. */
+  watchBudgetBytes: number;
+  bookmarkIntervalMs: number;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -140,57 +143,86 @@ export class Registry {
       : undefined;
     const name = field ? exactFieldValue(field, 'metadata.name') : undefined;
     const namespace = field ? exactFieldValue(field, 'metadata.namespace') : undefined;
-    return { matches, name, namespace, hasSelector: !!(label || field) };
+    let indexed: [string, string] | undefined;
+    for (const f of type.indexedFields ?? []) {
+      const v = field ? exactFieldValue(field, f) : undefined;
+      if (v !== undefined) { indexed = [f, v]; break; }
+    }
+    return { matches, name, namespace, indexed, hasSelector: !!(label || field) };
+  }
+
+  /**
+   * Which revision a list reads, per Part A's list table: Most recent (consistent), Any (the cache as
+   * it is), Not older than (wait for it), Exact (rebuild that revision from history), or the continue
+   * token's revision. Invalid combinations are 422 (ListOptions) or 400, as the reference answers.
+   */
+  private async listRevision(q: URLSearchParams, limit: number, cont: string): Promise<{ rev: number; start?: { namespace: string; name: string } }> {
+    const rv = q.get('resourceVersion') ?? '';
+    const rvm = q.get('resourceVersionMatch') ?? '';
+    const invalid = (field: string, value: string, message: string) =>
+      errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', [{ reason: 'FieldValueInvalid', field, message: `Invalid value: "${value}": ${message}` }]);
+    if (rvm) {
+      if (rvm !== 'Exact' && rvm !== 'NotOlderThan') {
+        throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', [{ reason: 'FieldValueNotSupported', field: 'resourceVersionMatch', message: `Unsupported value: "${rvm}": supported values: "Exact", "NotOlderThan", ""` }]);
+      }
+      if (cont) throw invalid('resourceVersionMatch', rvm, 'resourceVersionMatch is forbidden when continue is provided');
+      if (!rv) throw invalid('resourceVersionMatch', rvm, 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (rvm === 'Exact' && rv === '0') throw invalid('resourceVersionMatch', rvm, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    }
+    if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
+    if (cont) {
+      if (rv && rv !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
+      const tok = decodeContinue(cont);
+      if (tok.rv < this.ctx.cache.floor) {
+        const e = errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+        e.listMeta = { continue: encodeContinue(this.ctx.cache.rev, tok.start) };
+        throw e;
+      }
+      if (tok.rv > this.ctx.cache.rev) throw errors.badRequest('continue key is not valid: the resource version is newer than the server\'s');
+      return { rev: tok.rv, start: tok.start };
+    }
+    if (rv === '') { await this.consistent(); return { rev: this.ctx.cache.rev }; }
+    if (rv === '0') return { rev: this.ctx.cache.rev };
+    const n = Number(rv);
+    const exact = rvm === 'Exact' || (!rvm && limit > 0);
+    await this.notOlderThan(rv);
+    if (!exact) return { rev: this.ctx.cache.rev };
+    if (n < this.ctx.cache.floor) throw errors.gone('The resourceVersion for the provided list is too old.');
+    return { rev: n };
   }
 
   async list(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const q = req.query;
     const acc = negotiate(req.header('accept'), this.ctx.brand, true);
-    const rv = q.get('resourceVersion') ?? '';
     const cont = q.get('continue') ?? '';
-    const limit = Number(q.get('limit') ?? 0) || 0;
+    const limitParam = q.get('limit');
+    const limit = limitParam ? Number(limitParam) : 0;
+    if (!Number.isInteger(limit) || limit < 0) throw errors.badRequest(`invalid limit "${limitParam}"`);
     const sel = this.selectors(t.type, q);
-    let start = { namespace: '', name: '' };
-    let listRev: number;
-    if (cont) {
-      if (rv && rv !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
-      const tok = decodeContinue(cont);
-      if (tok.rv < this.ctx.backend.compactedRevision()) {
-        throw errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
-      }
-      start = tok.start;
-      listRev = tok.rv;
-    } else {
-      if (rv === '') await this.consistent();
-      else if (rv !== '0') await this.notOlderThan(rv);
-      listRev = this.ctx.cache.rev;
-    }
+    const { rev, start } = await this.listRevision(q, limit, cont);
+    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) return this.sendList(req, res, t, acc, [], rev, '', undefined);
     const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
-    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) return this.sendList(req, res, t, acc, [], listRev, '', undefined);
     const rc = this.rc(t.type);
-    let candidates: Entry[];
-    if (sel.name !== undefined) {
-      const one = t.type.namespaced && !ns ? rc.range('').filter((e) => e.name === sel.name) : [rc.byKey.get(storageKey(t.type, ns, sel.name))].filter((e): e is Entry => !!e);
-      candidates = one;
-    } else {
-      candidates = rc.range(ns);
-    }
-    let i = cont ? lowerBoundIn(candidates, start) : 0;
     const items: Entry[] = [];
-    for (; i < candidates.length; i++) {
-      const e = candidates[i];
+    let next = '';
+    let remaining = 0;
+    // The cache's sorted array when reading the latest revision; otherwise the rebuilt older revision.
+    const source = rev === this.ctx.cache.rev ? rangeFrom(rc, ns, start) : rc.at(rev, ns, start);
+    for (const e of source) {
+      if (sel.name !== undefined && e.name !== sel.name) continue;
       if (sel.matches && !sel.matches(e)) continue;
-      if (limit && items.length === limit) break;
+      if (limit && items.length === limit) {
+        if (!next) {
+          const last = items[items.length - 1];
+          next = encodeContinue(rev, { namespace: last.namespace, name: last.name + '\0' });
+          if (sel.hasSelector) break; // no count is reported with selectors: stop reading
+        }
+        remaining++;
+        continue;
+      }
       items.push(e);
     }
-    let next = '';
-    let remaining: number | undefined;
-    if (limit && i < candidates.length) {
-      const last = items[items.length - 1];
-      next = encodeContinue(listRev, { namespace: last.namespace, name: last.name + '\0' });
-      if (!sel.hasSelector) remaining = candidates.length - i;
-    }
-    this.sendList(req, res, t, acc, items, listRev, next, remaining);
+    this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
   }
 
   private sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined) {
@@ -218,14 +250,34 @@ export class Registry {
 
   // ------------------------------------------------------------------ watch
 
+  /**
+   * Watch, per Part A's watch table: unset → the state at the latest revision as synthetic ADDED
+   * events, then changes; "0" → the same from the cache as it is; any other revision → only the changes
+   * after it (from the in-memory history, or the storage log's history for older ones). With
+   * sendInitialEvents=true the initial state ends with a BOOKMARK marked by the initial-events-end
+   * annotation. Errors after the stream began are sent as an ERROR event carrying a Status.
+   */
   async watch(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const q = req.query;
     const acc = negotiate(req.header('accept'), this.ctx.brand, true);
     const sel = this.selectors(t.type, q);
     const rv = q.get('resourceVersion') ?? '';
-    const bookmarks = ['true', '1'].includes(q.get('allowWatchBookmarks') ?? '');
+    const rvm = q.get('resourceVersionMatch') ?? '';
+    const truthy = (k: string) => ['true', '1'].includes((q.get(k) ?? '').toLowerCase());
+    const bookmarks = truthy('allowWatchBookmarks');
+    const sie = q.get('sendInitialEvents');
+    const sendInitial = sie !== null && sie.toLowerCase() === 'true';
+    const invalid = (field: string, value: string, message: string) =>
+      errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', [{ reason: 'FieldValueInvalid', field, message: `Invalid value: ${value}: ${message}` }]);
+    if (sie !== null) {
+      if (rvm !== 'NotOlderThan') throw invalid('sendInitialEvents', sie, 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan');
+      if (sendInitial && !bookmarks) throw invalid('allowWatchBookmarks', 'false', 'allowWatchBookmarks must be true when sendInitialEvents is set');
+    } else if (rvm) {
+      throw invalid('resourceVersionMatch', `"${rvm}"`, 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    }
+    if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
     const timeoutParam = q.get('timeoutSeconds');
-    const timeout = timeoutParam !== null ? Math.max(0, Number(timeoutParam)) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
+    const timeout = timeoutParam !== null ? Math.max(0, Number(timeoutParam) || 0) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
     const rc = this.rc(t.type);
     const include = (q.get('includeObject') as IncludeObject) || 'Metadata';
     const brand = this.ctx.brand;
@@ -234,18 +286,19 @@ export class Registry {
       acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
     const frame = (evType: EventType, obj: string | Buffer) => Buffer.concat([Buffer.from(`{"type":"${evType}","object":`), Buffer.isBuffer(obj) ? obj : Buffer.from(obj), EVENT_TAIL]);
 
-    let start = 0;
-    if (rv === '') await this.consistent();
-    else if (rv !== '0') {
-      if (!/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
-      start = Number(rv);
+    // "Get state" (synthetic ADDED) unless a plain revision says the client has it already.
+    const getState = sendInitial || (sie === null && (rv === '' || rv === '0'));
+    if (rv === '' && getState) await this.consistent();
+    let waitErr: StatusError | undefined;
+    if (rv && rv !== '0' && Number(rv) > this.ctx.cache.rev) {
+      try { await this.notOlderThan(rv); } catch (e) { waitErr = e as StatusError; }
     }
+
     const ws = req.header('upgrade')?.toLowerCase() === 'websocket' && res.upgrade;
     let closed = false;
     let lastRev = 0;
-    let sink: { write(b: Buffer): boolean; end(): void; onDrain(cb: () => void): void };
+    let sink: { write(b: Buffer): boolean; end(): void };
     let backlog = 0; // bytes queued while the socket was backed up
-    const BUDGET = 16 * 1024 * 1024;
     const finish = () => {
       if (closed) return;
       closed = true;
@@ -255,9 +308,11 @@ export class Registry {
       clearInterval(bm);
       sink?.end();
     };
+    const pinned = sel.indexed;
     const w: Watcher = {
       namespace: sel.namespace !== undefined && type.namespaced ? sel.namespace : t.namespace,
       name: sel.name ?? '',
+      field: pinned,
       matches: sel.matches,
       rep: acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : 'json',
       encode: (evType, e) => frame(evType, encodeObject(e)),
@@ -266,79 +321,85 @@ export class Registry {
         lastRev = rev;
         if (!sink.write(line)) {
           backlog += line.length;
-          if (backlog > BUDGET) {
-            // A watcher that cannot keep up is closed; the client resumes from its last revision.
-            finish();
-          }
+          // A watcher that cannot keep up is not buffered without bound: it is closed and the
+          // client resumes from the last revision it received.
+          if (backlog > this.ctx.watchBudgetBytes) finish();
         }
       },
     };
-    const bookmark = () => {
+    const bookmark = (annotations?: Record<string, string>) => {
       if (closed || !bookmarks) return;
-      const obj = { kind: type.kind, apiVersion: gv(type), metadata: { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) } };
-      sink.write(frame('BOOKMARK', JSON.stringify(obj)));
+      const md: Record<string, unknown> = { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) };
+      if (annotations) md.annotations = annotations;
+      sink.write(frame('BOOKMARK', JSON.stringify({ kind: type.kind, apiVersion: gv(type), metadata: md })));
     };
     const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
+    const bm = setInterval(() => bookmark(), this.ctx.bookmarkIntervalMs);
     this.ctx.watches.add(finish);
-    const bm = setInterval(bookmark, 60_000);
+    const inScope = (e: Entry) =>
+      (!w.namespace || e.namespace === w.namespace) && (!w.name || e.name === w.name) && (!pinned || e.fields[pinned[0]] === pinned[1]) && (!w.matches || w.matches(e));
+    const fail = (se: StatusError) => { sink.write(frame('ERROR', JSON.stringify(se.toStatus()))); finish(); };
 
     const begin = async () => {
-      // Register first, then replay: events committed while replaying queue up behind it.
+      if (waitErr) return fail(waitErr);
+      // Register first, then replay: events committed meanwhile queue behind the replay.
       const queued: [Buffer, number][] = [];
       let replaying = true;
       const live = w.deliver;
       w.deliver = (line, rev) => (replaying ? queued.push([line, rev]) : live(line, rev));
       this.ctx.hub.add(rc, w);
       const snapshotRev = this.ctx.cache.rev;
-      if (rv === '' || rv === '0') {
-        // "Get state": synthetic ADDED events for every object at the starting revision.
-        for (const e of w.namespace ? rc.range(w.namespace) : rc.sorted) {
-          if (w.name && e.name !== w.name) continue;
-          if (w.matches && !w.matches(e)) continue;
-          sink.write(frame('ADDED', encodeObject(e)));
-        }
+      if (getState) {
+        for (const e of rangeFrom(rc, w.namespace)) if (inScope(e)) sink.write(frame('ADDED', encodeObject(e)));
         lastRev = snapshotRev;
+        if (sendInitial) bookmark({ [`${brand.domain}/initial-events-end`]: 'true' });
       } else {
+        const start = Number(rv);
         lastRev = start;
-        if (start < snapshotRev) {
+        if (start < this.ctx.cache.floor) {
+          // Older than the in-memory history: replay the storage log's history.
           try {
             for await (const ev of this.ctx.backend.history(start, resourcePrefix(type))) {
               if (ev.revision > snapshotRev) break;
               const obj = JSON.parse(Buffer.from(ev.value).toString('utf8')) as KObject;
               if (ev.type === 'DELETED') obj.metadata = { ...obj.metadata, resourceVersion: String(ev.revision) };
               const e = makeEntry(type, ev.key, ev.type === 'DELETED' ? Buffer.from(JSON.stringify(obj)) : Buffer.from(ev.value), obj, ev.revision, ev.createRevision);
-              if (w.namespace && e.namespace !== w.namespace) continue;
-              if (w.name && e.name !== w.name) continue;
-              const match = !w.matches || w.matches(e);
-              if (match) live(frame(ev.type, encodeObject(e)), ev.revision);
+              if (inScope(e)) live(frame(ev.type, encodeObject(e)), ev.revision);
             }
           } catch (err) {
-            const se = err instanceof StatusError ? err : errors.internal(String(err));
-            sink.write(frame('ERROR', JSON.stringify(se.toStatus())));
             replaying = false;
-            return finish();
+            return fail(err instanceof StatusError ? err : errors.internal(String(err)));
+          }
+        } else {
+          for (let i = rc.eventsAfter(start); i < rc.events.length && rc.events[i].rev <= snapshotRev; i++) {
+            const ev = rc.events[i];
+            const now = ev.type !== 'DELETED' && inScope(ev.entry);
+            const before = !!ev.prev && inScope(ev.prev);
+            const kind: EventType | undefined = ev.type === 'DELETED' ? (inScope(ev.entry) ? 'DELETED' : undefined) : now && before ? 'MODIFIED' : now ? 'ADDED' : before ? 'DELETED' : undefined;
+            if (kind) live(frame(kind, encodeObject(ev.entry)), ev.rev);
           }
         }
+        lastRev = Math.max(lastRev, snapshotRev);
       }
       replaying = false;
       for (const [line, rev] of queued) live(line, rev);
     };
 
     if (ws) {
-      let socket: { send(d: Uint8Array | string): boolean; end(): void } | undefined;
       const ok = res.upgrade!({
         open: (s) => {
-          socket = s;
-          sink = { write: (b) => s.send(b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* closed */ } }, onDrain: () => {} };
+          // One event per text frame, without the newline that separates events on HTTP.
+          sink = { write: (b) => s.send(b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
           void begin();
         },
-        close: () => { socket = undefined; sink = { write: () => true, end: () => {}, onDrain: () => {} }; finish(); },
+        drain: () => { backlog = 0; },
+        close: () => { sink = { write: () => true, end: () => {} }; finish(); },
       });
       if (!ok) finish();
       return;
     }
-    res.start(200, { 'content-type': acc.rep === 'table' ? 'application/json' : 'application/json', 'cache-control': 'no-cache, private' });
-    sink = { write: (b) => res.write(b), end: () => res.end(), onDrain: (cb) => res.onDrain(cb) };
+    res.start(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    sink = { write: (b) => res.write(b), end: () => res.end() };
     res.onDrain(() => { backlog = 0; });
     res.onClose(() => finish());
     await begin();
@@ -653,15 +714,14 @@ const COMMA = Buffer.from(',');
 const TAIL = Buffer.from(']}');
 const EVENT_TAIL = Buffer.from('}\n');
 
-function lowerBoundIn(list: Entry[], s: { namespace: string; name: string }): number {
-  let lo = 0, hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const e = list[mid];
-    if (e.namespace < s.namespace || (e.namespace === s.namespace && e.name < s.name)) lo = mid + 1;
-    else hi = mid;
+/** Current entries of a namespace (all when empty) from a start position, in order. */
+function* rangeFrom(rc: ResourceCache, namespace: string, from?: { namespace: string; name: string }): Generator<Entry> {
+  const ns = rc.type.namespaced ? namespace : '';
+  const sorted = rc.sorted;
+  for (let i = rc.lowerBound(from ? from.namespace : ns, from ? from.name : ''); i < sorted.length; i++) {
+    if (ns && sorted[i].namespace !== ns) return;
+    yield sorted[i];
   }
-  return lo;
 }
 
 function encodeContinue(rv: number, start: { namespace: string; name: string }): string {

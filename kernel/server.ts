@@ -24,6 +24,10 @@ export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'syste
 
 /** How often history older than the retention window is compacted. */
 const COMPACT_INTERVAL_MS = 10_000;
+/** A watcher whose socket has this much queued is closed (it resumes from its last revision). 16 MiB holds a few thousand large events. */
+const WATCH_BUDGET_BYTES = Number(process.env.CAPI_WATCH_BUDGET_BYTES ?? 16 * 1024 * 1024);
+/** Bookmarks about once a minute, as the reference sends them; tests shorten it. */
+const BOOKMARK_INTERVAL_MS = Number(process.env.CAPI_BOOKMARK_INTERVAL_MS ?? 60_000);
 
 function makeLogger(): Logger {
   const out = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
@@ -97,7 +101,7 @@ export class Server {
     this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
     await this.backend.open();
     for await (const kv of this.backend.all()) this.cache.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
-    this.cache.rev = this.backend.currentRevision();
+    this.cache.rev = this.cache.floor = this.backend.currentRevision();
     this.cache.onEvent = (ev, rc) => {
       this.hub.dispatch(ev, rc);
       const listeners = this.internalWatchers.get(resourcePrefix(rc.type));
@@ -117,6 +121,7 @@ export class Server {
     this.registry = new Registry({
       brand: this.brand, backend: this.backend, cache: this.cache, admission: this.admission, hub: this.hub,
       maxBodyBytes: cfg.maxRequestBodyBytes, minWatchTimeoutSeconds: 1800, watches: this.watches,
+      watchBudgetBytes: WATCH_BUDGET_BYTES, bookmarkIntervalMs: BOOKMARK_INTERVAL_MS,
     });
 
     await this.ensureSystemNamespaces();
@@ -143,7 +148,8 @@ export class Server {
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     await writeKubeconfig(pki.kubeconfigPath, { server: `https://${hostForUrl}:${this.port}`, caPem: pki.caCertPem, token: pki.adminToken });
-    this.compactTimer = setInterval(() => void this.compact(), COMPACT_INTERVAL_MS);
+    const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
+    this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));
     this.compactTimer.unref();
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
@@ -157,6 +163,7 @@ export class Server {
   private async compact(): Promise<void> {
     const retention = Number((this.config.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
     const t = Date.now();
+    this.cache.trim(t - retention);
     this.revSamples.push({ at: t, rev: this.backend.currentRevision() });
     let target = 0;
     while (this.revSamples.length && this.revSamples[0].at <= t - retention) target = this.revSamples.shift()!.rev;

@@ -13,7 +13,7 @@ export interface StatusDetails {
 export interface StatusBody {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  metadata: Record<string, string>;
   status: 'Failure' | 'Success';
   message?: string;
   reason?: string;
@@ -27,6 +27,8 @@ export class StatusError extends Error {
   reason: string;
   details?: StatusDetails;
   headers?: Record<string, string>;
+  /** ListMeta carried by some errors (an expired continue token carries a fresh one). */
+  listMeta?: Record<string, string>;
   constructor(code: number, reason: string, message: string, details?: StatusDetails) {
     super(message);
     this.code = code;
@@ -35,7 +37,7 @@ export class StatusError extends Error {
   }
   toStatus(): StatusBody {
     // Field order as the reference writes it: ..., message, reason, details, code.
-    const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message } as StatusBody;
+    const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: this.listMeta ?? {}, status: 'Failure', message: this.message } as StatusBody;
     if (this.reason) s.reason = this.reason;
     if (this.details && Object.keys(this.details).length) s.details = this.details;
     s.code = this.code;

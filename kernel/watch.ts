@@ -1,15 +1,18 @@
-// The watch fan-out. Watchers are indexed by resource, then by namespace and by object name, so an
-// event reaches only the watchers that can match it. Each event is encoded once per representation
-// (and event type) and the same bytes are written to every watcher that wants that representation.
+// The watch fan-out. Watchers are indexed by resource, then by the most selective key they pin:
+// object name, an indexed field (e.g. spec.nodeName), namespace, or nothing. An event therefore
+// reaches only watchers that can match it. Each event is encoded once per representation (and event
+// type) and the same bytes are written to every watcher that wants that representation.
 import type { CacheEvent, Entry, ResourceCache } from './store/cache.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface Watcher {
-  /** Index keys: empty namespace/name means "any". */
+  /** Empty means any. */
   namespace: string;
   name: string;
-  /** Label and field selectors beyond the index keys; absent means everything matches. */
+  /** An indexed field the watcher's field selector pins: ["spec.nodeName", "node-1"]. */
+  field?: [string, string];
+  /** Label and other field selectors beyond the index; absent means everything in the index matches. */
   matches?: (e: Entry) => boolean;
   /** Representation key: watchers with the same key share encoded bytes. */
   rep: string;
@@ -20,13 +23,21 @@ export interface Watcher {
 interface Index {
   all: Set<Watcher>;
   byNamespace: Map<string, Set<Watcher>>;
-  byName: Map<string, Set<Watcher>>; // "<namespace>/<name>"
+  byName: Map<string, Set<Watcher>>;
+  byField: Map<string, Set<Watcher>>; // "<field>=<value>"
+  fields: string[]; // the type's indexed fields
 }
 
-function addTo<K>(m: Map<K, Set<Watcher>>, k: K, w: Watcher) {
+function addTo(m: Map<string, Set<Watcher>>, k: string, w: Watcher) {
   let s = m.get(k);
   if (!s) m.set(k, (s = new Set()));
   s.add(w);
+}
+function removeFrom(m: Map<string, Set<Watcher>>, k: string, w: Watcher): boolean {
+  const s = m.get(k);
+  if (!s?.delete(w)) return false;
+  if (!s.size) m.delete(k);
+  return true;
 }
 
 export class WatchHub {
@@ -35,13 +46,19 @@ export class WatchHub {
 
   private index(rc: ResourceCache): Index {
     let ix = this.indexes.get(rc);
-    if (!ix) this.indexes.set(rc, (ix = { all: new Set(), byNamespace: new Map(), byName: new Map() }));
+    if (!ix) this.indexes.set(rc, (ix = { all: new Set(), byNamespace: new Map(), byName: new Map(), byField: new Map(), fields: rc.type.indexedFields ?? [] }));
     return ix;
+  }
+
+  /** Whether a field selector on this field can use the index. */
+  indexed(rc: ResourceCache, field: string): boolean {
+    return (rc.type.indexedFields ?? []).includes(field);
   }
 
   add(rc: ResourceCache, w: Watcher): void {
     const ix = this.index(rc);
-    if (w.name) addTo(ix.byName, `${w.namespace}/${w.name}`, w);
+    if (w.name) addTo(ix.byName, w.name, w);
+    else if (w.field) addTo(ix.byField, `${w.field[0]}=${w.field[1]}`, w);
     else if (w.namespace) addTo(ix.byNamespace, w.namespace, w);
     else ix.all.add(w);
     this.count++;
@@ -50,8 +67,10 @@ export class WatchHub {
   remove(rc: ResourceCache, w: Watcher): void {
     const ix = this.indexes.get(rc);
     if (!ix) return;
-    const del = (s: Set<Watcher> | undefined) => s?.delete(w) ?? false;
-    const removed = w.name ? del(ix.byName.get(`${w.namespace}/${w.name}`)) : w.namespace ? del(ix.byNamespace.get(w.namespace)) : ix.all.delete(w);
+    const removed = w.name ? removeFrom(ix.byName, w.name, w)
+      : w.field ? removeFrom(ix.byField, `${w.field[0]}=${w.field[1]}`, w)
+      : w.namespace ? removeFrom(ix.byNamespace, w.namespace, w)
+      : ix.all.delete(w);
     if (removed) this.count--;
   }
 
@@ -66,21 +85,30 @@ export class WatchHub {
       if (!b) memo.set(k, (b = w.encode(type, e)));
       return b;
     };
-    const send = (set: Set<Watcher> | undefined) => {
+    const inIndex = (w: Watcher, x: Entry | undefined) =>
+      !!x && (!w.namespace || x.namespace === w.namespace) && (!w.field || x.fields[w.field[0]] === w.field[1]);
+    const send = (set: Set<Watcher> | undefined, checkIndex: boolean) => {
       if (!set) return;
       for (const w of set) {
-        if (!w.matches) { w.deliver(line(w, ev.type), ev.rev); continue; }
+        if (!w.matches && !checkIndex) { w.deliver(line(w, ev.type), ev.rev); continue; }
         // With a selector, an object entering the selected set is ADDED and one leaving it is DELETED.
-        const now = ev.type !== 'DELETED' && w.matches(e);
-        const before = ev.prev !== undefined && w.matches(ev.prev);
-        if (ev.type === 'DELETED') { if (w.matches(e)) w.deliver(line(w, 'DELETED'), ev.rev); }
-        else if (now && before) w.deliver(line(w, 'MODIFIED'), ev.rev);
+        const ok = (x: Entry | undefined) => inIndex(w, x) && (!w.matches || w.matches(x!));
+        if (ev.type === 'DELETED') { if (ok(e)) w.deliver(line(w, 'DELETED'), ev.rev); continue; }
+        const now = ok(e);
+        const before = ok(ev.prev);
+        if (now && before) w.deliver(line(w, 'MODIFIED'), ev.rev);
         else if (now) w.deliver(line(w, 'ADDED'), ev.rev);
         else if (before) w.deliver(line(w, 'DELETED'), ev.rev);
       }
     };
-    send(ix.all);
-    if (e.namespace) send(ix.byNamespace.get(e.namespace));
-    send(ix.byName.get(`${e.namespace}/${e.name}`));
+    send(ix.all, false);
+    if (e.namespace) send(ix.byNamespace.get(e.namespace), false);
+    send(ix.byName.get(e.name), true);
+    for (const f of ix.fields) {
+      const v = e.fields[f];
+      send(ix.byField.get(`${f}=${v}`), true);
+      const pv = ev.prev?.fields[f];
+      if (pv !== undefined && pv !== v) send(ix.byField.get(`${f}=${pv}`), true);
+    }
   }
 }

@@ -21,6 +21,8 @@ export interface Entry {
 export interface CacheEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   rev: number;
+  /** When the cache applied it (ms), for trimming history to the retention window. */
+  at: number;
   /** New state; for DELETED the last state with its resourceVersion set to the deletion revision. */
   entry: Entry;
   prev: Entry | undefined;
@@ -36,11 +38,56 @@ export function storageKey(type: TypeDef, namespace: string, name: string): stri
 
 const cmp = (a: Entry, b: Entry) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-/** One resource's objects: a map for point lookups and an array sorted by (namespace, name) for lists and paging. */
+const before = (e: Entry, ns: string, name: string) => e.namespace < ns || (e.namespace === ns && e.name < name);
+
+/**
+ * One resource's objects: a map for point lookups, an array sorted by (namespace, name) for lists and
+ * paging, and the recent events (each with the entry it replaced) so that the collection as it was at
+ * an older revision can be rebuilt without touching storage.
+ */
 export class ResourceCache {
   readonly byKey = new Map<string, Entry>();
   sorted: Entry[] = [];
+  /** Events in revision order, newest last; trimmed to the retention window. */
+  events: CacheEvent[] = [];
   constructor(readonly type: TypeDef) {}
+
+  /** Index of the first event with rev > r. */
+  eventsAfter(r: number): number {
+    let lo = 0, hi = this.events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.events[mid].rev <= r) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * The entries of `namespace` (all when empty) as they were at revision r, in (namespace, name)
+   * order, starting at `from`. Undoes the events after r: each changed key takes the entry its first
+   * later event replaced (none if that event created it). Cost: the events after r plus the entries read.
+   */
+  *at(r: number, namespace: string, from?: { namespace: string; name: string }): Generator<Entry> {
+    const ns = this.type.namespaced ? namespace : '';
+    const changed = new Map<string, Entry | null>();
+    for (let i = this.eventsAfter(r); i < this.events.length; i++) {
+      const ev = this.events[i];
+      if (!changed.has(ev.entry.key)) changed.set(ev.entry.key, ev.type === 'ADDED' ? null : ev.prev ?? null);
+    }
+    const startNs = from ? from.namespace : ns;
+    const startName = from ? from.name : '';
+    const restored = [...changed.values()].filter((e): e is Entry => !!e && (!ns || e.namespace === ns) && !before(e, startNs, startName));
+    restored.sort(cmp);
+    let j = 0;
+    for (let i = this.lowerBound(startNs, startName); i < this.sorted.length; i++) {
+      const e = this.sorted[i];
+      if (ns && e.namespace !== ns) break;
+      while (j < restored.length && cmp(restored[j], e) < 0) yield restored[j++];
+      if (!changed.has(e.key)) yield e;
+    }
+    while (j < restored.length) yield restored[j++];
+  }
 
   /** Index of the first entry not before (namespace, name). */
   lowerBound(namespace: string, name: string): number {
@@ -93,6 +140,11 @@ export class ObjectCache {
   private resources = new Map<string, ResourceCache>();
   private waiters: { rev: number; resolve: () => void }[] = [];
   rev = 0;
+  /** Oldest revision the in-memory history can rebuild (the start-up revision, then the trim point). */
+  floor = 0;
+  /** Cap on events kept in memory across all resources, whatever the retention window says. */
+  maxEvents = 1_000_000;
+  private eventCount = 0;
   /** Called with every applied event, in order (the watch fan-out). */
   onEvent: (ev: CacheEvent, rc: ResourceCache) => void = () => {};
 
@@ -120,7 +172,39 @@ export class ObjectCache {
     rc.put(makeEntry(rc.type, key, bytes, JSON.parse(bytes.toString('utf8')), rev, createRev));
   }
 
+  private record(rc: ResourceCache, ev: CacheEvent) {
+    rc.events.push(ev);
+    if (++this.eventCount > this.maxEvents) this.trim(Infinity, Math.floor(this.maxEvents * 0.9));
+    this.onEvent(ev, rc);
+  }
+
+  /**
+   * Drops history applied before `olderThanMs`, or more until at most `keep` events remain; the floor
+   * moves to the newest revision dropped.
+   */
+  trim(olderThanMs: number, keep = this.maxEvents): void {
+    if (this.eventCount > keep) {
+      // Too many events: find the revision below which to drop, over all resources.
+      const revs: number[] = [];
+      for (const rc of this.resources.values()) for (const e of rc.events) revs.push(e.rev);
+      revs.sort((a, b) => a - b);
+      this.floor = Math.max(this.floor, revs[revs.length - keep - 1] ?? this.floor);
+    }
+    for (const rc of this.resources.values()) {
+      let i = 0;
+      while (i < rc.events.length && (rc.events[i].at < olderThanMs || rc.events[i].rev <= this.floor)) {
+        this.floor = Math.max(this.floor, rc.events[i].rev);
+        i++;
+      }
+      if (i) {
+        rc.events = rc.events.slice(i);
+        this.eventCount -= i;
+      }
+    }
+  }
+
   apply(events: StorageEvent[]): void {
+    const now = Date.now();
     for (const ev of events) {
       const rc = this.forKey(ev.key);
       if (rc) {
@@ -131,11 +215,11 @@ export class ObjectCache {
           // Watchers see the deleted object at the deletion's revision, as the reference sends it.
           obj.metadata = { ...obj.metadata, resourceVersion: String(ev.revision) };
           const entry = makeEntry(rc.type, ev.key, Buffer.from(JSON.stringify(obj)), obj, ev.revision, ev.createRevision);
-          this.onEvent({ type: 'DELETED', rev: ev.revision, entry, prev }, rc);
+          this.record(rc, { type: 'DELETED', rev: ev.revision, at: now, entry, prev });
         } else {
           const entry = makeEntry(rc.type, ev.key, bytes, obj, ev.revision, ev.createRevision);
           const prev = rc.put(entry);
-          this.onEvent({ type: prev ? 'MODIFIED' : 'ADDED', rev: ev.revision, entry, prev }, rc);
+          this.record(rc, { type: prev ? 'MODIFIED' : 'ADDED', rev: ev.revision, at: now, entry, prev });
         }
       }
       this.rev = ev.revision;

@@ -26,7 +26,7 @@ t.test('defaults', async (t) => {
   t.same(c.types, [{ plugin: 'builtin' }]);
   t.same(c.authentication, [{ plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } }, { plugin: 'anonymous' }]);
   t.same(c.authorization, [{ plugin: 'always-allow' }]);
-  t.same(c.controllers, [{ plugin: 'namespace' }]);
+  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }]);
   t.same(c.signers, []);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
   t.equal(c.configFile, undefined);

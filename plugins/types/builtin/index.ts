@@ -26,6 +26,7 @@ export function builtinTypes(brand: Brand): TypeDef[] {
     if (r.categories) t.categories = [...r.categories];
     if (r.subresources) t.subresources = [...r.subresources];
     if (r.finalizersField) t.finalizersField = r.finalizersField;
+    if (r.indexedFields) t.indexedFields = [...r.indexedFields];
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';

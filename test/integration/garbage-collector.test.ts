@@ -1,0 +1,155 @@
+// The garbage-collector controller over real HTTPS: background, foreground and orphan cascades,
+// dependents with several owners, and references to owners that never existed.
+import t from 'tap';
+import { sleep, withServer, type TestServer } from '../lib/server.js';
+
+const CM = '/api/v1/namespaces/default/configmaps';
+const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
+const RS = '/apis/apps/v1/namespaces/default/replicasets';
+
+interface Ref { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }
+
+const cm = (name: string, ownerReferences?: Ref[]) => ({
+  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(ownerReferences ? { ownerReferences } : {}) }, data: { a: '1' },
+});
+
+const podTemplate = (app: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+  spec: { selector: { matchLabels: { app: name } }, template: podTemplate(name) },
+});
+const replicaSet = (name: string, app: string, ownerReferences: Ref[]) => ({
+  apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name, labels: { app }, ownerReferences },
+  spec: { replicas: 0, selector: { matchLabels: { app } }, template: podTemplate(app) },
+});
+
+const refTo = (o: any, extra: Partial<Ref> = {}): Ref => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, ...extra });
+
+/** Poll until check passes (true) or about five seconds go by; returns whether it passed. */
+async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > until) return false;
+    await sleep(50);
+  }
+}
+
+t.test('garbage collector', async (t) => {
+  const s: TestServer = await withServer(t);
+  const create = async (path: string, body: unknown) => {
+    const r = await s.request('POST', path, { body });
+    if (r.status !== 201) throw new Error(`create ${path}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+  const gone = (path: string) => eventually(async () => (await s.get(path)).status === 404);
+
+  await t.test('background: the dependent goes with its owner', async (t) => {
+    const owner = await create(CM, cm('bg-owner'));
+    const dep = await create(CM, cm('bg-dep', [refTo(owner, { controller: true })]));
+    await sleep(200);
+    t.equal((await s.get(`${CM}/bg-dep`)).status, 200, 'dependent stays while its owner exists');
+    const d = await s.request('DELETE', `${CM}/bg-owner`);
+    t.equal(d.status, 200, d.text);
+    t.equal((await s.get(`${CM}/bg-owner`)).status, 404, 'background deletion removes the owner at once');
+    t.ok(await gone(`${CM}/bg-dep`), 'dependent collected');
+    t.ok(dep.metadata.uid);
+
+    const deploy = await create(DEPLOY, deployment('bg-web'));
+    await create(RS, replicaSet('bg-web-1', 'bg-web', [refTo(deploy, { controller: true, blockOwnerDeletion: true })]));
+    t.equal((await s.request('DELETE', `${DEPLOY}/bg-web`)).status, 200);
+    t.ok(await gone(`${RS}/bg-web-1`), 'replica set collected after its deployment');
+  });
+
+  await t.test('a dependent with two owners lives while either does', async (t) => {
+    const a = await create(CM, cm('two-a'));
+    const b = await create(CM, cm('two-b'));
+    await create(CM, cm('two-dep', [refTo(a), refTo(b)]));
+    t.equal((await s.request('DELETE', `${CM}/two-a`)).status, 200);
+    const dropped = await eventually(async () => {
+      const r = await s.get(`${CM}/two-dep`);
+      return r.status === 200 && r.json.metadata.ownerReferences?.length === 1;
+    });
+    t.ok(dropped, 'dangling reference removed');
+    const r = await s.get(`${CM}/two-dep`);
+    t.equal(r.status, 200, 'dependent survives one owner');
+    t.same(r.json.metadata.ownerReferences.map((x: Ref) => x.uid), [b.metadata.uid], 'only the live owner is left');
+    await sleep(200);
+    t.equal((await s.get(`${CM}/two-dep`)).status, 200, 'and stays');
+    t.equal((await s.request('DELETE', `${CM}/two-b`)).status, 200);
+    t.ok(await gone(`${CM}/two-dep`), 'collected when the last owner goes');
+  });
+
+  await t.test('foreground: the owner waits for its blocking dependents', async (t) => {
+    const deploy = await create(DEPLOY, deployment('fg-web'));
+    const rs = await create(RS, replicaSet('fg-web-1', 'fg-web', [refTo(deploy, { controller: true, blockOwnerDeletion: true })]));
+    // The replica set has a dependent of its own holding it back, with a finalizer the test controls.
+    const leafBody = cm('fg-leaf', [refTo(rs, { blockOwnerDeletion: true })]);
+    await create(CM, { ...leafBody, metadata: { ...leafBody.metadata, finalizers: ['test.cluster.io/hold'] } });
+
+    const d = await s.request('DELETE', `${DEPLOY}/fg-web`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' } });
+    t.equal(d.status, 200, d.text);
+    t.ok(d.json.metadata.deletionTimestamp, 'owner marked for deletion');
+    t.same(d.json.metadata.finalizers, ['foregroundDeletion']);
+
+    // The cascade reaches the leaf, which is held by its finalizer.
+    t.ok(await eventually(async () => !!(await s.get(`${CM}/fg-leaf`)).json?.metadata?.deletionTimestamp), 'leaf being deleted');
+    const held = await s.get(`${DEPLOY}/fg-web`);
+    t.equal(held.status, 200, 'owner still present while a blocking dependent exists');
+    t.ok(held.json.metadata.deletionTimestamp);
+    t.ok(held.json.metadata.finalizers.includes('foregroundDeletion'));
+    const mid = await s.get(`${RS}/fg-web-1`);
+    t.equal(mid.status, 200, 'replica set waits for the leaf');
+    t.ok(mid.json.metadata.deletionTimestamp, 'replica set deleted in foreground too');
+    t.ok(mid.json.metadata.finalizers.includes('foregroundDeletion'));
+
+    // Release the leaf: everything goes, bottom up.
+    const u = await s.request('PATCH', `${CM}/fg-leaf`, { body: { metadata: { finalizers: null } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    t.equal(u.status, 200, u.text);
+    t.ok(await gone(`${CM}/fg-leaf`), 'leaf gone');
+    t.ok(await gone(`${RS}/fg-web-1`), 'replica set gone');
+    t.ok(await gone(`${DEPLOY}/fg-web`), 'owner gone after its dependents');
+  });
+
+  await t.test('foreground with no dependents: the owner goes', async (t) => {
+    await create(CM, cm('fg-alone'));
+    const d = await s.request('DELETE', `${CM}/fg-alone?propagationPolicy=Foreground`);
+    t.equal(d.status, 200, d.text);
+    t.ok(await gone(`${CM}/fg-alone`));
+  });
+
+  await t.test('orphan: the owner goes, the dependent stays without the reference', async (t) => {
+    const owner = await create(CM, cm('or-owner'));
+    const other = await create(CM, cm('or-other'));
+    await create(CM, cm('or-dep', [refTo(owner, { controller: true, blockOwnerDeletion: true }), refTo(other)]));
+    await create(CM, cm('or-dep2', [refTo(owner)]));
+    const d = await s.request('DELETE', `${CM}/or-owner`, { body: { propagationPolicy: 'Orphan' } });
+    t.equal(d.status, 200, d.text);
+    t.ok(await gone(`${CM}/or-owner`), 'owner gone');
+    const dep = await s.get(`${CM}/or-dep`);
+    t.equal(dep.status, 200, 'dependent remains');
+    t.same(dep.json.metadata.ownerReferences.map((x: Ref) => x.uid), [other.metadata.uid], 'reference to the orphaning owner removed');
+    const dep2 = await s.get(`${CM}/or-dep2`);
+    t.equal(dep2.status, 200, 'sole-owner dependent remains');
+    t.equal(dep2.json.metadata.ownerReferences, undefined, 'no owner references left');
+    await sleep(300);
+    t.equal((await s.get(`${CM}/or-dep2`)).status, 200, 'and is not collected later');
+  });
+
+  await t.test('a reference to an owner that never existed is collected', async (t) => {
+    await create(CM, cm('ghost-dep', [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-4000-8000-000000000001' }]));
+    t.ok(await gone(`${CM}/ghost-dep`), 'collected');
+    // An owner of that name whose uid differs is not the owner either.
+    const real = await create(CM, cm('ghost'));
+    t.ok(real.metadata.uid);
+    await create(CM, cm('ghost-dep2', [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-4000-8000-000000000002' }]));
+    t.ok(await gone(`${CM}/ghost-dep2`), 'uid mismatch collected');
+    t.equal((await s.get(`${CM}/ghost`)).status, 200, 'the unrelated object stays');
+  });
+
+  await t.test('an owner of a kind not served leaves the dependent alone', async (t) => {
+    await create(CM, cm('alien-dep', [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: '00000000-0000-4000-8000-000000000003' }]));
+    await sleep(300);
+    t.equal((await s.get(`${CM}/alien-dep`)).status, 200);
+  });
+});
