@@ -207,7 +207,7 @@ export class Registry {
     let next = '';
     let remaining = 0;
     // The cache's sorted array when reading the latest revision; otherwise the rebuilt older revision.
-    const source = rev === this.ctx.cache.rev ? rangeFrom(rc, ns, start) : rc.at(rev, ns, start);
+    const source = rev === this.ctx.cache.rev ? rc.range(ns, start) : rc.at(rev, ns, start);
     for (const e of source) {
       if (sel.name !== undefined && e.name !== sel.name) continue;
       if (sel.matches && !sel.matches(e)) continue;
@@ -350,7 +350,7 @@ export class Registry {
       this.ctx.hub.add(rc, w);
       const snapshotRev = this.ctx.cache.rev;
       if (getState) {
-        for (const e of rangeFrom(rc, w.namespace)) if (inScope(e)) sink.write(frame('ADDED', encodeObject(e)));
+        for (const e of rc.range(w.namespace)) if (inScope(e)) sink.write(frame('ADDED', encodeObject(e)));
         lastRev = snapshotRev;
         if (sendInitial) bookmark({ [`${brand.domain}/initial-events-end`]: 'true' });
       } else {
@@ -696,7 +696,7 @@ export class Registry {
     const opts = await this.deleteOptions(req);
     const sel = this.selectors(t.type, req.query);
     await this.consistent();
-    const targets = this.rc(t.type).range(t.namespace).filter((e) => !sel.matches || sel.matches(e));
+    const targets = [...this.rc(t.type).range(t.namespace)].filter((e) => !sel.matches || sel.matches(e));
     const deleted: KObject[] = [];
     for (const e of targets) {
       try {
@@ -713,16 +713,6 @@ export class Registry {
 const COMMA = Buffer.from(',');
 const TAIL = Buffer.from(']}');
 const EVENT_TAIL = Buffer.from('}\n');
-
-/** Current entries of a namespace (all when empty) from a start position, in order. */
-function* rangeFrom(rc: ResourceCache, namespace: string, from?: { namespace: string; name: string }): Generator<Entry> {
-  const ns = rc.type.namespaced ? namespace : '';
-  const sorted = rc.sorted;
-  for (let i = rc.lowerBound(from ? from.namespace : ns, from ? from.name : ''); i < sorted.length; i++) {
-    if (ns && sorted[i].namespace !== ns) return;
-    yield sorted[i];
-  }
-}
 
 function encodeContinue(rv: number, start: { namespace: string; name: string }): string {
   return Buffer.from(JSON.stringify({ v: 1, rv, ns: start.namespace, n: start.name })).toString('base64url');

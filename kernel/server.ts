@@ -141,7 +141,15 @@ export class Server {
     this.listeners.push(l);
     this.port = l.port;
     if (cfg.mtlsPort !== undefined) {
-      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFile: pki.caFile, handler: (req, res) => this.handle(req, res) });
+      // Client certificates are requested and verified against every client CA the server knows: the
+      // first-start CA plus each authenticator's `clientCAFile` option (--client-ca-file,
+      // --requestheader-client-ca-file). Authenticators re-verify against their own CA.
+      const clientCAFiles = [pki.caFile];
+      for (const r of cfg.authentication) {
+        const f = r.options?.clientCAFile;
+        for (const file of typeof f === 'string' ? [f] : Array.isArray(f) ? f : []) if (typeof file === 'string' && !clientCAFiles.includes(file)) clientCAFiles.push(file);
+      }
+      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFiles, handler: (req, res) => this.handle(req, res) });
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
@@ -323,7 +331,7 @@ export class Server {
         const e = this.registry.current(type, namespace, name);
         return e ? parse(e.bytes) : undefined;
       },
-      list: async (type, namespace) => this.registry.rc(type).range(type.namespaced ? namespace ?? '' : '').map((e: Entry) => parse(e.bytes)),
+      list: async (type, namespace) => [...this.registry.rc(type).range(namespace ?? '')].map((e: Entry) => parse(e.bytes)),
       create: async (type, obj) => parse(await this.registry.createObject(target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj, SYSTEM_USER, false)),
       update: async (type, obj, subresource = '') => {
         const t = target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', subresource);

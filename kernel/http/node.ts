@@ -82,8 +82,13 @@ export interface NodeTlsListenOptions {
   port: number;
   certFile: string;
   keyFile: string;
-  /** CA bundle that client certificates are verified against; clients without one are still served. */
-  clientCAFile?: string;
+  /**
+   * CA bundles client certificates are verified against, combined into one trust list: a certificate
+   * that chains to any of them is exposed as `peerCertificate`. This is only a first filter; each
+   * authenticator verifies the chain again against its own CA (x509 against --client-ca-file, the
+   * front proxy against --requestheader-client-ca-file). Clients without a certificate are still served.
+   */
+  clientCAFiles?: string[];
   handler: Handler;
 }
 
@@ -91,8 +96,8 @@ export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   const server = https.createServer({
     cert: readFileSync(o.certFile),
     key: readFileSync(o.keyFile),
-    ca: o.clientCAFile ? readFileSync(o.clientCAFile) : undefined,
-    requestCert: !!o.clientCAFile,
+    ca: o.clientCAFiles?.length ? o.clientCAFiles.map((f) => readFileSync(f)) : undefined,
+    requestCert: !!o.clientCAFiles?.length,
     rejectUnauthorized: false, // an unverified certificate is ignored, not a handshake failure: the request may carry a token
   }, (req, res) => {
     const kres = new NodeResponse(res);

@@ -3,6 +3,7 @@
 // served from here; an unchanged object is never serialized again. It is fed in revision order by
 // the storage backend's onCommit, so after a commit returns the cache already holds it.
 import type { StorageEvent, TypeDef, KObject } from '../contracts.js';
+import { SortedEntries, before } from './sorted.js';
 
 export interface Entry {
   key: string;
@@ -38,7 +39,6 @@ export function storageKey(type: TypeDef, namespace: string, name: string): stri
 
 const cmp = (a: Entry, b: Entry) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-const before = (e: Entry, ns: string, name: string) => e.namespace < ns || (e.namespace === ns && e.name < name);
 
 /**
  * One resource's objects: a map for point lookups, an array sorted by (namespace, name) for lists and
@@ -47,7 +47,7 @@ const before = (e: Entry, ns: string, name: string) => e.namespace < ns || (e.na
  */
 export class ResourceCache {
   readonly byKey = new Map<string, Entry>();
-  sorted: Entry[] = [];
+  readonly sorted = new SortedEntries();
   /** Events in revision order, newest last; trimmed to the retention window. */
   events: CacheEvent[] = [];
   constructor(readonly type: TypeDef) {}
@@ -80,8 +80,7 @@ export class ResourceCache {
     const restored = [...changed.values()].filter((e): e is Entry => !!e && (!ns || e.namespace === ns) && !before(e, startNs, startName));
     restored.sort(cmp);
     let j = 0;
-    for (let i = this.lowerBound(startNs, startName); i < this.sorted.length; i++) {
-      const e = this.sorted[i];
+    for (const e of this.sorted.from(startNs, startName)) {
       if (ns && e.namespace !== ns) break;
       while (j < restored.length && cmp(restored[j], e) < 0) yield restored[j++];
       if (!changed.has(e.key)) yield e;
@@ -89,24 +88,10 @@ export class ResourceCache {
     while (j < restored.length) yield restored[j++];
   }
 
-  /** Index of the first entry not before (namespace, name). */
-  lowerBound(namespace: string, name: string): number {
-    let lo = 0, hi = this.sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const e = this.sorted[mid];
-      if (e.namespace < namespace || (e.namespace === namespace && e.name < name)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
   put(e: Entry): Entry | undefined {
     const prev = this.byKey.get(e.key);
     this.byKey.set(e.key, e);
-    const i = this.lowerBound(e.namespace, e.name);
-    if (prev) this.sorted[i] = e;
-    else this.sorted.splice(i, 0, e);
+    this.sorted.put(e);
     return prev;
   }
 
@@ -114,18 +99,17 @@ export class ResourceCache {
     const prev = this.byKey.get(key);
     if (!prev) return undefined;
     this.byKey.delete(key);
-    const i = this.lowerBound(prev.namespace, prev.name);
-    if (this.sorted[i] === prev) this.sorted.splice(i, 1);
+    this.sorted.remove(prev.namespace, prev.name);
     return prev;
   }
 
-  /** Entries of one namespace (or all when namespace is empty), in order. */
-  range(namespace: string): Entry[] {
-    if (!namespace || !this.type.namespaced) return this.sorted;
-    const start = this.lowerBound(namespace, '');
-    let end = start;
-    while (end < this.sorted.length && this.sorted[end].namespace === namespace) end++;
-    return this.sorted.slice(start, end);
+  /** Current entries of a namespace (all when empty, or for cluster-scoped types), in order, from a start position. */
+  *range(namespace: string, from?: { namespace: string; name: string }): Generator<Entry> {
+    const ns = this.type.namespaced ? namespace : '';
+    for (const e of this.sorted.from(from ? from.namespace : ns, from ? from.name : '')) {
+      if (ns && e.namespace !== ns) return;
+      yield e;
+    }
   }
 }
 
