@@ -11,6 +11,14 @@ import {
   loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, request, startBenchServer, table,
   type BenchServer, type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
 } from './lib.js';
+import { benchList, benchMemory, benchWatch, printRead, type ReadResult } from './readpath.js';
+
+/** Read-path scenarios (bench/readpath.ts): their own measurements and tables. */
+const READ_SCENARIOS: Record<string, { description: string; run: (o: Options) => Promise<ReadResult[]> }> = {
+  list: { description: 'LIST of 10,000 1-KiB ConfigMaps: consistent, resourceVersion=0, and paged by 500', run: () => benchList() },
+  watch: { description: 'watch fan-out to 100 and 1,000 watchers while a writer runs: deliveries/s, latency p50/p99', run: async (o) => [await benchWatch(100, o.duration), await benchWatch(1000, o.duration)] },
+  memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers', run: () => benchMemory() },
+};
 
 interface Scenario {
   name: string;
@@ -54,6 +62,7 @@ function usage(): string {
     '',
     'Scenarios (default: all):',
     ...SCENARIOS.map((s) => `  ${s.name.padEnd(24)} ${s.description}; concurrency ${s.concurrency.join(',')}${s.unavailable ? ` (unavailable: ${s.unavailable})` : ''}`),
+    ...Object.entries(READ_SCENARIOS).map(([n, r]) => `  ${n.padEnd(24)} ${r.description}`),
     '',
     'Options:',
     '  --duration <s>        measured seconds per run (default 5)',
@@ -90,8 +99,8 @@ function parseOptions(argv: string[]): Options {
     else if (flag.startsWith('-')) throw new Error(`unknown option ${flag}\n\n${usage()}`);
     else o.scenarios.push(...flag.split(',').filter(Boolean));
   }
-  for (const s of o.scenarios) if (!SCENARIOS.some((x) => x.name === s)) throw new Error(`unknown scenario "${s}"\n\n${usage()}`);
-  if (!o.scenarios.length) o.scenarios = SCENARIOS.map((s) => s.name);
+  for (const s of o.scenarios) if (!SCENARIOS.some((x) => x.name === s) && !(s in READ_SCENARIOS)) throw new Error(`unknown scenario "${s}"\n\n${usage()}`);
+  if (!o.scenarios.length) o.scenarios = [...SCENARIOS.map((s) => s.name), ...Object.keys(READ_SCENARIOS)];
   // the comparison needs its baseline
   if (o.scenarios.includes('create-nosync-compare') && !o.scenarios.includes('create')) o.scenarios.unshift('create');
   return o;
@@ -215,7 +224,13 @@ async function main() {
 
   const results: RunResult[] = [];
   const skipped: { scenario: string; reason: string }[] = [];
+  const readResults: ReadResult[] = [];
   for (const name of o.scenarios) {
+    if (name in READ_SCENARIOS) {
+      process.stderr.write(`${name}: ${READ_SCENARIOS[name].description}\n`);
+      readResults.push(...(await READ_SCENARIOS[name].run(o)));
+      continue;
+    }
     const sc = SCENARIOS.find((s) => s.name === name)!;
     if (sc.unavailable) {
       skipped.push({ scenario: name, reason: sc.unavailable });
@@ -226,7 +241,8 @@ async function main() {
     results.push(...(await runScenario(sc, o, (r) => process.stderr.write(`  concurrency ${r.concurrency}: ${r.opsPerSec} ops/s, p99 ${r.p99ms} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`))));
   }
 
-  process.stdout.write(table(HEADER, results.map(rowOf)) + '\n');
+  if (results.length) process.stdout.write(table(HEADER, results.map(rowOf)) + '\n');
+  if (readResults.length) process.stdout.write('\n' + printRead(readResults));
   process.stdout.write(`CPU columns are percent of one core over the measured window (${machine.nproc} cores: ${machine.nproc * 100} % is the ceiling); (main thr) = the server's event-loop thread; other = machine busy time minus server and load workers.\n`);
 
   const disturbed = results.filter((r) => r.otherCpuPct > 25);
@@ -247,7 +263,7 @@ async function main() {
   const dir = path.join(repoRoot, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, startedAt.toISOString().replace(/[:.]/g, '-') + '.json');
-  writeFileSync(file, JSON.stringify({ startedAt: startedAt.toISOString(), command: ['node', 'dist/bench/run.js', ...process.argv.slice(2)].join(' '), options: o, machine, disk, results, comparison, skipped }, null, 2) + '\n');
+  writeFileSync(file, JSON.stringify({ startedAt: startedAt.toISOString(), command: ['node', 'dist/bench/run.js', ...process.argv.slice(2)].join(' '), options: o, machine, disk, results, readResults, comparison, skipped }, null, 2) + '\n');
   process.stdout.write(`\nresults: ${path.relative(process.cwd(), file)}\n`);
 }
 

@@ -331,7 +331,7 @@ export interface PluginHost {
   type(group: string, resource: string): TypeDef | undefined;
   /** Every served type. */
   allTypes(): TypeDef[];
-  /** Direct object access for controllers and admission plugins (no authentication, no admission). */
+  /** Object access for controllers and admission plugins, as the server itself: no authentication or authorization; defaulting, admission and validation run as for any write. */
   objects: ObjectClient;
   /** Errors with Status bodies. */
   errors: {

@@ -28,7 +28,7 @@ const REQUIRED_METHODS: Record<PluginKind, string[]> = {
   admission: ['handles'],
   signer: ['sign'],
   controller: ['start', 'stop'],
-  storage: ['open', 'close', 'currentRevision', 'get', 'range', 'write', 'history', 'onCommit'],
+  storage: ['open', 'close', 'currentRevision', 'compactedRevision', 'get', 'range', 'all', 'write', 'history', 'onCommit', 'compact'],
   types: ['types'],
 };
 

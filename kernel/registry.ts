@@ -309,6 +309,7 @@ export class Registry {
       sink?.end();
     };
     const pinned = sel.indexed;
+    let pending: Buffer[] = [];
     const w: Watcher = {
       namespace: sel.namespace !== undefined && type.namespaced ? sel.namespace : t.namespace,
       name: sel.name ?? '',
@@ -319,8 +320,15 @@ export class Registry {
       deliver: (line, rev) => {
         if (closed || rev <= lastRev) return;
         lastRev = rev;
-        if (!sink.write(line)) {
-          backlog += line.length;
+        pending.push(line);
+        this.ctx.hub.touched(w);
+      },
+      flush: () => {
+        if (closed || !pending.length) return;
+        const chunk = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+        pending = [];
+        if (!sink.write(chunk)) {
+          backlog += chunk.length;
           // A watcher that cannot keep up is not buffered without bound: it is closed and the
           // client resumes from the last revision it received.
           if (backlog > this.ctx.watchBudgetBytes) finish();
@@ -383,6 +391,7 @@ export class Registry {
       }
       replaying = false;
       for (const [line, rev] of queued) live(line, rev);
+      w.flush!();
     };
 
     if (ws) {

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { Authenticator, Authorizer, Controller, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import type { Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -48,6 +48,7 @@ export class Server {
   private authorizers: { name: string; plugin: Authorizer }[] = [];
   private admission = new AdmissionChain([]);
   private controllers: { name: string; plugin: Controller }[] = [];
+  signers: Signer[] = [];
   private listeners: Listener[] = [];
   private internalWatchers = new Map<string, Set<(t: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void>>();
   private compactTimer: NodeJS.Timeout | undefined;
@@ -110,6 +111,7 @@ export class Server {
         for (const l of listeners) l(ev.type, obj);
       }
     };
+    this.cache.onBatch = () => this.hub.flush();
     this.backend.onCommit((events) => this.cache.apply(events));
 
     this.authenticators = await this.named('authenticator', cfg.authentication, host, configDir);
@@ -125,6 +127,8 @@ export class Server {
     });
 
     await this.ensureSystemNamespaces();
+    // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
+    this.signers = (await loadAll('signer', cfg.signers, host, { configDir })) as Signer[];
     this.controllers = await this.named('controller', cfg.controllers, host, configDir);
     for (const c of this.controllers) await c.plugin.start();
 
@@ -227,6 +231,8 @@ export class Server {
       if (!r) continue;
       if ('rejected' in r) { rejected ??= r.rejected; continue; }
       const u = r.user;
+      // A credential some authenticator refused is never served as anonymous.
+      if (rejected !== undefined && u.username === 'system:anonymous') break;
       // Every authenticated user is in system:authenticated; the anonymous user is not.
       if (u.username !== 'system:anonymous' && !u.groups.includes('system:authenticated')) u.groups = [...u.groups, 'system:authenticated'];
       return u;
@@ -236,7 +242,12 @@ export class Server {
 
   private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
     for (const a of this.authorizers) {
-      const d = await a.plugin.authorize({ ...info, user });
+      let d;
+      try { d = await a.plugin.authorize({ ...info, user }); } catch (e) {
+        // A failing authorizer has no opinion; the next one (or the default deny) decides.
+        this.log.warn('authorizer failed', { authorizer: a.name, error: String(e) });
+        continue;
+      }
       if (d.decision === 'allow') return;
       if (d.decision === 'deny') throw this.forbidden(user, info, d.reason);
     }
@@ -370,6 +381,7 @@ export class Server {
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.compactTimer) clearInterval(this.compactTimer);
     for (const c of this.controllers) await c.plugin.stop();
+    for (const p of [...this.authenticators, ...this.authorizers, ...this.admission.plugins]) await p.plugin.close?.();
     await this.backend?.close();
     this.log.info('stopped');
   }

@@ -9,6 +9,16 @@ export class TypeRegistry {
   readonly all: TypeDef[] = [];
 
   constructor(types: TypeDef[], runtimeConfig: Record<string, boolean> = {}) {
+    // Every --runtime-config key must name something this server has.
+    const known = new Set(['api/all', 'api/ga', 'api/beta', 'api/alpha']);
+    for (const t of types) {
+      known.add(gv(t));
+      known.add(`${gv(t)}/${t.resource}`);
+      if (!t.group) known.add(`api/${t.version}`);
+    }
+    for (const k of Object.keys(runtimeConfig)) {
+      if (!known.has(k)) throw new Error(`--runtime-config: "${k}" is not a group/version or group/version/resource this server serves`);
+    }
     for (const t of types) {
       if (!enabled(t, runtimeConfig)) continue;
       const k = `${t.group}/${t.version}/${t.resource}`;
@@ -49,7 +59,7 @@ function enabled(t: TypeDef, rc: Record<string, boolean>): boolean {
   const g = gv(t);
   const candidates = [`${g}/${t.resource}`, g, t.group ? '' : `api/${t.version}`];
   for (const k of candidates) if (k && k in rc) return rc[k];
-  const level = /alpha/.test(t.version) ? 'api/alpha' : /beta/.test(t.version) ? 'api/beta' : '';
+  const level = /alpha/.test(t.version) ? 'api/alpha' : /beta/.test(t.version) ? 'api/beta' : 'api/ga';
   if (level && level in rc) return rc[level];
   if ('api/all' in rc) return rc['api/all'];
   return !/alpha/.test(t.version); // alpha versions are off unless enabled

@@ -18,6 +18,8 @@ export interface Watcher {
   rep: string;
   encode(type: EventType, e: Entry): Buffer;
   deliver(line: Buffer, rev: number): void;
+  /** Writes what deliver() queued; called once per committed batch, so a watcher gets one socket write per batch. */
+  flush?(): void;
 }
 
 interface Index {
@@ -42,7 +44,20 @@ function removeFrom(m: Map<string, Set<Watcher>>, k: string, w: Watcher): boolea
 
 export class WatchHub {
   private indexes = new Map<ResourceCache, Index>();
+  /** Watchers with queued lines since the last flush. */
+  private dirty = new Set<Watcher>();
   count = 0;
+
+  /** A watcher queued something: flush it at the end of the batch. */
+  touched(w: Watcher): void { this.dirty.add(w); }
+
+  /** End of a committed batch: one write per watcher that received anything. */
+  flush(): void {
+    if (!this.dirty.size) return;
+    const ws = [...this.dirty];
+    this.dirty.clear();
+    for (const w of ws) w.flush?.();
+  }
 
   private index(rc: ResourceCache): Index {
     let ix = this.indexes.get(rc);

@@ -131,6 +131,8 @@ export class ObjectCache {
   private eventCount = 0;
   /** Called with every applied event, in order (the watch fan-out). */
   onEvent: (ev: CacheEvent, rc: ResourceCache) => void = () => {};
+  /** Called after each applied batch of events. */
+  onBatch: () => void = () => {};
 
   register(type: TypeDef): ResourceCache {
     const p = resourcePrefix(type);
@@ -208,6 +210,7 @@ export class ObjectCache {
       }
       this.rev = ev.revision;
     }
+    this.onBatch();
     if (this.waiters.length) {
       const still: typeof this.waiters = [];
       for (const w of this.waiters) (w.rev <= this.rev ? w.resolve() : still.push(w));

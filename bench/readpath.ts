@@ -1,0 +1,278 @@
+// Read-path scenarios of the bench: LIST of 10,000 objects, watch fan-out to 100 and 1,000 watchers
+// while a writer runs, and server memory at 10,000 / 100,000 objects and with 10,000 idle watchers.
+// Watchers and the writer run in forked processes (one per core) over raw TLS sockets, so the
+// load generator's own cost stays small; every figure comes with the CPU that produced it.
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import tls from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import { machineBusySeconds, percentile, procCpuSeconds, startBenchServer, table, type BenchServer } from './lib.js';
+
+const self = fileURLToPath(import.meta.url);
+const pad = (n: number) => 'x'.repeat(n);
+
+export interface ReadResult { scenario: string; [k: string]: string | number }
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : 0;
+}
+
+/** GET a path and read the whole body (not parsed): milliseconds and bytes. */
+function timedGet(s: BenchServer, agent: https.Agent, p: string): Promise<{ ms: number; bytes: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = https.request({ host: '127.0.0.1', port: s.port, path: p, ca: s.ca, agent, headers: { authorization: `Bearer ${s.token}`, accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (res.statusCode !== 200) return reject(new Error(`GET ${p}: ${res.statusCode} ${body.toString().slice(0, 200)}`));
+        resolve({ ms: performance.now() - t0, bytes: body.length, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Creates `n` ConfigMaps of about `size` bytes in namespace default from forked writer processes. */
+async function fill(s: BenchServer, n: number, size: number, prefix: string): Promise<void> {
+  const workers = Math.max(1, Math.min(2, os.cpus().length));
+  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', port: s.port, token: s.token, ca: s.ca, count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}` })));
+}
+
+// ------------------------------------------------------------------ child processes
+
+interface ChildInit {
+  role: 'writer' | 'watchers';
+  port: number; token: string; ca: string;
+  count: number; // writer: objects to create (0: until told to stop); watchers: connections
+  concurrency?: number; size?: number; prefix?: string;
+  path?: string; probes?: number;
+}
+
+function runChild(init: ChildInit, onStarted?: (c: ChildProcess) => void): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const c = fork(self, ['--readpath-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    c.on('message', (m: any) => {
+      if (m.type === 'ready') onStarted?.(c);
+      if (m.type === 'done') { resolve(m); c.kill(); }
+    });
+    c.once('exit', (code) => (code ? reject(new Error(`bench child exited ${code}`)) : undefined));
+    c.send(init);
+  });
+}
+
+/** A keep-alive raw HTTP/1.1 request loop on one TLS socket (writer). */
+function rawPoster(init: ChildInit) {
+  const sock = tls.connect({ host: '127.0.0.1', port: init.port, ca: init.ca });
+  sock.setNoDelay(true);
+  let buf = '';
+  let waiting: (() => void) | undefined;
+  sock.on('data', (d: Buffer) => {
+    buf += d.toString('latin1');
+    const end = buf.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const len = Number(/content-length:\s*(\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+    if (buf.length < end + 4 + len) return;
+    buf = buf.slice(end + 4 + len);
+    const w = waiting;
+    waiting = undefined;
+    w?.();
+  });
+  return {
+    post(body: string): Promise<void> {
+      return new Promise((resolve) => {
+        waiting = resolve;
+        sock.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${init.token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      });
+    },
+    close: () => sock.destroy(),
+  };
+}
+
+async function childMain() {
+  const init = await new Promise<ChildInit>((r) => process.once('message', (m) => r(m as ChildInit)));
+  const cpu0 = process.cpuUsage();
+  if (init.role === 'writer') {
+    let stop = false;
+    process.on('message', (m: any) => { if (m.type === 'stop') stop = true; });
+    let made = 0;
+    const loop = async (k: number) => {
+      const p = rawPoster(init);
+      for (let i = 0; !stop && (init.count === 0 || made < init.count); i++) {
+        made++;
+        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${init.prefix}-${k}-${i}` }, data: { t: String(Date.now()), pad: pad(init.size ?? 100) } });
+        await p.post(body);
+      }
+      p.close();
+    };
+    process.send!({ type: 'ready' });
+    await Promise.all(Array.from({ length: init.concurrency ?? 8 }, (_, k) => loop(k)));
+    const c = process.cpuUsage(cpu0);
+    process.send!({ type: 'done', made, cpuSeconds: (c.user + c.system) / 1e6 });
+    return;
+  }
+  // Watchers: count events by their `{"type":"` prefix; probes also read the writer's timestamp.
+  const marker = Buffer.from('{"type":"');
+  const tmark = Buffer.from('"t":"');
+  let events = 0;
+  let open = 0;
+  let counting = false;
+  const latencies: number[] = [];
+  const sockets: tls.TLSSocket[] = [];
+  for (let i = 0; i < init.count; i++) {
+    const probe = i < (init.probes ?? 0);
+    const sock = tls.connect({ host: '127.0.0.1', port: init.port, ca: init.ca });
+    sockets.push(sock);
+    sock.on('secureConnect', () => {
+      sock.write(`GET ${init.path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${init.token}\r\nAccept: application/json\r\n\r\n`);
+      open++;
+      if (open === init.count) process.send!({ type: 'ready' });
+    });
+    sock.on('data', (d: Buffer) => {
+      if (!counting) return;
+      let i = d.indexOf(marker);
+      while (i >= 0) {
+        events++;
+        if (probe) {
+          const t = d.indexOf(tmark, i);
+          if (t >= 0) latencies.push(Date.now() - Number(d.toString('latin1', t + tmark.length, d.indexOf(34, t + tmark.length))));
+        }
+        i = d.indexOf(marker, i + marker.length);
+      }
+    });
+    sock.on('error', () => {});
+    if (i % 200 === 199) await new Promise((r) => setTimeout(r, 20)); // do not storm the accept queue
+  }
+  process.on('message', (m: any) => {
+    if (m.type === 'count') { counting = true; events = 0; latencies.length = 0; }
+    if (m.type === 'report') {
+      const c = process.cpuUsage(cpu0);
+      process.send!({ type: 'done', events, latencies, cpuSeconds: (c.user + c.system) / 1e6 });
+      for (const s of sockets) s.destroy();
+    }
+  });
+}
+
+// ------------------------------------------------------------------ scenarios
+
+export async function benchList(objects = 10_000, size = 1024): Promise<ReadResult[]> {
+  const s = await startBenchServer([]);
+  try {
+    await fill(s, objects, size - 200, 'l');
+    const agent = new https.Agent({ keepAlive: true });
+    const out: ReadResult[] = [];
+    const measure = async (label: string, once: () => Promise<number>) => {
+      for (let i = 0; i < 3; i++) await once(); // warm
+      const ms: number[] = [];
+      const c0 = procCpuSeconds(s.pid);
+      for (let i = 0; i < 15; i++) ms.push(await once());
+      const srvMs = ((procCpuSeconds(s.pid) - c0) * 1000) / 15;
+      ms.sort((a, b) => a - b);
+      out.push({ scenario: 'list', case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
+    };
+    const base = '/api/v1/namespaces/default/configmaps';
+    const first = await timedGet(s, agent, base);
+    const count = JSON.parse(first.body.toString()).items.length;
+    if (count !== objects) throw new Error(`list returned ${count} items, expected ${objects}`);
+    await measure('consistent (resourceVersion unset)', async () => (await timedGet(s, agent, base)).ms);
+    await measure('any (resourceVersion=0)', async () => (await timedGet(s, agent, `${base}?resourceVersion=0`)).ms);
+    await measure('paged by 500 (all chunks)', async () => {
+      let total = 0;
+      let cont = '';
+      do {
+        const r = await timedGet(s, agent, `${base}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+        total += r.ms;
+        cont = JSON.parse(r.body.toString()).metadata.continue;
+      } while (cont);
+      return total;
+    });
+    agent.destroy();
+    return out;
+  } finally {
+    await s.stop();
+  }
+}
+
+export async function benchWatch(watchers: number, seconds = 5, writers = 8): Promise<ReadResult> {
+  const s = await startBenchServer([]);
+  try {
+    const procs = Math.max(1, Math.min(2, os.cpus().length));
+    const children: ChildProcess[] = [];
+    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', port: s.port, token: s.token, ca: s.ca, count: Math.ceil(watchers / procs), path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1', probes: 10 }, (c) => children.push(c)));
+    while (children.length < procs) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    for (const c of children) c.send({ type: 'count' });
+    const cpu0 = procCpuSeconds(s.pid);
+    const busy0 = machineBusySeconds();
+    const t0 = performance.now();
+    let writer!: ChildProcess;
+    const wrote = runChild({ role: 'writer', port: s.port, token: s.token, ca: s.ca, count: 0, concurrency: writers, size: 700, prefix: 'w' }, (c) => (writer = c));
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    writer.send({ type: 'stop' });
+    const w = await wrote;
+    await new Promise((r) => setTimeout(r, 500)); // let in-flight deliveries land
+    const elapsed = (performance.now() - t0) / 1000;
+    const srvCpu = procCpuSeconds(s.pid) - cpu0;
+    for (const c of children) c.send({ type: 'report' });
+    const rs = await Promise.all(reports);
+    const busy = machineBusySeconds() - busy0;
+    const events = rs.reduce((a, r) => a + r.events, 0);
+    const lat = rs.flatMap((r) => r.latencies).sort((a: number, b: number) => a - b);
+    const clientCpu = rs.reduce((a, r) => a + r.cpuSeconds, 0) + w.cpuSeconds;
+    return {
+      scenario: 'watch', watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
+      'expected': w.made * watchers, delivered: events, 'p50 ms': percentile(lat, 50), 'p99 ms': percentile(lat, 99),
+      'server CPU %': Math.round((srvCpu / elapsed) * 100), 'client CPU %': Math.round((clientCpu / elapsed) * 100), 'machine busy %': Math.round((busy / elapsed) * 100),
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
+export async function benchMemory(): Promise<ReadResult[]> {
+  const out: ReadResult[] = [];
+  const s = await startBenchServer([]);
+  try {
+    out.push({ scenario: 'memory', case: 'empty server', 'RSS MiB': rssMiB(s.pid) });
+    await fill(s, 10_000, 800, 'm');
+    out.push({ scenario: 'memory', case: '10,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid) });
+    await fill(s, 90_000, 800, 'n');
+    out.push({ scenario: 'memory', case: '100,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid) });
+  } finally {
+    await s.stop();
+  }
+  const w = await startBenchServer([]);
+  try {
+    const before = rssMiB(w.pid);
+    const procs = 2;
+    const children: ChildProcess[] = [];
+    const reports = Array.from({ length: procs }, () => runChild({ role: 'watchers', port: w.port, token: w.token, ca: w.ca, count: 5000, path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1' }, (c) => children.push(c)));
+    while (children.length < procs) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = rssMiB(w.pid);
+    out.push({ scenario: 'memory', case: '10,000 idle watchers', 'RSS MiB': after, 'per watcher KiB': (((after - before) * 1024) / 10_000).toFixed(1) });
+    for (const c of children) c.send({ type: 'report' });
+    await Promise.all(reports);
+  } finally {
+    await w.stop();
+  }
+  return out;
+}
+
+export function printRead(rows: ReadResult[]): string {
+  const groups = new Map<string, ReadResult[]>();
+  for (const r of rows) groups.set(r.scenario, [...(groups.get(r.scenario) ?? []), r]);
+  let s = '';
+  for (const [, rs] of groups) {
+    const cols = [...new Set(rs.flatMap((r) => Object.keys(r)))];
+    s += table(cols, rs.map((r) => cols.map((c) => r[c] ?? ''))) + '\n';
+  }
+  return s;
+}
+
+if (process.argv[2] === '--readpath-child') void childMain();
