@@ -59,6 +59,8 @@ export interface AuthRequest {
   header(name: string): string | undefined;
   /** All values of a repeatable header (lower-case name). */
   headerValues(name: string): string[];
+  /** Names (lower case) of every header present. */
+  headerNames(): string[];
   /** The verified TLS client certificate chain, when the transport can see it (node:tls transport). */
   peerCertificate?: import('node:tls').PeerCertificate;
   remoteAddress: string;
@@ -277,6 +279,10 @@ export interface TypeDef {
   validate?: (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
   /** Extra table columns beyond Name; Created At/Age is the default last column. */
   columns?: TableColumn[];
+  /** Not stored: only `create`, answered by a plugin's handler (access reviews, TokenReview). */
+  virtual?: boolean;
+  /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */
+  subresourceInfo?: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string }>;
   /** Field selector fields the watch fan-out indexes (a watch pinning one is not matched by scanning). */
   indexedFields?: string[];
   /** Field selector fields this type supports beyond metadata.name / metadata.namespace. */
@@ -340,4 +346,40 @@ export interface PluginHost {
     status(code: number, reason: string, msg: string): StatusError;
   };
   featureGates: Record<string, boolean>;
+  /** Asks the configured authorizer chain (for access reviews). */
+  authorize(attrs: AuthorizationAttributes): Promise<AuthorizationDecision>;
+  /** Runs a bearer token through the configured authenticators (for TokenReview); undefined if none accepts it. */
+  authenticateToken(token: string): Promise<UserInfo | undefined>;
+  /**
+   * Serves a create-only endpoint from this plugin: a virtual type (no storage: access reviews) when
+   * `subresource` is empty, or a sub-resource of a stored type (serviceaccounts/token). Discovery lists it.
+   */
+  serve(route: VirtualRoute, handler: VirtualHandler): void;
+  /** Checks every create and update of a type before admission (RBAC escalation prevention). Throw a StatusError to refuse. */
+  guardWrites(group: string, resource: string, guard: WriteGuard): void;
 }
+
+export interface VirtualRoute {
+  /** For a virtual type: its full TypeDef (namespaced or not, kind, ...). For a sub-resource: the parent's group/resource and the sub-resource name. */
+  type?: TypeDef;
+  group?: string;
+  resource?: string;
+  subresource?: string;
+  /** Kind of the sub-resource's request/response object, for discovery (TokenRequest). */
+  kind?: string;
+  subresourceGroup?: string;
+  subresourceVersion?: string;
+}
+
+export interface VirtualRequest {
+  body: KObject;
+  user: UserInfo;
+  namespace: string;
+  /** The parent object's name, for sub-resources. */
+  name: string;
+  dryRun: boolean;
+}
+
+export type VirtualHandler = (req: VirtualRequest) => Promise<{ code?: number; object: KObject }>;
+
+export type WriteGuard = (op: 'CREATE' | 'UPDATE', obj: KObject, old: KObject | undefined, user: UserInfo) => void | Promise<void>;

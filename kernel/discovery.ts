@@ -46,10 +46,12 @@ export function apiResourceList(types: TypeRegistry, grp: string, version: strin
   for (const t of ts) {
     resources.push(resourceEntry(t));
     for (const sub of t.subresources ?? []) {
+      const info = t.subresourceInfo?.[sub];
       resources.push({
         name: `${t.resource}/${sub}`, singularName: '', namespaced: t.namespaced,
-        ...(sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: t.kind }),
-        verbs: SUB_VERBS[sub] ?? ['get'],
+        ...(info?.group !== undefined ? { group: info.group, version: info.version } : sub === 'scale' ? { group: 'autoscaling', version: 'v1' } : {}),
+        kind: info?.kind ?? (sub === 'scale' ? 'Scale' : t.kind),
+        verbs: info?.verbs ?? SUB_VERBS[sub] ?? ['get'],
       });
     }
   }
@@ -57,7 +59,7 @@ export function apiResourceList(types: TypeRegistry, grp: string, version: strin
 }
 
 function resourceEntry(t: TypeDef) {
-  const e: Record<string, unknown> = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs ?? ALL_VERBS };
+  const e: Record<string, unknown> = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs ?? (t.virtual ? ['create'] : ALL_VERBS) };
   if (t.shortNames?.length) e.shortNames = t.shortNames;
   if (t.categories?.length) e.categories = t.categories;
   return e;

@@ -1,7 +1,7 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
 import { randomUUID, randomBytes } from 'node:crypto';
-import type { AdmissionAttributes, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteResult } from './contracts.js';
+import type { AdmissionAttributes, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteGuard, WriteResult } from './contracts.js';
 import type { Brand } from './brand.js';
 import type { KRequest, KResponse } from './http/types.js';
 import { errors, StatusError } from './status.js';
@@ -14,6 +14,7 @@ import type { WatchHub, Watcher, EventType } from './watch.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import { mergePatch } from './patch.js';
+import { compileValidator, findDuplicateFields, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -79,7 +80,18 @@ export interface Target {
 }
 
 export class Registry {
+  private guards = new Map<string, WriteGuard[]>();
   constructor(private ctx: RegistryContext) {}
+
+  /** A plugin's check on every create and update of a type (see PluginHost.guardWrites). */
+  addGuard(group: string, resource: string, guard: WriteGuard): void {
+    const k = `${group}/${resource}`;
+    this.guards.set(k, [...(this.guards.get(k) ?? []), guard]);
+  }
+
+  private async guard(t: Target, op: 'CREATE' | 'UPDATE', obj: KObject, old: KObject | undefined, user: UserInfo) {
+    for (const g of this.guards.get(`${t.type.group}/${t.type.resource}`) ?? []) await g(op, obj, old, user);
+  }
 
   rc(type: TypeDef): ResourceCache { return this.ctx.cache.forType(type); }
 
@@ -429,6 +441,7 @@ export class Registry {
     const type = t.type;
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
     if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
+    causes.push(...compileValidator(type)(obj));
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand));
     if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
   }
@@ -464,9 +477,33 @@ export class Registry {
 
   async create(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = dryRunOf(req.query);
-    const obj = decodeBody(req.header('content-type'), await req.body(this.ctx.maxBodyBytes));
+    const raw = await req.body(this.ctx.maxBodyBytes);
+    const obj = decodeBody(req.header('content-type'), raw);
+    const warnings = this.fieldValidation(req, t, obj, raw);
     const out = await this.createObject(t, obj, user, dryRun);
-    res.send(201, JSON_HEADERS, out);
+    res.send(201, { ...JSON_HEADERS, ...warnings }, out);
+  }
+
+  /**
+   * fieldValidation=Strict | Warn (the default) | Ignore: unknown and duplicate fields are a 422 with
+   * one cause each (Strict), one Warning each (Warn), or nothing (Ignore).
+   */
+  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer): Record<string, string> {
+    const mode = req.query.get('fieldValidation') ?? 'Warn';
+    if (!['Strict', 'Warn', 'Ignore', ''].includes(mode)) throw errors.badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got "${mode}"`);
+    if (mode === 'Ignore') return {};
+    const json = (req.header('content-type') ?? 'application/json').includes('json');
+    const unknown = unknownFields(t.type, obj);
+    const dups = json ? findDuplicateFields(raw.toString('utf8')) : [];
+    if (!unknown.length && !dups.length) return {};
+    const msgs = strictErrors(unknown, dups);
+    if (mode === 'Strict') {
+      const causes = [...unknown.map((f) => ({ reason: 'FieldValueInvalid', field: f, message: `unknown field "${f}"` })), ...dups.map((f) => ({ reason: 'FieldValueDuplicate', field: f, message: `duplicate field "${f}"` }))];
+      const e = errors.invalid(t.type.group, t.type.kind, obj.metadata?.name ?? '', causes);
+      e.message = strictDecodingMessage(t.type.kind, t.type.version, msgs);
+      throw e;
+    }
+    return { warning: msgs.map((m) => `299 - ${JSON.stringify(m)}`).join(', ') };
   }
 
   async createObject(t: Target, obj: KObject, user: UserInfo, dryRun: boolean): Promise<Buffer> {
@@ -475,6 +512,7 @@ export class Registry {
     const md = obj.metadata!;
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
+    await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
     await this.ctx.admission.admit(attrs);
     // Server-set metadata, and a fresh status where status has its own endpoint.
@@ -510,13 +548,15 @@ export class Registry {
 
   async update(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = dryRunOf(req.query);
-    const body = decodeBody(req.header('content-type'), await req.body(this.ctx.maxBodyBytes));
+    const raw = await req.body(this.ctx.maxBodyBytes);
+    const body = decodeBody(req.header('content-type'), raw);
     if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, body);
+    const warnings = this.fieldValidation(req, t, body, raw);
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
     const { code, bytes } = await this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion);
-    res.send(code, JSON_HEADERS, bytes);
+    res.send(code, { ...JSON_HEADERS, ...warnings }, bytes);
   }
 
   /**
@@ -557,6 +597,7 @@ export class Registry {
       if (omd.deletionGracePeriodSeconds !== undefined) nmd.deletionGracePeriodSeconds = omd.deletionGracePeriodSeconds; else delete nmd.deletionGracePeriodSeconds;
       if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (specOf(obj) !== specOf(old) ? 1 : 0);
       else delete nmd.generation;
+      if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
       const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
       await this.ctx.admission.admit(attrs);
       this.validate(t, obj, old);

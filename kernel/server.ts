@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import type { AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -15,6 +15,8 @@ import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
+import { decodeBody } from './negotiate.js';
+import { OpenAPIService } from './openapi.js';
 import { errors, isStatusError, StatusError } from './status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
 import { TypeRegistry } from './types.js';
@@ -84,7 +86,33 @@ export class Server {
         status: (code, reason, msg) => new StatusError(code, reason, msg),
       },
       featureGates: this.featureGates,
+      authorize: (attrs) => this.decide(attrs),
+      authenticateToken: (token) => this.authenticateToken(token),
+      serve: (route, handler) => this.serveVirtual(route, handler),
+      guardWrites: (group, resource, guard) => this.registry.addGuard(group, resource, guard),
     };
+  }
+
+  private virtualHandlers = new Map<string, VirtualHandler>();
+  /** Published OpenAPI documents, built at the first request. */
+  private openapi?: OpenAPIService;
+
+  /** A plugin serves a virtual type or a create sub-resource (see PluginHost.serve). */
+  private serveVirtual(route: VirtualRoute, handler: VirtualHandler): void {
+    if (route.type) {
+      const t = { ...route.type, virtual: true };
+      this.types.add(t);
+      this.cache.register(t);
+      this.openapi?.reset();
+      this.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/`, handler);
+      return;
+    }
+    const sub = route.subresource!;
+    for (const t of this.types.versions(route.group ?? '', route.resource!)) {
+      t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
+      t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['create'], kind: route.kind, group: route.subresourceGroup, version: route.subresourceVersion } };
+      this.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
+    }
   }
 
   async start(): Promise<void> {
@@ -202,7 +230,8 @@ export class Server {
   async handle(req: KRequest, res: KResponse): Promise<void> {
     this.inFlight++;
     try {
-      const user = await this.authenticate(req);
+      const caller = await this.authenticate(req);
+      const user = await this.impersonate(req, caller);
       const info = requestInfo(req.method, req.path, req.query);
       await this.authorize(user, info);
       await this.route(req, res, info, user);
@@ -223,7 +252,8 @@ export class Server {
     res.send(se.code, { 'content-type': 'application/json', ...se.headers }, JSON.stringify(se.toStatus()));
   }
 
-  private async authenticate(req: KRequest): Promise<UserInfo> {
+  /** Authenticators in order; the first user wins; a refused credential is 401, never anonymous. */
+  private async authenticate(req: AuthRequest): Promise<UserInfo> {
     let rejected: string | undefined;
     for (const a of this.authenticators) {
       let r;
@@ -231,7 +261,6 @@ export class Server {
       if (!r) continue;
       if ('rejected' in r) { rejected ??= r.rejected; continue; }
       const u = r.user;
-      // A credential some authenticator refused is never served as anonymous.
       if (rejected !== undefined && u.username === 'system:anonymous') break;
       // Every authenticated user is in system:authenticated; the anonymous user is not.
       if (u.username !== 'system:anonymous' && !u.groups.includes('system:authenticated')) u.groups = [...u.groups, 'system:authenticated'];
@@ -240,18 +269,82 @@ export class Server {
     throw errors.unauthorized();
   }
 
-  private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
+  /** The authorizer chain's decision: the first allow or deny decides; no opinion from all is a deny. */
+  async decide(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> {
     for (const a of this.authorizers) {
       let d;
-      try { d = await a.plugin.authorize({ ...info, user }); } catch (e) {
+      try { d = await a.plugin.authorize(attrs); } catch (e) {
         // A failing authorizer has no opinion; the next one (or the default deny) decides.
         this.log.warn('authorizer failed', { authorizer: a.name, error: String(e) });
         continue;
       }
-      if (d.decision === 'allow') return;
-      if (d.decision === 'deny') throw this.forbidden(user, info, d.reason);
+      if (d.decision !== 'no-opinion') return d;
     }
-    throw this.forbidden(user, info, undefined);
+    return { decision: 'no-opinion' };
+  }
+
+  private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
+    const d = await this.decide({ ...info, user });
+    if (d.decision !== 'allow') throw this.forbidden(user, info, d.reason);
+  }
+
+  /**
+   * Impersonate-User / -Group / -Uid / -Extra-<key>: each requested attribute must be allowed to the
+   * caller with verb "impersonate" (users, groups, serviceaccounts, uids, userextras/<key> in the
+   * authentication group); then the request runs as the impersonated user.
+   */
+  private async impersonate(req: KRequest, caller: UserInfo): Promise<UserInfo> {
+    const name = req.header('impersonate-user');
+    const groups = req.headerValues('impersonate-group');
+    const uid = req.header('impersonate-uid');
+    const extra: Record<string, string[]> = {};
+    for (const h of req.headerNames()) {
+      if (!h.startsWith('impersonate-extra-')) continue;
+      let key = h.slice('impersonate-extra-'.length);
+      try { key = decodeURIComponent(key); } catch { throw errors.badRequest(`invalid Impersonate-Extra header: ${h}`); }
+      extra[key.toLowerCase()] = req.headerValues(h);
+    }
+    if (name === undefined) {
+      if (groups.length || uid !== undefined || Object.keys(extra).length) throw errors.badRequest('requested impersonation of groups, extra or uid without impersonating a user');
+      return caller;
+    }
+    const authGroup = `authentication.${this.brand.domain}`;
+    const check = async (resource: string, resourceName: string, group = '', namespace = '', subresource = '') => {
+      const attrs: AuthorizationAttributes = { user: caller, isResourceRequest: true, path: '', verb: 'impersonate', apiPrefix: 'api', apiGroup: group, apiVersion: '', namespace, resource, subresource, name: resourceName };
+      const d = await this.decide(attrs);
+      if (d.decision !== 'allow') {
+        const what = subresource ? `${resource}/${subresource}` : resource;
+        throw new StatusError(403, 'Forbidden', `${group ? `${resource}.${group}` : resource} "${resourceName}" is forbidden: User "${caller.username}" cannot impersonate resource "${what}" in API group "${group}"${namespace ? ` in the namespace "${namespace}"` : ' at the cluster scope'}`, { name: resourceName, group: group || undefined, kind: resource });
+      }
+    };
+    const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(name);
+    if (sa) await check('serviceaccounts', sa[2], '', sa[1]);
+    else await check('users', name);
+    for (const g of groups) await check('groups', g);
+    if (uid !== undefined) await check('uids', uid, authGroup);
+    for (const [k, vs] of Object.entries(extra)) for (const v of vs) await check('userextras', v, authGroup, '', k);
+    const user: UserInfo = { username: name, groups: [...groups], extra };
+    if (uid !== undefined) user.uid = uid;
+    if (sa) user.groups.push('system:serviceaccounts', `system:serviceaccounts:${sa[1]}`);
+    if (name !== 'system:anonymous' && !user.groups.includes('system:authenticated')) user.groups.push('system:authenticated');
+    if (name === 'system:anonymous' && !user.groups.includes('system:unauthenticated')) user.groups.push('system:unauthenticated');
+    return user;
+  }
+
+  /** TokenReview: the token through the configured authenticators, as a request carrying it would go. */
+  private async authenticateToken(token: string): Promise<UserInfo | undefined> {
+    const req: AuthRequest = {
+      method: 'GET', path: '/', remoteAddress: '',
+      header: (n) => (n.toLowerCase() === 'authorization' ? `Bearer ${token}` : undefined),
+      headerValues: (n) => (n.toLowerCase() === 'authorization' ? [`Bearer ${token}`] : []),
+      headerNames: () => ['authorization'],
+    };
+    try {
+      const u = await this.authenticate(req);
+      return u.username === 'system:anonymous' ? undefined : u;
+    } catch {
+      return undefined;
+    }
   }
 
   private forbidden(user: UserInfo, info: RequestInfo, reason: string | undefined): StatusError {
@@ -275,6 +368,11 @@ export class Server {
       }
       const h = this.health.handle(p, req.query);
       if (h) return res.send(h.code, h.headers, m === 'HEAD' ? '' : h.body);
+      if (p === '/openapi/v2' || p === '/openapi/v3' || p.startsWith('/openapi/v3/')) {
+        this.openapi ??= new OpenAPIService(() => this.types.all, this.brand, this.version());
+        const o = this.openapi.serveOpenAPI(p, (n) => req.header(n), req.query)!;
+        return res.send(o.code, o.headers, m === 'HEAD' ? '' : o.body);
+      }
       if (p === '/version' || p === '/version/') return this.json(res, this.version());
       if (p === '/api' || p === '/api/') return this.json(res, apiVersions(`${this.config.bindAddress}:${this.port}`));
       if (p === '/apis' || p === '/apis/') return this.json(res, apiGroupList(this.types));
@@ -303,6 +401,11 @@ export class Server {
     if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
     if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
     if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
+    const virtual = this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
+    if (virtual || type.virtual) {
+      if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();
+      return this.runVirtual(req, res, t, user, virtual);
+    }
     switch (m) {
       case 'GET': case 'HEAD':
         if (info.verb === 'get') return r.get(req, res, t);
@@ -322,6 +425,15 @@ export class Server {
       default:
         throw errors.methodNotAllowed();
     }
+  }
+
+  private async runVirtual(req: KRequest, res: KResponse, t: Target, user: UserInfo, handler: VirtualHandler) {
+    const dryRun = req.query.getAll('dryRun');
+    for (const v of dryRun) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
+    if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
+    const body = decodeBody(req.header('content-type'), await req.body(this.config.maxRequestBodyBytes));
+    const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun: dryRun.includes('All') });
+    res.send(out.code ?? 201, { 'content-type': 'application/json' }, JSON.stringify(out.object));
   }
 
   version() {

@@ -30,6 +30,20 @@ export class TypeRegistry {
     }
   }
 
+  /** Adds a type a plugin serves after start-up (virtual types). */
+  add(t: TypeDef): void {
+    const k = `${t.group}/${t.version}/${t.resource}`;
+    if (this.byResource.has(k)) throw new Error(`type ${k} is provided twice`);
+    this.byResource.set(k, t);
+    if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) this.byGroupResource.set(`${t.group}/${t.resource}`, t);
+    this.all.push(t);
+  }
+
+  /** Every served version of a group-resource. */
+  versions(group: string, resource: string): TypeDef[] {
+    return this.all.filter((t) => t.group === group && t.resource === resource);
+  }
+
   lookup(group: string, version: string, resource: string): TypeDef | undefined {
     return this.byResource.get(`${group}/${version}/${resource}`);
   }

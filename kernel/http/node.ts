@@ -53,6 +53,7 @@ function makeRequest(req: IncomingMessage): KRequest {
     peerCertificate: peer && Object.keys(peer).length ? peer : undefined,
     header: (name) => req.headersDistinct[name.toLowerCase()]?.[0],
     headerValues: (name) => req.headersDistinct[name.toLowerCase()] ?? [],
+    headerNames: () => Object.keys(req.headersDistinct),
     body(limit: number) {
       return new Promise((resolve, reject) => {
         const declared = Number(req.headers['content-length'] ?? 0);

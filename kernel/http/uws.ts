@@ -147,6 +147,7 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse): KR
     remoteAddress,
     header: (name) => headers.get(name.toLowerCase())?.[0],
     headerValues: (name) => headers.get(name.toLowerCase()) ?? [],
+    headerNames: () => [...headers.keys()],
     body(max: number) {
       limit = max;
       const declared = Number(headers.get('content-length')?.[0] ?? '0');

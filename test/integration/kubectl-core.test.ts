@@ -62,8 +62,7 @@ spec:
 t.test('kubectl against the kubernetes brand', { skip: noKubectl }, async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
 
-  // --validate=false until /openapi is published (writes issue): kubectl's default validation fetches it first.
-  const created = await kubectl(s, ['create', '--validate=false', '-f', '-'], { input: manifest });
+  const created = await kubectl(s, ['create', '-f', '-'], { input: manifest });
   t.equal(created.code, 0, created.stderr);
   t.match(created.stdout, /namespace\/shop created/);
   t.match(created.stdout, /configmap\/settings created/);
@@ -107,6 +106,15 @@ t.test('kubectl against the kubernetes brand', { skip: noKubectl }, async (t) =>
   t.match(res.stdout, /^pods\s+po\s+v1\s+true\s+Pod/m);
   t.match(res.stdout, /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment/m);
   t.match(res.stdout, /^namespaces\s+ns\s+v1\s+false\s+Namespace/m);
+
+  const strict = await kubectl(s, ['create', '-f', '-'], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: shop\ndatta:\n  a: b\n' });
+  t.not(strict.code, 0, 'default (strict) validation refuses an unknown field');
+  t.match(strict.stderr, /unknown field "datta"/);
+
+  const explain = await kubectl(s, ['explain', 'pod.spec.containers']);
+  t.equal(explain.code, 0, explain.stderr);
+  t.match(explain.stdout, /FIELDS:/);
+  t.match(explain.stdout, /image\s+<string>/);
 
   const del = await kubectl(s, ['delete', 'configmap', 'settings', '-n', 'shop']);
   t.equal(del.code, 0, del.stderr);

@@ -12,7 +12,7 @@ const host = {} as PluginHost; // these plugins never touch the host
 
 function req(headers: Record<string, string> = {}): AuthRequest {
   const h = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  return { method: 'GET', path: '/api', header: (n) => h[n.toLowerCase()], headerValues: (n) => (h[n] === undefined ? [] : [h[n]]), remoteAddress: '127.0.0.1' };
+  return { method: 'GET', path: '/api', header: (n) => h[n.toLowerCase()], headerValues: (n) => (h[n] === undefined ? [] : [h[n]]), headerNames: () => Object.keys(h), remoteAddress: '127.0.0.1' };
 }
 
 const CSV = [

@@ -5,6 +5,7 @@ import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kern
 import { CATALOG, FIELD_SELECTORS, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
+import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
 
 /** Every built-in type, with groups in the brand's domain. */
@@ -34,6 +35,7 @@ export function builtinTypes(brand: Brand): TypeDef[] {
     if (VALIDATORS[key]) t.validate = VALIDATORS[key];
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
+    attachSchema(t, r.group, brand);
     return t;
   });
 }

@@ -1,0 +1,341 @@
+// Generic field validation against a type's structural Schema (kernel/contracts.ts):
+//   checkFields          unknown fields, as the reference's strict decoder names them ("spec.containers[0].foo")
+//   findDuplicateFields  duplicate keys of a JSON body, found by a small linear scanner ("metadata.name")
+//   compileValidator     a structural type check (ajv, compiled once per type) returning field causes
+// No type-specific code: everything follows the Schema and its definitions.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { FieldCause, KObject, Schema, TypeDef } from './contracts.js';
+import { goQuote } from './validation.js';
+
+type Defs = Readonly<Record<string, Schema>> | undefined;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Follows refs to the schema they name; undefined for a dangling ref (read as "anything"). */
+function resolve(s: Schema | undefined, defs: Defs): Schema | undefined {
+  for (let hops = 0; s && s.type === 'ref'; hops++) {
+    if (hops > 64) return undefined;
+    s = defs?.[s.ref];
+  }
+  return s;
+}
+
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+// ---------------------------------------------------------------- unknown fields
+
+export interface FieldCheck {
+  /** Paths of fields the schema does not know, in document order: "spec.foo", "spec.containers[0].bar". */
+  unknown: string[];
+}
+
+/**
+ * Lists the fields of `obj` that its schema does not declare. Objects with `additional` are maps (any
+ * key, each value checked), objects marked preserveUnknown or without fields accept any key, and `any`,
+ * int-or-string and scalars end the walk. Values of the wrong JSON type are left to the type check.
+ */
+export function checkFields(obj: unknown, schema: Schema | undefined, definitions?: Defs): FieldCheck {
+  const unknown: string[] = [];
+  // Explicit stack (documents can nest deeper than the call stack is comfortable with). A frame with
+  // no schema slot is an unknown field, reported when popped so that the list keeps document order.
+  type Frame = [value: unknown, schema: Schema | undefined, path: string] | [path: string];
+  const stack: Frame[] = [[obj, schema, '']];
+  while (stack.length) {
+    const frame = stack.pop()!;
+    if (frame.length === 1) {
+      unknown.push(frame[0]);
+      continue;
+    }
+    const [value, raw, path] = frame;
+    const s = resolve(raw, definitions);
+    if (!s || value === null || value === undefined) continue;
+    const next: Frame[] = [];
+    if (s.type === 'object' && isObject(value)) {
+      const fields = s.fields;
+      for (const [k, v] of Object.entries(value)) {
+        const f = fields && Object.prototype.hasOwnProperty.call(fields, k) ? fields[k] : undefined;
+        if (f) next.push([v, f, join(path, k)]);
+        else if (s.additional) next.push([v, s.additional, join(path, k)]);
+        else if (fields && !s.preserveUnknown) next.push([join(path, k)]);
+      }
+    } else if (s.type === 'array' && Array.isArray(value)) {
+      value.forEach((v, i) => next.push([v, s.items, `${path}[${i}]`]));
+    }
+    // Reverse so that the pops visit children in document order.
+    for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]);
+  }
+  return { unknown };
+}
+
+/** Unknown fields of an object of a served type; none when the type is unstructured. */
+export function unknownFields(type: TypeDef, obj: unknown): string[] {
+  return type.schema ? checkFields(obj, type.schema, type.definitions).unknown : [];
+}
+
+// ---------------------------------------------------------------- duplicate keys
+
+/**
+ * Duplicate object keys of a JSON text, as paths in document order ("metadata.name",
+ * "spec.containers[0].image"). One linear pass, no parse tree; stops quietly at malformed input
+ * (the body's parser reports syntax errors). At most `limit` paths (the reference keeps 100 strict errors).
+ */
+export function findDuplicateFields(text: string, limit = 100): string[] {
+  const out: string[] = [];
+  const reported = new Set<string>();
+  type Frame = { obj: true; path: string; keys: Set<string> } | { obj: false; path: string; index: number };
+  const stack: Frame[] = [];
+  const n = text.length;
+  let i = 0;
+
+  const skipWs = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i++;
+    }
+  };
+  /** Reads a string at text[i] === '"'; undefined when unterminated. */
+  const readString = (): string | undefined => {
+    const start = i++;
+    let escaped = false;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 0x5c) { escaped = true; i += 2; continue; }
+      i++;
+      if (c === 0x22) {
+        const raw = text.slice(start, i);
+        if (!escaped) return raw.slice(1, -1);
+        try { return JSON.parse(raw) as string; } catch { return undefined; }
+      }
+    }
+    return undefined;
+  };
+  const skipScalar = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 0x2c || c === 0x5d || c === 0x7d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) break;
+      i++;
+    }
+  };
+
+  // Each turn: read one value at `path`, then climb out of finished containers.
+  let path = '';
+  for (;;) {
+    skipWs();
+    if (i >= n) return out;
+    const c = text[i];
+    let opened = false;
+    if (c === '{' || c === '[') {
+      i++;
+      skipWs();
+      const empty = text[i] === (c === '{' ? '}' : ']');
+      if (empty) i++;
+      else {
+        stack.push(c === '{' ? { obj: true, path, keys: new Set() } : { obj: false, path, index: 0 });
+        opened = true;
+      }
+    } else if (c === '"') {
+      if (readString() === undefined) return out;
+    } else {
+      const before = i;
+      skipScalar();
+      if (i === before) return out;
+    }
+    // After a value: the next key or element, or the end of containers.
+    let needKey = opened && stack[stack.length - 1].obj;
+    if (opened && !needKey) {
+      const top = stack[stack.length - 1] as { path: string; index: number };
+      path = `${top.path}[0]`;
+      continue;
+    }
+    while (!needKey) {
+      const top = stack[stack.length - 1];
+      if (!top) return out;
+      skipWs();
+      const d = text[i++];
+      if (d === ',') {
+        if (top.obj) needKey = true;
+        else {
+          top.index++;
+          path = `${top.path}[${top.index}]`;
+          break;
+        }
+      } else if (d === (top.obj ? '}' : ']')) stack.pop();
+      else return out;
+    }
+    if (!needKey) continue;
+    // Read "key": within the innermost object.
+    const top = stack[stack.length - 1] as { path: string; keys: Set<string> };
+    skipWs();
+    if (text[i] !== '"') return out;
+    const key = readString();
+    if (key === undefined) return out;
+    skipWs();
+    if (text[i++] !== ':') return out;
+    path = join(top.path, key);
+    if (top.keys.has(key)) {
+      if (!reported.has(path) && out.length < limit) {
+        reported.add(path);
+        out.push(path);
+      }
+    } else top.keys.add(key);
+  }
+}
+
+// ---------------------------------------------------------------- messages as the reference words them
+
+/** Strict decoding errors in the reference's words: `unknown field "spec.foo"`, `duplicate field "metadata.name"`. */
+export function strictErrors(unknown: string[], duplicates: string[] = []): string[] {
+  return [...unknown.map((p) => `unknown field ${goQuote(p)}`), ...duplicates.map((p) => `duplicate field ${goQuote(p)}`)].slice(0, 100);
+}
+
+/** The 400 message of a strict request: `Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.foo"`. */
+export function strictDecodingMessage(kind: string, version: string, errors: string[]): string {
+  return `${kind} in version ${goQuote(version)} cannot be handled as a ${kind}: strict decoding error: ${errors.join(', ')}`;
+}
+
+// ---------------------------------------------------------------- structural type check
+
+export type TypeValidator = (obj: KObject) => FieldCause[];
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** JSON type name of a value, as the reference's schema validator prints it. */
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+/** Where ajv keeps the shared definitions of one map. */
+const DEFS_ID = 'defs';
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * Our Schema as JSON Schema for ajv. null passes everywhere (the reference decodes it as the zero
+ * value); unknown fields are not an error here (checkFields reports them) and nothing is required.
+ */
+function toJsonSchema(s: Schema): Record<string, unknown> {
+  switch (s.type) {
+    case 'ref':
+      return { $ref: `${DEFS_ID}#/definitions/${escapePointer(s.ref)}` };
+    case 'object': {
+      const out: Record<string, unknown> = { type: ['object', 'null'] };
+      if (s.fields) out.properties = Object.fromEntries(Object.entries(s.fields).map(([k, v]) => [k, toJsonSchema(v)]));
+      if (s.additional) out.additionalProperties = toJsonSchema(s.additional);
+      return out;
+    }
+    case 'array':
+      return { type: ['array', 'null'], items: toJsonSchema(s.items) };
+    case 'int-or-string':
+      return { type: ['integer', 'string', 'null'] };
+    case 'any':
+      return {};
+    case 'string':
+      if (s.format === 'quantity') return { type: ['string', 'number', 'null'] };
+      if (s.format === 'date-time' || s.format === 'byte') return { type: ['string', 'null'], format: s.format };
+      return { type: ['string', 'null'] };
+    default:
+      return { type: [s.type, 'null'] };
+  }
+}
+
+function newAjv(defs: Defs): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, formats: {
+    'date-time': { type: 'string', validate: (x: string) => RFC3339.test(x) },
+    byte: { type: 'string', validate: (x: string) => BASE64.test(x.replace(/[\r\n]/g, '')) },
+  } });
+  const definitions: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(defs ?? {})) definitions[k] = toJsonSchema(v);
+  ajv.addSchema({ $id: DEFS_ID, definitions });
+  return ajv;
+}
+
+/** "/spec/containers/0/image" → "spec.containers[0].image", reading the data to tell indexes from keys. */
+function fieldPath(data: unknown, pointer: string): string {
+  if (!pointer) return '';
+  let path = '';
+  let cur: unknown = data;
+  for (const raw of pointer.slice(1).split('/')) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(cur)) {
+      path += `[${seg}]`;
+      cur = cur[Number(seg)];
+    } else {
+      path = join(path, seg);
+      cur = isObject(cur) ? cur[seg] : undefined;
+    }
+  }
+  return path;
+}
+
+function valueAt(data: unknown, pointer: string): unknown {
+  let cur: unknown = data;
+  if (!pointer) return cur;
+  for (const raw of pointer.slice(1).split('/')) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    cur = Array.isArray(cur) ? cur[Number(seg)] : isObject(cur) ? cur[seg] : undefined;
+  }
+  return cur;
+}
+
+function toCause(e: ErrorObject, data: unknown): FieldCause | undefined {
+  const field = fieldPath(data, e.instancePath);
+  const value = valueAt(data, e.instancePath);
+  const where = field || '<root>';
+  if (e.keyword === 'type') {
+    const expected = ([] as string[]).concat(e.params.type as string | string[]).filter((t) => t !== 'null');
+    const actual = jsonType(value);
+    return {
+      reason: 'FieldValueTypeInvalid', field,
+      message: `Invalid value: ${goQuote(actual)}: ${where} in body must be of type ${expected.join(',')}: ${goQuote(actual)}`,
+    };
+  }
+  if (e.keyword === 'format') {
+    const shown = typeof value === 'string' ? value : JSON.stringify(value);
+    return {
+      reason: 'FieldValueTypeInvalid', field,
+      message: `Invalid value: ${goQuote(shown)}: ${where} in body must be of type ${e.params.format as string}: ${goQuote(shown)}`,
+    };
+  }
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${goQuote(jsonType(value))}: ${where} in body ${e.message ?? 'is invalid'}` };
+}
+
+const ajvByDefs = new WeakMap<object, Ajv>();
+const NO_DEFS = {};
+const validators = new WeakMap<TypeDef, TypeValidator>();
+const NONE: TypeValidator = () => [];
+
+/**
+ * The structural type check of a type, compiled once and cached on the TypeDef. Types sharing one
+ * definitions map share one ajv instance, so each definition compiles once. Unstructured types pass.
+ */
+export function compileValidator(type: TypeDef): TypeValidator {
+  const cached = validators.get(type);
+  if (cached) return cached;
+  let v: TypeValidator = NONE;
+  if (type.schema) {
+    const key = type.definitions ?? NO_DEFS;
+    let ajv = ajvByDefs.get(key);
+    if (!ajv) ajvByDefs.set(key, (ajv = newAjv(type.definitions)));
+    const fn: ValidateFunction = ajv.compile(toJsonSchema(type.schema));
+    v = (obj) => {
+      if (fn(obj)) return [];
+      const causes: FieldCause[] = [];
+      const seen = new Set<string>();
+      for (const e of fn.errors ?? []) {
+        const c = toCause(e, obj);
+        if (!c) continue;
+        const k = `${c.field}\0${c.message}`;
+        if (seen.has(k)) continue;
+        seen.add(k);
+        causes.push(c);
+      }
+      return causes;
+    };
+  }
+  validators.set(type, v);
+  return v;
+}

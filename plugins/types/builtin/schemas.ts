@@ -1,0 +1,65 @@
+// Structural schemas of the built-in types. schemas.json (written by gen-schemas.ts) holds our own
+// compact catalog keyed by neutral names ("core.v1.Pod", "meta.v1.ObjectMeta"); here the names are
+// turned into the brand's style ("io.k8s.api.core.v1.Pod" / "io.cluster.api.core.v1.Pod") once per
+// brand, and each TypeDef gets its schema (a ref), the shared definitions and its definition name.
+import type { Brand } from '../../../kernel/brand.js';
+import type { Schema, TypeDef } from '../../../kernel/contracts.js';
+import { definitionName } from '../../../kernel/openapi.js';
+import { kindDefinition } from './gen-schemas.js';
+import raw from './schemas.json' with { type: 'json' };
+
+/** The catalog as written: neutral names, refs between them. */
+export const NEUTRAL_SCHEMAS = raw as unknown as Readonly<Record<string, Schema>>;
+
+const byBrand = new Map<string, Readonly<Record<string, Schema>>>();
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+/** A copy of a schema with every ref renamed. */
+function rename(s: Schema, name: (neutral: string) => string): Schema {
+  switch (s.type) {
+    case 'ref':
+      return { ...s, ref: name(s.ref) };
+    case 'object': {
+      const out = { ...s };
+      if (s.fields) out.fields = Object.fromEntries(Object.entries(s.fields).map(([k, v]) => [k, rename(v, name)]));
+      if (s.additional) out.additional = rename(s.additional, name);
+      if (s.required) out.required = [...s.required];
+      return out;
+    }
+    case 'array':
+      return { ...s, items: rename(s.items, name), ...(s.mapKeys ? { mapKeys: [...s.mapKeys] } : {}) };
+    default:
+      return { ...s };
+  }
+}
+
+/** All built-in definitions named in the brand's style (built once per brand, frozen, shared by every TypeDef). */
+export function brandDefinitions(brand: Brand): Readonly<Record<string, Schema>> {
+  let defs = byBrand.get(brand.name);
+  if (!defs) {
+    const name = (n: string) => definitionName(brand, n);
+    defs = deepFreeze(Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), rename(v, name)])));
+    byBrand.set(brand.name, defs);
+  }
+  return defs;
+}
+
+/**
+ * Gives a TypeDef its structural schema. `group` is the catalog row's group (placeholder domain or
+ * the brand's, the neutral name ignores the domain). Types without a catalog schema stay unstructured.
+ */
+export function attachSchema(t: TypeDef, group: string, brand: Brand): void {
+  const neutral = kindDefinition(group, t.version, t.kind);
+  if (!NEUTRAL_SCHEMAS[neutral]) return;
+  const name = definitionName(brand, neutral);
+  t.schema = { type: 'ref', ref: name };
+  t.definitions = brandDefinitions(brand) as Record<string, Schema>;
+  t.definitionName = name;
+}
