@@ -279,8 +279,8 @@ export interface TypeDef {
   validate?: (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
   /** Extra table columns beyond Name; Created At/Age is the default last column. */
   columns?: TableColumn[];
-  /** Not stored: only `create`, answered by a plugin's handler (access reviews, TokenReview). */
-  virtual?: boolean;
+  /** A virtual type: not stored, only `create`, answered by this handler (access reviews, TokenReview). */
+  virtual?: VirtualHandler;
   /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */
   subresourceInfo?: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string }>;
   /** Field selector fields the watch fan-out indexes (a watch pinning one is not matched by scanning). */
@@ -351,8 +351,8 @@ export interface PluginHost {
   /** Runs a bearer token through the configured authenticators (for TokenReview); undefined if none accepts it. */
   authenticateToken(token: string): Promise<UserInfo | undefined>;
   /**
-   * Serves a create-only endpoint from this plugin: a virtual type (no storage: access reviews) when
-   * `subresource` is empty, or a sub-resource of a stored type (serviceaccounts/token). Discovery lists it.
+   * Serves a create-only sub-resource of a stored type from this plugin (serviceaccounts/token);
+   * discovery lists it. (Virtual types are TypeDefs with a `virtual` handler, from a types plugin.)
    */
   serve(route: VirtualRoute, handler: VirtualHandler): void;
   /** Checks every create and update of a type before admission (RBAC escalation prevention). Throw a StatusError to refuse. */
@@ -360,11 +360,10 @@ export interface PluginHost {
 }
 
 export interface VirtualRoute {
-  /** For a virtual type: its full TypeDef (namespaced or not, kind, ...). For a sub-resource: the parent's group/resource and the sub-resource name. */
-  type?: TypeDef;
-  group?: string;
-  resource?: string;
-  subresource?: string;
+  /** The parent type's group and resource, and the sub-resource's name. */
+  group: string;
+  resource: string;
+  subresource: string;
   /** Kind of the sub-resource's request/response object, for discovery (TokenRequest). */
   kind?: string;
   subresourceGroup?: string;

@@ -97,18 +97,12 @@ export class Server {
   /** Published OpenAPI documents, built at the first request. */
   private openapi?: OpenAPIService;
 
-  /** A plugin serves a virtual type or a create sub-resource (see PluginHost.serve). */
+  /** A plugin serves a create sub-resource of a stored type (see PluginHost.serve). */
   private serveVirtual(route: VirtualRoute, handler: VirtualHandler): void {
-    if (route.type) {
-      const t = { ...route.type, virtual: true };
-      this.types.add(t);
-      this.cache.register(t);
-      this.openapi?.reset();
-      this.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/`, handler);
-      return;
-    }
-    const sub = route.subresource!;
-    for (const t of this.types.versions(route.group ?? '', route.resource!)) {
+    const sub = route.subresource;
+    const versions = this.types.versions(route.group, route.resource);
+    if (!versions.length) throw new Error(`cannot serve ${route.resource}/${sub}: no type ${route.resource} in group "${route.group}"`);
+    for (const t of versions) {
       t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
       t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['create'], kind: route.kind, group: route.subresourceGroup, version: route.subresourceVersion } };
       this.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
@@ -401,7 +395,7 @@ export class Server {
     if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
     if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
     if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
-    const virtual = this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
+    const virtual = type.virtual && !sub ? type.virtual : this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
     if (virtual || type.virtual) {
       if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();
       return this.runVirtual(req, res, t, user, virtual);
