@@ -196,6 +196,18 @@ function fillTokenFile(c: Config): void {
 }
 
 /**
+ * A service-account authenticator named without key files verifies with the serving key, as the
+ * reference does: --tls-private-key-file when given (the plugin itself falls back to the first-start
+ * key <dataDir>/pki/apiserver.key).
+ */
+function fillServiceAccountKeys(c: Config): void {
+  if (!c.tls.keyFile) return;
+  for (const ref of c.authentication) {
+    if (ref.plugin === 'service-account' && ref.options?.keyFiles === undefined) ref.options = { ...ref.options, keyFiles: [c.tls.keyFile] };
+  }
+}
+
+/**
  * Flags over config file over defaults. The file is `--config`, else env CLUSTER_APISERVER_CONFIG.
  * `--help` prints usage and exits.
  */
@@ -211,6 +223,7 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   const dataDir = flags.dataDir ?? file.dataDir ?? DEFAULT_DATA_DIR;
   const cfg = applyFlags(mergeConfig(defaultConfig(dataDir), file), flags);
   fillTokenFile(cfg);
+  fillServiceAccountKeys(cfg);
   check(cfg, 'configuration'); // catches out-of-range flag values too
   if (configFile) cfg.configFile = path.resolve(configFile);
   return cfg;

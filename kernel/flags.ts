@@ -20,6 +20,29 @@ export interface ParsedFlags {
   authorizationMode?: string[];
   tokenAuthFile?: string;
   anonymousAuth?: boolean;
+  clientCAFile?: string;
+  enableBootstrapTokenAuth?: boolean;
+  serviceAccountKeyFiles?: string[];
+  serviceAccountIssuers?: string[];
+  serviceAccountLookup?: boolean;
+  apiAudiences?: string[];
+  oidcIssuerURL?: string;
+  oidcClientID?: string;
+  oidcUsernameClaim?: string;
+  oidcUsernamePrefix?: string;
+  oidcGroupsClaim?: string;
+  oidcGroupsPrefix?: string;
+  oidcRequiredClaims?: Record<string, string>;
+  oidcCAFile?: string;
+  oidcSigningAlgs?: string[];
+  webhookConfigFile?: string;
+  webhookCacheTTLSeconds?: number;
+  webhookVersion?: string;
+  requestheaderUsernameHeaders?: string[];
+  requestheaderGroupHeaders?: string[];
+  requestheaderExtraHeadersPrefixes?: string[];
+  requestheaderClientCAFile?: string;
+  requestheaderAllowedNames?: string[];
   enableAdmissionPlugins?: string[];
   disableAdmissionPlugins?: string[];
   admissionControlConfigFile?: string;
@@ -31,7 +54,11 @@ export interface ParsedFlags {
   storageGroupCommit?: boolean;
 }
 
-type FlagKind = 'string' | 'bool' | 'port' | 'bytes' | 'list' | 'map' | 'gates' | 'duration';
+/**
+ * list: comma-separated, repeatable (values accumulate); array: repeatable, one value per occurrence,
+ * never split on commas; pair: repeatable `key=value`, one pair per occurrence (the value may hold commas).
+ */
+type FlagKind = 'string' | 'bool' | 'port' | 'bytes' | 'list' | 'array' | 'pair' | 'map' | 'gates' | 'duration';
 interface FlagDef {
   key: keyof ParsedFlags;
   kind: FlagKind;
@@ -43,7 +70,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'data-dir': { key: 'dataDir', kind: 'string', help: 'Directory for stored data and first-start credentials (default ./data).' },
   'bind-address': { key: 'bindAddress', kind: 'string', help: 'Address to listen on (default 127.0.0.1).' },
   'secure-port': { key: 'securePort', kind: 'port', help: 'HTTPS port; 0 picks a free port (default 6443).' },
-  'mtls-port': { key: 'mtlsPort', kind: 'port', help: 'Also serve HTTPS on this port through node:tls, where client certificates signed by the cluster CA reach authenticators (unset: off; 0 picks a free port).' },
+  'mtls-port': { key: 'mtlsPort', kind: 'port', help: 'Also serve HTTPS on this port through node:tls, where client certificates signed by the cluster CA, a --client-ca-file CA or the --requestheader-client-ca-file CA reach authenticators (unset: off; 0 picks a free port).' },
   brand: { key: 'brand', kind: 'string', help: `Naming of groups and system objects: ${Object.keys(brands).join(' | ')} (default cluster).` },
   'tls-cert-file': { key: 'tlsCertFile', kind: 'string', help: 'Serving certificate (PEM); default: generated at first start.' },
   'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string', help: 'Private key of the serving certificate (PEM).' },
@@ -51,6 +78,29 @@ export const FLAGS: Record<string, FlagDef> = {
   'authorization-mode': { key: 'authorizationMode', kind: 'list', help: 'Ordered authorizers: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC, Node.' },
   'token-auth-file': { key: 'tokenAuthFile', kind: 'string', help: 'Static token file (CSV: token,user,uid,"group1,group2").' },
   'anonymous-auth': { key: 'anonymousAuth', kind: 'bool', help: 'Treat requests without credentials as system:anonymous (default true).' },
+  'client-ca-file': { key: 'clientCAFile', kind: 'string', help: 'Client certificates signed by a CA in this PEM bundle authenticate (common name = user, organizations = groups); presented on the --mtls-port listener.' },
+  'enable-bootstrap-token-auth': { key: 'enableBootstrapTokenAuth', kind: 'bool', help: 'Accept bootstrap tokens (<id>.<secret>) backed by bootstrap-token-<id> secrets in the system namespace.' },
+  'service-account-key-file': { key: 'serviceAccountKeyFiles', kind: 'array', help: 'PEM public or private key (RSA or ECDSA) verifying service account tokens; repeatable (default: the serving key).' },
+  'service-account-issuer': { key: 'serviceAccountIssuers', kind: 'array', help: 'Issuer of service account tokens; repeatable: the first signs, all are accepted (default https://<brand>.default.svc.cluster.local).' },
+  'service-account-lookup': { key: 'serviceAccountLookup', kind: 'bool', help: 'Check that the service account (and any bound pod or secret) of a token still exists (default true).' },
+  'api-audiences': { key: 'apiAudiences', kind: 'list', help: 'Audiences service account tokens must carry one of (default: the issuers).' },
+  'oidc-issuer-url': { key: 'oidcIssuerURL', kind: 'string', help: 'https URL of the OpenID Connect issuer; enables ID token authentication.' },
+  'oidc-client-id': { key: 'oidcClientID', kind: 'string', help: 'Client id all ID tokens must be issued for (audience).' },
+  'oidc-username-claim': { key: 'oidcUsernameClaim', kind: 'string', help: 'Claim used as the user name (default sub).' },
+  'oidc-username-prefix': { key: 'oidcUsernamePrefix', kind: 'string', help: 'Prefix of user names; "-" disables (default "<issuer url>#" unless the claim is email).' },
+  'oidc-groups-claim': { key: 'oidcGroupsClaim', kind: 'string', help: 'Claim holding the groups (string or list of strings).' },
+  'oidc-groups-prefix': { key: 'oidcGroupsPrefix', kind: 'string', help: 'Prefix of group names.' },
+  'oidc-required-claim': { key: 'oidcRequiredClaims', kind: 'pair', help: 'key=value claim every ID token must carry; repeatable.' },
+  'oidc-ca-file': { key: 'oidcCAFile', kind: 'string', help: 'CA of the issuer\'s web certificate (default: the host\'s roots).' },
+  'oidc-signing-algs': { key: 'oidcSigningAlgs', kind: 'list', help: 'Accepted ID token signing algorithms (default RS256).' },
+  'authentication-token-webhook-config-file': { key: 'webhookConfigFile', kind: 'string', help: 'Client configuration (kubeconfig format) of a remote service that reviews bearer tokens (TokenReview).' },
+  'authentication-token-webhook-cache-ttl': { key: 'webhookCacheTTLSeconds', kind: 'duration', help: 'How long token webhook answers are cached (default 2m).' },
+  'authentication-token-webhook-version': { key: 'webhookVersion', kind: 'string', help: 'TokenReview version sent to the token webhook: v1beta1 (default) or v1.' },
+  'requestheader-username-headers': { key: 'requestheaderUsernameHeaders', kind: 'list', help: 'Headers a front proxy puts the user name in, first with a value wins (e.g. X-Remote-User).' },
+  'requestheader-group-headers': { key: 'requestheaderGroupHeaders', kind: 'list', help: 'Headers a front proxy puts groups in (e.g. X-Remote-Group).' },
+  'requestheader-extra-headers-prefix': { key: 'requestheaderExtraHeadersPrefixes', kind: 'list', help: 'Header prefixes of extra user attributes (e.g. X-Remote-Extra-).' },
+  'requestheader-client-ca-file': { key: 'requestheaderClientCAFile', kind: 'string', help: 'CA bundle the front proxy\'s client certificate must verify against (on the --mtls-port listener); without it headers are ignored.' },
+  'requestheader-allowed-names': { key: 'requestheaderAllowedNames', kind: 'list', help: 'Common names allowed for the front proxy\'s certificate (default: any from the CA).' },
   'enable-admission-plugins': { key: 'enableAdmissionPlugins', kind: 'list', help: 'Admission plugins to enable besides the default ones (order irrelevant).' },
   'disable-admission-plugins': { key: 'disableAdmissionPlugins', kind: 'list', help: 'Admission plugins to disable, default ones included.' },
   'admission-control-config-file': { key: 'admissionControlConfigFile', kind: 'string', help: 'Admission configuration file.' },
@@ -213,6 +263,14 @@ function convert(flag: string, def: FlagDef, v: string): unknown {
     case 'string':
       if (!v) throw new Error(`flag --${flag} needs a non-empty value`);
       return v;
+    case 'array':
+      if (!v) throw new Error(`flag --${flag} needs a non-empty value`);
+      return [v];
+    case 'pair': {
+      const eq = v.indexOf('=');
+      if (eq <= 0) throw new Error(`invalid value "${v}" for --${flag}: expected key=value`);
+      return { [v.slice(0, eq).trim()]: v.slice(eq + 1) };
+    }
     case 'bool': return parseBool(flag, v);
     case 'port': return parseInteger(flag, v, 0, 65535);
     case 'bytes': return parseInteger(flag, v, 1, Number.MAX_SAFE_INTEGER);
@@ -252,13 +310,17 @@ export function parseFlags(argv: string[]): ParsedFlags {
     const value = convert(name, def, raw);
     const prev = out[def.key];
     // repeated list and map flags accumulate; others: the last one wins
-    if (def.kind === 'list' && Array.isArray(prev)) out[def.key] = [...prev, ...(value as string[])];
-    else if ((def.kind === 'map' || def.kind === 'gates') && prev) out[def.key] = { ...(prev as object), ...(value as object) };
+    if ((def.kind === 'list' || def.kind === 'array') && Array.isArray(prev)) out[def.key] = [...prev, ...(value as string[])];
+    else if ((def.kind === 'map' || def.kind === 'gates' || def.kind === 'pair') && prev) out[def.key] = { ...(prev as object), ...(value as object) };
     else out[def.key] = value;
   }
   const f = out as ParsedFlags;
   if (f.brand !== undefined && !brands[f.brand]) throw new Error(`invalid value "${f.brand}" for --brand (known: ${Object.keys(brands).join(', ')})`);
   if (f.authorizationMode) f.authorizationMode = mapAuthorizationModes(f.authorizationMode);
+  if (f.webhookVersion !== undefined && f.webhookVersion !== 'v1beta1' && f.webhookVersion !== 'v1') {
+    throw new Error(`invalid value "${f.webhookVersion}" for --authentication-token-webhook-version: must be v1beta1 or v1`);
+  }
+  if (f.oidcIssuerURL !== undefined && !f.oidcIssuerURL.startsWith('https://')) throw new Error(`invalid value "${f.oidcIssuerURL}" for --oidc-issuer-url: must be an https URL`);
   checkAdmissionNames(f);
   return f;
 }
@@ -292,6 +354,64 @@ function checkAdmissionNames(f: ParsedFlags): void {
 const reuse = (list: PluginRef[], plugin: string): PluginRef => list.find((r) => r.plugin === plugin) ?? { plugin };
 
 /**
+ * Where flag-enabled authenticators go: the reference server's union order, anonymous last.
+ * Entries of other plugins (paths, npm packages) keep their places.
+ */
+export const AUTHENTICATOR_ORDER: readonly string[] = ['request-header', 'x509', 'token-file', 'service-account', 'bootstrap-token', 'oidc', 'webhook', 'anonymous'];
+
+/** Options whose value was given (undefined ones dropped). */
+const given = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/**
+ * Merge options into the list's entry for a plugin, or add an entry at its place in AUTHENTICATOR_ORDER
+ * (before the first known entry that comes later).
+ */
+export function upsertAuthenticator(list: PluginRef[], plugin: string, options: Record<string, unknown> = {}): void {
+  const ref = list.find((r) => r.plugin === plugin);
+  if (ref) {
+    if (Object.keys(options).length) ref.options = { ...ref.options, ...options };
+    return;
+  }
+  const rank = AUTHENTICATOR_ORDER.indexOf(plugin);
+  const at = list.findIndex((r) => AUTHENTICATOR_ORDER.indexOf(r.plugin) > rank);
+  const entry: PluginRef = Object.keys(options).length ? { plugin, options } : { plugin };
+  list.splice(at < 0 ? list.length : at, 0, entry);
+}
+
+/** The authentication flags onto the configuration's authenticator list. */
+function applyAuthenticationFlags(c: Config, f: ParsedFlags): void {
+  const list = c.authentication;
+  const any = (...v: unknown[]) => v.some((x) => x !== undefined);
+  if (any(f.requestheaderUsernameHeaders, f.requestheaderGroupHeaders, f.requestheaderExtraHeadersPrefixes, f.requestheaderClientCAFile, f.requestheaderAllowedNames)) {
+    upsertAuthenticator(list, 'request-header', given({
+      usernameHeaders: f.requestheaderUsernameHeaders, groupHeaders: f.requestheaderGroupHeaders, extraHeadersPrefixes: f.requestheaderExtraHeadersPrefixes,
+      clientCAFile: f.requestheaderClientCAFile, allowedNames: f.requestheaderAllowedNames,
+    }));
+  }
+  if (f.clientCAFile !== undefined) upsertAuthenticator(list, 'x509', { clientCAFile: f.clientCAFile });
+  if (f.tokenAuthFile !== undefined) upsertAuthenticator(list, 'token-file', { file: f.tokenAuthFile });
+  if (any(f.serviceAccountKeyFiles, f.serviceAccountIssuers, f.serviceAccountLookup, f.apiAudiences)) {
+    const issuers = f.serviceAccountIssuers;
+    upsertAuthenticator(list, 'service-account', given({
+      keyFiles: f.serviceAccountKeyFiles, issuer: issuers && issuers.length === 1 ? issuers[0] : issuers, lookup: f.serviceAccountLookup, audiences: f.apiAudiences,
+    }));
+  }
+  if (f.enableBootstrapTokenAuth === true) upsertAuthenticator(list, 'bootstrap-token');
+  if (f.enableBootstrapTokenAuth === false) c.authentication = c.authentication.filter((r) => r.plugin !== 'bootstrap-token');
+  if (any(f.oidcIssuerURL, f.oidcClientID, f.oidcUsernameClaim, f.oidcUsernamePrefix, f.oidcGroupsClaim, f.oidcGroupsPrefix, f.oidcRequiredClaims, f.oidcCAFile, f.oidcSigningAlgs)) {
+    const prev = (c.authentication.find((r) => r.plugin === 'oidc')?.options?.requiredClaims ?? {}) as Record<string, string>;
+    upsertAuthenticator(c.authentication, 'oidc', given({
+      issuerURL: f.oidcIssuerURL, clientID: f.oidcClientID, usernameClaim: f.oidcUsernameClaim, usernamePrefix: f.oidcUsernamePrefix,
+      groupsClaim: f.oidcGroupsClaim, groupsPrefix: f.oidcGroupsPrefix, requiredClaims: f.oidcRequiredClaims && { ...prev, ...f.oidcRequiredClaims },
+      caFile: f.oidcCAFile, signingAlgs: f.oidcSigningAlgs,
+    }));
+  }
+  if (any(f.webhookConfigFile, f.webhookCacheTTLSeconds, f.webhookVersion)) {
+    upsertAuthenticator(c.authentication, 'webhook', given({ configFile: f.webhookConfigFile, cacheTTLSeconds: f.webhookCacheTTLSeconds, version: f.webhookVersion }));
+  }
+}
+
+/**
  * Overlay flags on a configuration (defaults merged with the file). Defaults must already be built for the
  * final data directory; loadConfig does that.
  */
@@ -306,15 +426,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.tlsPrivateKeyFile !== undefined) c.tls.keyFile = f.tlsPrivateKeyFile;
   if (f.maxRequestBytes !== undefined) c.maxRequestBodyBytes = f.maxRequestBytes;
   if (f.authorizationMode) c.authorization = f.authorizationMode.map((p) => reuse(base.authorization, p));
-  if (f.tokenAuthFile !== undefined) {
-    const ref = c.authentication.find((r) => r.plugin === 'token-file');
-    if (ref) ref.options = { ...ref.options, file: f.tokenAuthFile };
-    else {
-      // anonymous stays last
-      const at = c.authentication.findIndex((r) => r.plugin === 'anonymous');
-      c.authentication.splice(at < 0 ? c.authentication.length : at, 0, { plugin: 'token-file', options: { file: f.tokenAuthFile } });
-    }
-  }
+  applyAuthenticationFlags(c, f);
   if (f.anonymousAuth === false) c.authentication = c.authentication.filter((r) => r.plugin !== 'anonymous');
   if (f.anonymousAuth === true && !c.authentication.some((r) => r.plugin === 'anonymous')) c.authentication.push({ plugin: 'anonymous' });
   if (f.enableAdmissionPlugins || f.disableAdmissionPlugins) {
@@ -337,7 +449,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
 export function usage(): string {
   const lines = ['Usage: cluster-apiserver [flags]', '', 'Flags:'];
   for (const [name, def] of Object.entries(FLAGS)) {
-    const arg = def.kind === 'bool' ? (name === 'help' ? '' : '[=true|false]') : def.kind === 'duration' ? '=<duration>' : def.kind === 'list' ? '=<a,b,...>' : def.kind === 'map' || def.kind === 'gates' ? '=<k=v,...>' : '=<value>';
+    const arg = def.kind === 'bool' ? (name === 'help' ? '' : '[=true|false]') : def.kind === 'duration' ? '=<duration>' : def.kind === 'list' ? '=<a,b,...>' : def.kind === 'map' || def.kind === 'gates' ? '=<k=v,...>' : def.kind === 'pair' ? '=<key=value>' : '=<value>';
     lines.push(`  --${(name + arg).padEnd(44)} ${def.help}`);
   }
   lines.push('', 'Without --config, the file named by $CLUSTER_APISERVER_CONFIG is read if set. Flags override the file.', '');
