@@ -355,6 +355,8 @@ export interface PluginHost {
    * discovery lists it. (Virtual types are TypeDefs with a `virtual` handler, from a types plugin.)
    */
   serve(route: VirtualRoute, handler: VirtualHandler): void;
+  /** Answers GET of a non-resource path from this plugin (/.well-known/openid-configuration). */
+  servePath(path: string, handler: () => { contentType: string; body: string }): void;
   /** Checks every create and update of a type before admission (RBAC escalation prevention). Throw a StatusError to refuse. */
   guardWrites(group: string, resource: string, guard: WriteGuard): void;
 }

@@ -90,10 +90,13 @@ export class Server {
       authenticateToken: (token) => this.authenticateToken(token),
       serve: (route, handler) => this.serveVirtual(route, handler),
       guardWrites: (group, resource, guard) => this.registry.addGuard(group, resource, guard),
+      servePath: (p, handler) => { this.paths.set(p, handler); },
     };
   }
 
   private virtualHandlers = new Map<string, VirtualHandler>();
+  /** Non-resource GET paths plugins answer. */
+  private paths = new Map<string, () => { contentType: string; body: string }>();
   /** Published OpenAPI documents, built at the first request. */
   private openapi?: OpenAPIService;
 
@@ -368,6 +371,11 @@ export class Server {
         return res.send(o.code, o.headers, m === 'HEAD' ? '' : o.body);
       }
       if (p === '/version' || p === '/version/') return this.json(res, this.version());
+      const served = this.paths.get(p);
+      if (served) {
+        const out = served();
+        return res.send(200, { 'content-type': out.contentType }, m === 'HEAD' ? '' : out.body);
+      }
       if (p === '/api' || p === '/api/') return this.json(res, apiVersions(`${this.config.bindAddress}:${this.port}`));
       if (p === '/apis' || p === '/apis/') return this.json(res, apiGroupList(this.types));
       if (info.apiPrefix === 'api' && info.apiVersion) {
@@ -393,13 +401,13 @@ export class Server {
     const r = this.registry;
     const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';
     if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
-    if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
-    if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
     const virtual = type.virtual && !sub ? type.virtual : this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
     if (virtual || type.virtual) {
       if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();
       return this.runVirtual(req, res, t, user, virtual);
     }
+    if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
+    if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
     switch (m) {
       case 'GET': case 'HEAD':
         if (info.verb === 'get') return r.get(req, res, t);

@@ -278,6 +278,7 @@ const plugin: PluginModule<'authenticator'> = {
         return type ? host.objects.get(type, namespace, name) : undefined;
       },
     };
+    serveIssuer(host, options, issuers[0], audiences, o.keys);
     return {
       authenticate(req) {
         const token = bearerToken(req.header('authorization'));
@@ -286,5 +287,60 @@ const plugin: PluginModule<'authenticator'> = {
     };
   },
 };
+
+/** Bounds of TokenRequest expirationSeconds, as the reference enforces them. */
+const MIN_EXPIRATION = 600;
+const MAX_EXPIRATION = 2 ** 32;
+const DEFAULT_EXPIRATION = 3600;
+
+/**
+ * Issues tokens from the serviceaccounts/token sub-resource (TokenRequest) and publishes the
+ * issuer's discovery document and JSON Web Key Set.
+ */
+function serveIssuer(host: PluginHost, options: Record<string, unknown>, issuer: string, apiAudiences: string[], keys: VerifyKey[]) {
+  const keyFile = typeof options.signingKeyFile === 'string' ? options.signingKeyFile : defaultKeyFile(host.dataDir);
+  let signingKey: KeyObject | undefined;
+  try { signingKey = createPrivateKey(readFileSync(keyFile)); } catch { /* verify-only: no TokenRequest */ }
+  const authGroup = `authentication.${host.brand.domain}`;
+  const invalid = (name: string, field: string, message: string) => host.errors.invalid('TokenRequest', name, [{ reason: 'FieldValueInvalid', field, message }]);
+  if (signingKey) {
+    const key = signingKey;
+    host.serve({ group: '', resource: 'serviceaccounts', subresource: 'token', kind: 'TokenRequest', subresourceGroup: authGroup, subresourceVersion: 'v1' }, async (req) => {
+      const spec = (req.body.spec ?? {}) as { audiences?: unknown; expirationSeconds?: unknown; boundObjectRef?: { kind?: string; apiVersion?: string; name?: string; uid?: string } };
+      const audiences = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : apiAudiences;
+      const exp = spec.expirationSeconds === undefined ? DEFAULT_EXPIRATION : Number(spec.expirationSeconds);
+      if (!Number.isInteger(exp) || exp < MIN_EXPIRATION) throw invalid(req.name, 'spec.expirationSeconds', `Invalid value: ${JSON.stringify(spec.expirationSeconds)}: may not specify a duration less than 10 minutes`);
+      if (exp > MAX_EXPIRATION) throw invalid(req.name, 'spec.expirationSeconds', `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds`);
+      const saType = host.type('', 'serviceaccounts')!;
+      const sa = await host.objects.get(saType, req.namespace, req.name);
+      if (!sa) throw host.errors.status(404, 'NotFound', `serviceaccounts "${req.name}" not found`);
+      let bound: BoundObject | undefined;
+      const ref = spec.boundObjectRef;
+      if (ref) {
+        if (ref.kind !== 'Pod' && ref.kind !== 'Secret') throw invalid(req.name, 'spec.boundObjectRef.kind', `Unsupported value: "${ref.kind}": supported values: "Pod", "Secret"`);
+        const t = host.type('', ref.kind === 'Pod' ? 'pods' : 'secrets')!;
+        const obj = ref.name ? await host.objects.get(t, req.namespace, ref.name) : undefined;
+        if (!obj) throw host.errors.status(404, 'NotFound', `${t.resource} "${ref.name ?? ''}" not found`);
+        if (ref.uid && ref.uid !== obj.metadata?.uid) throw host.errors.status(409, 'Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+        bound = { kind: ref.kind, name: ref.name!, uid: obj.metadata!.uid! };
+      }
+      const now = Date.now();
+      const token = await issueToken({ key, issuer, audiences, expirationSeconds: exp, namespace: req.namespace, serviceAccount: { name: req.name, uid: sa.metadata!.uid! }, boundObject: bound, brand: host.brand, now });
+      const object: KObject = {
+        kind: 'TokenRequest', apiVersion: `${authGroup}/v1`,
+        metadata: { name: req.name, namespace: req.namespace, creationTimestamp: null as never },
+        spec: { audiences, expirationSeconds: exp, boundObjectRef: ref ? { kind: ref.kind, apiVersion: 'v1', name: ref.name, uid: bound!.uid } : null },
+        status: { token, expirationTimestamp: new Date(Math.floor(now / 1000) * 1000 + exp * 1000).toISOString().replace('.000Z', 'Z') },
+      };
+      return { code: 201, object };
+    });
+  }
+  const publicKeys = keys.map((k) => k.key);
+  host.servePath('/.well-known/openid-configuration', () => ({
+    contentType: 'application/json',
+    body: JSON.stringify(discoveryDocument(issuer, `${issuer.replace(/\/$/, '')}/openid/v1/jwks`, [...new Set(publicKeys.map((k) => signingAlgorithm(k)))])),
+  }));
+  host.servePath('/openid/v1/jwks', () => ({ contentType: 'application/jwk-set+json', body: JSON.stringify(jwks(publicKeys)) }));
+}
 
 export default plugin;
