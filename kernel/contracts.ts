@@ -101,6 +101,8 @@ export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 export interface AdmissionAttributes {
   operation: Operation;
+  /** Adds an audit annotation to this request's audit event (shown at the given level and above; default Metadata). */
+  annotate?(key: string, value: string, level?: 'Metadata' | 'Request'): void;
   /** The object being written; mutating plugins change it in place. Undefined on DELETE and CONNECT. */
   object?: KObject;
   oldObject?: KObject;
@@ -279,6 +281,12 @@ export interface TypeDef {
   validate?: (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
   /** Extra table columns beyond Name; Created At/Age is the default last column. */
   columns?: TableColumn[];
+  /**
+   * Sub-resources that open a stream to the object's node (pods: exec, attach, portforward, proxy).
+   * The kernel runs CONNECT admission with the request's options, then answers that no node agent
+   * connection is available (this server has no node agents to stream from).
+   */
+  connectSubresources?: string[];
   /** A virtual type: not stored, only `create`, answered by this handler (access reviews, TokenReview). */
   virtual?: VirtualHandler;
   /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */

@@ -674,6 +674,30 @@ export class Registry {
     res.send(200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
   }
 
+  // ------------------------------------------------------------------ connect
+
+  /**
+   * Streaming sub-resources (pods/exec, attach, portforward, proxy): CONNECT admission sees the
+   * options from the query (command, container, stdin, tty, ...), as the reference
+   * builds them; then, with no node agent to stream from, the answer is 503.
+   */
+  async connect(req: KRequest, t: Target, user: UserInfo): Promise<never> {
+    const e = this.current(t.type, t.namespace, t.name);
+    if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
+    const kindOf: Record<string, string> = { exec: 'PodExecOptions', attach: 'PodAttachOptions', portforward: 'PodPortForwardOptions', proxy: 'PodProxyOptions' };
+    const options: Record<string, unknown> = { kind: kindOf[t.subresource] ?? 'ConnectOptions', apiVersion: 'v1' };
+    for (const [k, v] of req.query) {
+      const bool = ['stdin', 'stdout', 'stderr', 'tty'].includes(k);
+      if (k === 'command') options.command = [...((options.command as string[]) ?? []), v];
+      else options[k] = bool ? v === 'true' || v === '1' : v;
+    }
+    // As in the reference, the object of a CONNECT is the options; plugins read the pod themselves.
+    const attrs = this.attrs('CONNECT', t, user, false, options as KObject, undefined, options);
+    await this.ctx.admission.admit(attrs);
+    await this.ctx.admission.validate(attrs);
+    throw errors.serviceUnavailable(`unable to ${t.subresource} into ${t.type.resource} "${t.name}": no node agent is connected to this server`);
+  }
+
   // ------------------------------------------------------------------ delete
 
   private async deleteOptions(req: KRequest): Promise<Record<string, any>> {

@@ -406,6 +406,7 @@ export class Server {
       if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();
       return this.runVirtual(req, res, t, user, virtual);
     }
+    if (sub && type.connectSubresources?.includes(sub)) return this.registry.connect(req, t, user);
     if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
     if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
     switch (m) {

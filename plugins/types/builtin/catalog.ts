@@ -21,6 +21,8 @@ export interface Row {
   nameRule?: TypeDef['nameRule'];
   /** The reference tracks metadata.generation for this type. */
   hasSpec?: boolean;
+  /** See TypeDef: streaming sub-resources answered after CONNECT admission. */
+  connectSubresources?: string[];
   /** See TypeDef: field selectors the watch fan-out indexes. */
   indexedFields?: string[];
   /** See TypeDef: finalizers outside metadata, and the phase of a lingering deletion. */
@@ -43,7 +45,7 @@ function row(group: string, version: string, kind: string, resource: string, nam
 export const CATALOG: Row[] = [
   // core v1
   row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
-  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S, indexedFields: ['spec.nodeName'] }),
+  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S, indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
   row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
   // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
   row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label' }),

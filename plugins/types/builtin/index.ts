@@ -28,6 +28,11 @@ export function builtinTypes(brand: Brand): TypeDef[] {
     if (r.subresources) t.subresources = [...r.subresources];
     if (r.finalizersField) t.finalizersField = r.finalizersField;
     if (r.indexedFields) t.indexedFields = [...r.indexedFields];
+    if (r.connectSubresources) {
+      t.connectSubresources = [...r.connectSubresources];
+      t.subresources = [...(t.subresources ?? []), ...r.connectSubresources];
+      t.subresourceInfo = Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : 'PodProxyOptions' }]));
+    }
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';
