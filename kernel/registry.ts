@@ -1,11 +1,11 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
 import { randomUUID, randomBytes } from 'node:crypto';
-import type { AdmissionAttributes, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteGuard, WriteResult } from './contracts.js';
+import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteGuard, WriteResult } from './contracts.js';
 import type { Brand } from './brand.js';
 import type { KRequest, KResponse } from './http/types.js';
 import { errors, StatusError } from './status.js';
-import { makeEntry, resourcePrefix, storageKey, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
+import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
 import { decodeBody, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { table, tableRow, type IncludeObject } from './table.js';
 import { gv } from './types.js';
@@ -171,16 +171,19 @@ export class Registry {
   private async listRevision(q: URLSearchParams, limit: number, cont: string): Promise<{ rev: number; start?: { namespace: string; name: string } }> {
     const rv = q.get('resourceVersion') ?? '';
     const rvm = q.get('resourceVersionMatch') ?? '';
-    const invalid = (field: string, value: string, message: string) =>
-      errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', [{ reason: 'FieldValueInvalid', field, message: `Invalid value: "${value}": ${message}` }]);
+    // Every invalid combination is reported at once, as the reference's ListOptions validation does.
+    const causes: FieldCause[] = [];
+    const forbid = (field: string, message: string) => causes.push({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${message}` });
+    if (q.get('sendInitialEvents') !== null) forbid('sendInitialEvents', 'sendInitialEvents is forbidden for list');
     if (rvm) {
       if (rvm !== 'Exact' && rvm !== 'NotOlderThan') {
-        throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', [{ reason: 'FieldValueNotSupported', field: 'resourceVersionMatch', message: `Unsupported value: "${rvm}": supported values: "Exact", "NotOlderThan", ""` }]);
+        causes.push({ reason: 'FieldValueNotSupported', field: 'resourceVersionMatch', message: `Unsupported value: "${rvm}": supported values: "Exact", "NotOlderThan", ""` });
       }
-      if (cont) throw invalid('resourceVersionMatch', rvm, 'resourceVersionMatch is forbidden when continue is provided');
-      if (!rv) throw invalid('resourceVersionMatch', rvm, 'resourceVersionMatch is forbidden unless resourceVersion is provided');
-      if (rvm === 'Exact' && rv === '0') throw invalid('resourceVersionMatch', rvm, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+      if (cont) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided');
+      if (!rv) forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (rvm === 'Exact' && rv === '0') forbid('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
     }
+    if (causes.length) throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', causes);
     if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
     if (cont) {
       if (rv && rv !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
@@ -279,14 +282,15 @@ export class Registry {
     const bookmarks = truthy('allowWatchBookmarks');
     const sie = q.get('sendInitialEvents');
     const sendInitial = sie !== null && sie.toLowerCase() === 'true';
-    const invalid = (field: string, value: string, message: string) =>
-      errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', [{ reason: 'FieldValueInvalid', field, message: `Invalid value: ${value}: ${message}` }]);
+    const causes: FieldCause[] = [];
+    const forbid = (field: string, message: string) => causes.push({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${message}` });
     if (sie !== null) {
-      if (rvm !== 'NotOlderThan') throw invalid('sendInitialEvents', sie, 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan');
-      if (sendInitial && !bookmarks) throw invalid('allowWatchBookmarks', 'false', 'allowWatchBookmarks must be true when sendInitialEvents is set');
+      if (rvm !== 'NotOlderThan') forbid('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+      if (sendInitial && !bookmarks) forbid('allowWatchBookmarks', 'sendInitialEvents requires setting allowWatchBookmarks to true');
     } else if (rvm) {
-      throw invalid('resourceVersionMatch', `"${rvm}"`, 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+      forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
     }
+    if (causes.length) throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', causes);
     if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
     const timeoutParam = q.get('timeoutSeconds');
     const timeout = timeoutParam !== null ? Math.max(0, Number(timeoutParam) || 0) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
@@ -396,7 +400,9 @@ export class Registry {
             const now = ev.type !== 'DELETED' && inScope(ev.entry);
             const before = !!ev.prev && inScope(ev.prev);
             const kind: EventType | undefined = ev.type === 'DELETED' ? (inScope(ev.entry) ? 'DELETED' : undefined) : now && before ? 'MODIFIED' : now ? 'ADDED' : before ? 'DELETED' : undefined;
-            if (kind) live(frame(kind, encodeObject(ev.entry)), ev.rev);
+            // Leaving the selection: the object as it was, at this event's revision.
+            const shown = ev.type !== 'DELETED' && !now && before ? withRevision(ev.prev!, ev.rev) : ev.entry;
+            if (kind) live(frame(kind, encodeObject(shown)), ev.rev);
           }
         }
         lastRev = Math.max(lastRev, snapshotRev);

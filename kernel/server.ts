@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import type { StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -127,7 +127,10 @@ export class Server {
     this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
     await this.backend.open();
     for await (const kv of this.backend.all()) this.cache.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
-    this.cache.rev = this.cache.floor = this.backend.currentRevision();
+    this.cache.rev = this.backend.currentRevision();
+    const history: StorageEvent[] = [];
+    for await (const ev of this.backend.history(this.backend.compactedRevision())) history.push(ev);
+    this.cache.preload(history, this.backend.compactedRevision());
     this.cache.onEvent = (ev, rc) => {
       this.hub.dispatch(ev, rc);
       const listeners = this.internalWatchers.get(resourcePrefix(rc.type));

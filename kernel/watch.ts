@@ -2,7 +2,7 @@
 // object name, an indexed field (e.g. spec.nodeName), namespace, or nothing. An event therefore
 // reaches only watchers that can match it. Each event is encoded once per representation (and event
 // type) and the same bytes are written to every watcher that wants that representation.
-import type { CacheEvent, Entry, ResourceCache } from './store/cache.js';
+import { withRevision, type CacheEvent, type Entry, type ResourceCache } from './store/cache.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
@@ -94,10 +94,11 @@ export class WatchHub {
     if (!ix) return;
     const e = ev.entry;
     const memo = new Map<string, Buffer>();
-    const line = (w: Watcher, type: EventType) => {
-      const k = w.rep + '\0' + type;
+    let left: Entry | undefined;
+    const line = (w: Watcher, type: EventType, leaving = false) => {
+      const k = w.rep + '\0' + type + (leaving ? '\0prev' : '');
       let b = memo.get(k);
-      if (!b) memo.set(k, (b = w.encode(type, e)));
+      if (!b) memo.set(k, (b = w.encode(type, leaving ? (left ??= withRevision(ev.prev!, ev.rev)) : e)));
       return b;
     };
     const inIndex = (w: Watcher, x: Entry | undefined) =>
@@ -113,7 +114,7 @@ export class WatchHub {
         const before = ok(ev.prev);
         if (now && before) w.deliver(line(w, 'MODIFIED'), ev.rev);
         else if (now) w.deliver(line(w, 'ADDED'), ev.rev);
-        else if (before) w.deliver(line(w, 'DELETED'), ev.rev);
+        else if (before) w.deliver(line(w, 'DELETED', true), ev.rev);
       }
     };
     send(ix.all, false);

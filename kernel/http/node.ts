@@ -29,7 +29,7 @@ class NodeResponse implements KResponse {
     this.res.flushHeaders();
   }
   write(chunk: Uint8Array | string) { return this.aborted || this.finished ? false : this.res.write(chunk); }
-  onDrain(cb: () => void) { this.res.once('drain', cb); }
+  onDrain(cb: () => void) { this.res.on('drain', cb); }
   onClose(cb: () => void) { if (this.res.destroyed) cb(); else this.closeCbs.push(cb); }
   end() {
     if (this.aborted || this.finished) return;

@@ -15,11 +15,11 @@ export interface KResponse {
   readonly aborted: boolean;
   /** Sends a complete response. */
   send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void;
-  /** Starts a chunked streaming response. */
+  /** Starts a chunked streaming response; the head goes out at once (a transport may send a leading newline to push it). */
   start(code: number, headers: Record<string, string>): void;
   /** Writes one chunk; false when the socket is backed up (the data is still queued). */
   write(chunk: Uint8Array | string): boolean;
-  /** Called once when queued data has drained after write returned false. */
+  /** Called each time queued data has drained after write returned false. */
   onDrain(cb: () => void): void;
   /** Called once if the client goes away. */
   onClose(cb: () => void): void;

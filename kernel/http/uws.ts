@@ -29,6 +29,8 @@ class UwsResponse implements KResponse {
   aborted = false;
   private done = false;
   private drainCb: (() => void) | undefined;
+  private congested = false;
+  private writableSet = false;
   private closeCbs: (() => void)[] = [];
   upgrade?: (handlers: WebSocketHandlers) => boolean;
 
@@ -69,24 +71,37 @@ class UwsResponse implements KResponse {
 
   start(code: number, headers: Record<string, string>): void {
     if (this.aborted) return;
-    this.res.cork(() => this.head(code, headers));
+    // uWS sends the head with the first body bytes; a newline (ignored between JSON events) sends
+    // it now, so a client sees its watch established before the first event, as the reference does.
+    this.res.cork(() => { this.head(code, headers); this.res.write('\n'); });
   }
 
   write(chunk: Uint8Array | string): boolean {
     if (this.aborted || this.done) return false;
     let ok = true;
     this.res.cork(() => { ok = this.res.write(chunk); });
-    if (!ok) {
-      this.res.onWritable(() => {
-        const cb = this.drainCb;
-        this.drainCb = undefined;
-        cb?.();
-        return true;
-      });
+    if (!ok && !this.congested) {
+      this.congested = true;
+      // uWS stops draining a response's buffer by itself once an onWritable handler is registered,
+      // so the handler must write to drain: it writes a newline, which newline-delimited JSON
+      // streams ignore, until the buffer is empty again.
+      if (!this.writableSet) {
+        this.writableSet = true;
+        this.res.onWritable(() => {
+          if (!this.congested || this.aborted || this.done) return true;
+          const drained = this.res.write('\n');
+          if (drained) {
+            this.congested = false;
+            this.drainCb?.();
+          }
+          return drained;
+        });
+      }
     }
     return ok;
   }
 
+  /** Called each time a backed-up stream has drained. */
   onDrain(cb: () => void): void { this.drainCb = cb; }
   onClose(cb: () => void): void { if (this.aborted) cb(); else this.closeCbs.push(cb); }
 

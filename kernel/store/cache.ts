@@ -113,6 +113,13 @@ export class ResourceCache {
   }
 }
 
+/** The same object reported at another revision (an object leaving a watch's selection is sent as it was, at the event's revision). */
+export function withRevision(e: Entry, rev: number): Entry {
+  const obj = JSON.parse(e.bytes.toString('utf8')) as KObject;
+  obj.metadata = { ...obj.metadata, resourceVersion: String(rev) };
+  return { ...e, rev, bytes: Buffer.from(JSON.stringify(obj)) };
+}
+
 export function makeEntry(type: TypeDef, key: string, bytes: Buffer, obj: KObject, rev: number, createRev: number): Entry {
   const md = obj.metadata ?? {};
   const fields: Record<string, string> = { 'metadata.name': md.name ?? '', 'metadata.namespace': md.namespace ?? '' };
@@ -156,6 +163,46 @@ export class ObjectCache {
     if (!rc) return; // a type no longer served (runtime-config): kept in storage, not served
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     rc.put(makeEntry(rc.type, key, bytes, JSON.parse(bytes.toString('utf8')), rev, createRev));
+  }
+
+  /**
+   * Start-up: rebuilds the in-memory history from the storage log's history (revisions after
+   * `compacted`, in order) so that exact reads and continue tokens from before a restart keep working.
+   * A modification whose previous version is older than the log's history cannot be undone, so the
+   * floor moves above it. Call after load() and before any live event.
+   */
+  preload(events: Iterable<StorageEvent>, compacted: number): void {
+    const last = new Map<string, Entry>();
+    let floor = compacted;
+    const at = Date.now();
+    for (const ev of events) {
+      const rc = this.forKey(ev.key);
+      if (!rc) continue;
+      const bytes = Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
+      const obj = JSON.parse(bytes.toString('utf8')) as KObject;
+      let entry: Entry;
+      let prev: Entry | undefined;
+      if (ev.type === 'DELETED') {
+        prev = makeEntry(rc.type, ev.key, bytes, obj, ev.prevRevision, ev.createRevision); // the last value travels with the deletion
+        entry = withRevision(prev, ev.revision);
+        last.delete(ev.key);
+      } else {
+        entry = makeEntry(rc.type, ev.key, bytes, obj, ev.revision, ev.createRevision);
+        if (ev.type === 'MODIFIED') {
+          prev = last.get(ev.key);
+          if (prev?.rev !== ev.prevRevision) { prev = undefined; floor = Math.max(floor, ev.revision); }
+        }
+        last.set(ev.key, entry);
+      }
+      rc.events.push({ type: ev.type, rev: ev.revision, at, entry, prev });
+      this.eventCount++;
+    }
+    // History before the floor cannot be rebuilt: drop it.
+    this.floor = floor;
+    for (const rc of this.resources.values()) {
+      const i = rc.eventsAfter(floor);
+      if (i) { rc.events = rc.events.slice(i); this.eventCount -= i; }
+    }
   }
 
   private record(rc: ResourceCache, ev: CacheEvent) {

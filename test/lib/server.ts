@@ -38,6 +38,8 @@ export interface StartOptions {
   args?: string[];
   dataDir?: string;
   keepDataDir?: boolean;
+  /** Extra environment variables for the server process (e.g. CAPI_BOOKMARK_INTERVAL_MS). */
+  env?: Record<string, string>;
 }
 
 function waitForServing(proc: ChildProcess, logs: string[], mtls: { port: number }): Promise<number> {
@@ -134,7 +136,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
   };
   const launch = async () => {
-    s.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    s.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
     const mtls = { port: 0 };
     s.port = await waitForServing(s.proc, s.logs, mtls);
     s.mtlsPort = mtls.port;
