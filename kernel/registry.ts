@@ -1,5 +1,6 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteGuard, WriteResult } from './contracts.js';
 import type { Brand } from './brand.js';
@@ -10,10 +11,14 @@ import { decodeBody, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { table, tableRow, type IncludeObject } from './table.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
+import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
+import YAML from 'yaml';
 import { mergePatch } from './patch.js';
+import { runMerge } from '../workers/pool.js';
+import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type MergeTask } from '../workers/merge/index.js';
 import { compileValidator, findDuplicateFields, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
@@ -30,6 +35,7 @@ export interface RegistryContext {
   /** Bytes a watcher may have queued on a backed-up socket before it is closed. */
   watchBudgetBytes: number;
   bookmarkIntervalMs: number;
+  featureGates: Record<string, boolean>;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -66,6 +72,23 @@ function specOf(o: KObject): string {
   return JSON.stringify(rest);
 }
 
+/** Warnings admission plugins add during one write (AdmissionAttributes.warn), sent as Warning headers. */
+const admissionWarnings = new AsyncLocalStorage<string[]>();
+
+/** Runs a write, collecting the warnings its admission adds. */
+async function collectWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; warned: string[] }> {
+  const warned: string[] = [];
+  const result = await admissionWarnings.run(warned, fn);
+  return { result, warned };
+}
+
+/** Headers plus the collected warnings, appended to any Warning header already there. */
+function withWarnings(headers: Record<string, string>, warned: string[]): Record<string, string> {
+  if (!warned.length) return headers;
+  const more = warned.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
+  return { ...headers, warning: headers.warning ? `${headers.warning}, ${more}` : more };
+}
+
 function dryRunOf(q: URLSearchParams): boolean {
   const vals = q.getAll('dryRun');
   for (const v of vals) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
@@ -77,6 +100,8 @@ export interface Target {
   namespace: string;
   name: string;
   subresource: string;
+  /** The request's audit context when audit backends are configured: admission attributes get `annotate` from it. */
+  audit?: AuditContext;
 }
 
 export class Registry {
@@ -436,11 +461,14 @@ export class Registry {
 
   private attrs(op: Operation, t: Target, user: UserInfo, dryRun: boolean, object?: KObject, oldObject?: KObject, options?: Record<string, unknown>): AdmissionAttributes {
     const type = t.type;
-    return {
+    const a: AdmissionAttributes = {
       operation: op, object, oldObject, subresource: t.subresource, namespace: t.namespace, name: t.name, user, dryRun, options, type,
+      warn: (text) => { admissionWarnings.getStore()?.push(text); },
       kind: { group: type.group, version: type.version, kind: type.kind },
       resource: { group: type.group, version: type.version, resource: type.resource },
     };
+    t.audit?.attach(a);
+    return a;
   }
 
   private validate(t: Target, obj: KObject, old: KObject | undefined) {
@@ -486,8 +514,9 @@ export class Registry {
     const raw = await req.body(this.ctx.maxBodyBytes);
     const obj = decodeBody(req.header('content-type'), raw);
     const warnings = this.fieldValidation(req, t, obj, raw);
-    const out = await this.createObject(t, obj, user, dryRun);
-    res.send(201, { ...JSON_HEADERS, ...warnings }, out);
+    const fm = this.fieldManager(req, false);
+    const { result: out, warned } = await collectWarnings(() => this.createObject(t, obj, user, dryRun, fm));
+    res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
   }
 
   /**
@@ -512,12 +541,13 @@ export class Registry {
     return { warning: msgs.map((m) => `299 - ${JSON.stringify(m)}`).join(', ') };
   }
 
-  async createObject(t: Target, obj: KObject, user: UserInfo, dryRun: boolean): Promise<Buffer> {
+  async createObject(t: Target, obj: KObject, user: UserInfo, dryRun: boolean, fm?: FieldManagement): Promise<Buffer> {
     const type = t.type;
     this.checkTypeMeta(t, obj);
     const md = obj.metadata!;
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
+    if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager);
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
     await this.ctx.admission.admit(attrs);
@@ -561,8 +591,9 @@ export class Registry {
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
-    const { code, bytes } = await this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion);
-    res.send(code, { ...JSON_HEADERS, ...warnings }, bytes);
+    const fm = this.fieldManager(req, false);
+    const { result: { code, bytes }, warned } = await collectWarnings(() => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm));
+    res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
 
   /**
@@ -570,14 +601,14 @@ export class Registry {
    * from the client the write is retried on conflict (an unconditional update); with one, a stale
    * version is a 409.
    */
-  async updateObject(t: Target, user: UserInfo, dryRun: boolean, next: (cur: KObject) => KObject, clientRv?: string): Promise<{ code: number; bytes: Buffer }> {
+  async updateObject(t: Target, user: UserInfo, dryRun: boolean, next: (cur: KObject) => KObject | Promise<KObject>, clientRv?: string, fm?: FieldManagement): Promise<{ code: number; bytes: Buffer }> {
     const type = t.type;
     for (let attempt = 0; ; attempt++) {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
       const old = parse(e);
       if (clientRv && clientRv !== String(e.rev)) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
-      let obj = next(clone(old));
+      let obj = await next(clone(old));
       this.checkTypeMeta(t, obj);
       const md = obj.metadata!;
       const omd = old.metadata!;
@@ -603,6 +634,7 @@ export class Registry {
       if (omd.deletionGracePeriodSeconds !== undefined) nmd.deletionGracePeriodSeconds = omd.deletionGracePeriodSeconds; else delete nmd.deletionGracePeriodSeconds;
       if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (specOf(obj) !== specOf(old) ? 1 : 0);
       else delete nmd.generation;
+      if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager);
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
       const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
       await this.ctx.admission.admit(attrs);
@@ -633,24 +665,114 @@ export class Registry {
     return Array.isArray(f) && f.length > 0;
   }
 
+  /** The manager a write records: fieldManager, else derived from the User-Agent as the reference does. */
+  private fieldManager(req: KRequest, apply: boolean): FieldManagement {
+    const named = req.query.get('fieldManager');
+    if (named !== null && (named.length > 128 || /[^\x20-\x7e]/.test(named))) {
+      throw errors.invalid(`meta.${this.ctx.brand.domain}`, apply ? 'PatchOptions' : 'UpdateOptions', '', [{ reason: 'FieldValueInvalid', field: 'fieldManager', message: `Invalid value: ${JSON.stringify(named)}: must be at most 128 printable characters` }]);
+    }
+    if (apply && !named) {
+      throw errors.badRequest(`PatchOptions.meta.${this.ctx.brand.domain} "" is invalid: fieldManager: Required value: is required for apply patch`);
+    }
+    return { manager: named || managerFromUserAgent(req.header('user-agent') ?? '') };
+  }
+
+  /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
+  private async trackFields(t: Target, old: KObject | undefined, obj: KObject, manager: string): Promise<void> {
+    const type = t.type;
+    const task: MergeTask = {
+      op: 'update-managed-fields', old: old ?? null, next: obj, manager, apiVersion: gv(type), schema: type.schema, definitions: type.definitions,
+      time: now(), subresource: t.subresource || undefined, serverSideApply: this.ctx.featureGates.ServerSideApply !== false,
+    };
+    const r = await runMerge(task, approxSize(old) + approxSize(obj), defsKey(type));
+    if (!r.ok) throw mergeError(r.error);
+    const entries = 'managedFields' in r ? r.managedFields : [];
+    if (entries.length) obj.metadata!.managedFields = entries;
+    else delete obj.metadata!.managedFields;
+  }
+
+  /**
+   * PATCH: JSON patch, merge patch, strategic merge patch (types with a schema) and server-side apply
+   * (with the ServerSideApply feature). The merge runs inline for small objects and on the worker pool
+   * for large ones; every write records field ownership.
+   */
   async patch(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = dryRunOf(req.query);
-    const ct = (req.header('content-type') ?? '').split(';')[0].trim();
+    const type = t.type;
+    const ct = (req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
+    const ssa = this.ctx.featureGates.ServerSideApply !== false;
+    const accepted = ['application/json-patch+json', 'application/merge-patch+json', ...(ssa ? ['application/apply-patch+yaml'] : []), ...(type.schema ? ['application/strategic-merge-patch+json'] : [])];
+    if (!accepted.includes(ct)) throw errors.unsupportedMediaType(accepted);
     const raw = await req.body(this.ctx.maxBodyBytes);
-    if (ct !== 'application/merge-patch+json') {
-      throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json`);
+    const isApply = ct === 'application/apply-patch+yaml';
+    const force = req.query.get('force');
+    if (force !== null && !isApply) {
+      throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'PatchOptions', '', [{ reason: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }]);
     }
     let patch: unknown;
-    try { patch = JSON.parse(raw.toString('utf8')); } catch (e) { throw errors.badRequest(`error decoding patch: ${(e as Error).message}`); }
-    if (t.subresource === 'scale') {
-      const e = this.current(t.type, t.namespace, t.name);
-      if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
-      const scale = mergePatch(this.scaleOf(t.type, parse(e)), patch) as KObject;
-      return this.updateScale(req, res, t, user, dryRun, scale);
+    try {
+      patch = isApply ? YAML.parse(raw.toString('utf8')) : JSON.parse(raw.toString('utf8'));
+    } catch (e) {
+      throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
     }
-    const rv = (patch as KObject)?.metadata?.resourceVersion;
-    const { code, bytes } = await this.updateObject(t, user, dryRun, (cur) => mergePatch(cur, patch) as KObject, typeof rv === 'string' ? rv : undefined);
-    res.send(code, JSON_HEADERS, bytes);
+    if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');
+    const fm = this.fieldManager(req, isApply);
+    const size = raw.length + (this.current(type, t.namespace, t.name)?.bytes.length ?? 0);
+    const key = defsKey(type);
+    const merge = async (cur: KObject): Promise<KObject> => {
+      const task: MergeTask = ct === 'application/json-patch+json' ? { op: 'json-patch', doc: cur, patch }
+        : ct === 'application/merge-patch+json' ? { op: 'merge-patch', doc: cur, patch }
+        : { op: 'strategic', doc: cur, patch, schema: type.schema, definitions: type.definitions };
+      const r = await runMerge(task, size, key);
+      if (!r.ok) throw mergeError(r.error);
+      const out = (r as { value: unknown }).value;
+      if (typeof out !== 'object' || out === null || Array.isArray(out)) throw errors.badRequest('the patch does not result in an object');
+      // A resourceVersion in the patch is a precondition.
+      const rv = (out as KObject).metadata?.resourceVersion;
+      if (rv !== undefined && rv !== cur.metadata?.resourceVersion) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      return out as KObject;
+    };
+    const applyTo = async (live: KObject | null): Promise<KObject> => {
+      const r = await runMerge({
+        op: 'apply', live, applied: patch as KObject, manager: fm.manager, force: force === 'true' || force === '1', schema: type.schema, definitions: type.definitions,
+        apiVersion: gv(type), kind: type.kind, time: now(), subresource: t.subresource || undefined, defaultManagerName: this.ctx.brand.kubectlManager,
+        lastAppliedAnnotation: this.ctx.brand.lastAppliedAnnotation, serverSideApply: ssa, metaGroup: `meta.${this.ctx.brand.domain}`,
+      }, size, key);
+      if (!r.ok) throw mergeError(r.error);
+      const a = (r as { apply: ApplyResult }).apply;
+      if ('conflicts' in a) throw conflictError(a.conflicts);
+      if ('error' in a) throw mergeError(a.error);
+      return withManagedFields(a.object, a.managedFields);
+    };
+    if (t.subresource === 'scale') {
+      const e = this.current(type, t.namespace, t.name);
+      if (!e) throw errors.notFound(type.group, type.resource, t.name);
+      if (isApply || ct === 'application/strategic-merge-patch+json' || ct === 'application/json-patch+json') {
+        const scaleTask: MergeTask = ct === 'application/json-patch+json' ? { op: 'json-patch', doc: this.scaleOf(type, parse(e)), patch } : { op: 'merge-patch', doc: this.scaleOf(type, parse(e)), patch };
+        const r = runMergeTask(scaleTask);
+        if (!r.ok) throw mergeError(r.error);
+        return this.updateScale(req, res, t, user, dryRun, (r as { value: KObject }).value);
+      }
+      return this.updateScale(req, res, t, user, dryRun, mergePatch(this.scaleOf(type, parse(e)), patch) as KObject);
+    }
+    if (isApply) {
+      const warnings = this.fieldValidation(req, t, patch as KObject, raw);
+      if (!this.current(type, t.namespace, t.name) && !t.subresource) {
+        // Rule 1: apply creates what does not exist.
+        const obj = await applyTo(null);
+        obj.metadata = { ...obj.metadata, name: t.name };
+        try {
+          const { result: out, warned } = await collectWarnings(() => this.createObject(t, obj, user, dryRun, { ...fm, applied: true }));
+          return res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
+        } catch (err) {
+          if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
+        }
+      }
+      const { result: { code, bytes }, warned } = await collectWarnings(() => this.updateObject(t, user, dryRun, (cur) => applyTo(cur), undefined, { ...fm, applied: true }));
+      return res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
+    }
+    const { result: { code, bytes }, warned } = await collectWarnings(() => this.updateObject(t, user, dryRun, merge, undefined, fm));
+    res.send(code, withWarnings(JSON_HEADERS, warned), bytes);
   }
 
   // ------------------------------------------------------------------ scale sub-resource
@@ -729,8 +851,8 @@ export class Registry {
 
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const opts = await this.deleteOptions(req);
-    const { code, body } = await this.deleteObject(t, user, opts);
-    res.send(code, JSON_HEADERS, body);
+    const { result: { code, body }, warned } = await collectWarnings(() => this.deleteObject(t, user, opts));
+    res.send(code, withWarnings(JSON_HEADERS, warned), body);
   }
 
   async deleteObject(t: Target, user: UserInfo, opts: Record<string, any>): Promise<{ code: number; body: Buffer | string; obj?: KObject }> {
@@ -788,6 +910,26 @@ export class Registry {
     }
     res.send(200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
   }
+}
+
+/** Who a write records as the owner of the fields it sets; `applied` when server-side apply already computed ownership. */
+interface FieldManagement { manager: string; applied?: boolean }
+
+/** A failed merge as a Status: the merge code's status code, reason and message. */
+function mergeError(e: { code: number; reason: string; message: string }): StatusError {
+  return new StatusError(e.code, e.reason || (e.code === 422 ? 'Invalid' : e.code === 400 ? 'BadRequest' : e.code === 413 ? 'RequestEntityTooLarge' : e.code === 415 ? 'UnsupportedMediaType' : 'InternalError'), e.message);
+}
+
+const approxSize = (o: KObject | undefined) => (o ? JSON.stringify(o).length : 0);
+
+/** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
+const defsKeys = new WeakMap<object, string>();
+let defsCount = 0;
+function defsKey(type: TypeDef): string | undefined {
+  if (!type.definitions) return undefined;
+  let k = defsKeys.get(type.definitions);
+  if (!k) defsKeys.set(type.definitions, (k = `defs-${++defsCount}`));
+  return k;
 }
 
 const COMMA = Buffer.from(',');

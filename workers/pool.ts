@@ -1,0 +1,39 @@
+// The worker pool: merge work (patches, server-side apply, managed fields) for large objects runs
+// on piscina worker threads so one big write never stalls the event loop; small ones run inline,
+// where a thread hop would cost more than the work (see docs/benchmarks.md for the measurement).
+import { Piscina } from 'piscina';
+import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
+
+/**
+ * Bytes of input (current object plus request body) from which a merge goes to a worker thread.
+ * Below this the structured-clone round trip to a thread costs more than the merge itself.
+ */
+export const WORKER_THRESHOLD_BYTES = Number(process.env.CAPI_WORKER_THRESHOLD_BYTES ?? 64 * 1024);
+
+let pool: Piscina | undefined;
+let enabled = process.env.CAPI_WORKERS !== 'off';
+
+export function setWorkersEnabled(on: boolean): void { enabled = on; }
+
+function thePool(): Piscina {
+  pool ??= new Piscina({ filename: new URL('./worker.js', import.meta.url).href, minThreads: 1, maxThreads: 2, idleTimeout: 60_000 });
+  return pool;
+}
+
+/**
+ * Runs a merge task inline or on a worker. Schema definitions are large and the same for every task:
+ * workers keep them by key, and receive them only when they ask (the first task they see).
+ */
+export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: string): Promise<MergeTaskResult> {
+  if (!enabled || sizeBytes < WORKER_THRESHOLD_BYTES) return runMergeTask(task);
+  const defs = (task as { definitions?: unknown }).definitions;
+  const slim = defs && defsKey ? { ...task, definitions: undefined, defsKey } : task;
+  const r = (await thePool().run(slim)) as MergeTaskResult | { needDefinitions: true };
+  if ('needDefinitions' in r) return (await thePool().run({ ...task, defsKey })) as MergeTaskResult;
+  return r;
+}
+
+export async function closeWorkers(): Promise<void> {
+  await pool?.destroy();
+  pool = undefined;
+}

@@ -1,0 +1,14 @@
+// A piscina worker: runs one merge task. Schema definitions arrive once per worker and are kept by key.
+import { runMergeTask, type MergeTask } from './merge/index.js';
+
+const definitions = new Map<string, unknown>();
+
+export default function (task: MergeTask & { defsKey?: string }) {
+  const t = task as MergeTask & { defsKey?: string; definitions?: unknown };
+  if (t.defsKey) {
+    if (t.definitions) definitions.set(t.defsKey, t.definitions);
+    else if (definitions.has(t.defsKey)) t.definitions = definitions.get(t.defsKey);
+    else return { needDefinitions: true };
+  }
+  return runMergeTask(t as MergeTask);
+}
