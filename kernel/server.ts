@@ -151,7 +151,7 @@ export class Server {
     this.registry = new Registry({
       brand: this.brand, backend: this.backend, cache: this.cache, admission: this.admission, hub: this.hub,
       maxBodyBytes: cfg.maxRequestBodyBytes, minWatchTimeoutSeconds: 1800, watches: this.watches,
-      watchBudgetBytes: WATCH_BUDGET_BYTES, bookmarkIntervalMs: BOOKMARK_INTERVAL_MS,
+      watchBudgetBytes: WATCH_BUDGET_BYTES, bookmarkIntervalMs: BOOKMARK_INTERVAL_MS, featureGates: this.featureGates,
     });
 
     await this.ensureSystemNamespaces();
