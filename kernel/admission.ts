@@ -24,12 +24,32 @@ export class AdmissionChain {
     }
   }
 
+  /**
+   * The mutating phase, then at most one reinvocation round: each plugin that asks for it
+   * (wantsReinvocation, told whether the object changed after its admit() returned, found by
+   * comparing the serialized object then and at the end of the pass) runs admit() once more, in
+   * order, with attrs.reinvoking set. Only plugins that can ask pay for the serializing.
+   */
   async admit(a: AdmissionAttributes): Promise<void> {
     const list = this.applicable(a);
     this.checkDryRun(list, a);
+    let after: Map<NamedAdmission, string> | undefined;
     for (const p of list) {
       if (!p.plugin.admit) continue;
       try { await p.plugin.admit(a); } catch (e) { throw refusal(p.name, e); }
+      if (p.plugin.wantsReinvocation) (after ??= new Map()).set(p, JSON.stringify(a.object ?? null));
+    }
+    if (!after) return;
+    const final = JSON.stringify(a.object ?? null);
+    const again = [...after].filter(([p, seen]) => p.plugin.wantsReinvocation!(a, seen !== final)).map(([p]) => p);
+    if (!again.length) return;
+    a.reinvoking = true;
+    try {
+      for (const p of again) {
+        try { await p.plugin.admit!(a); } catch (e) { throw refusal(p.name, e); }
+      }
+    } finally {
+      delete a.reinvoking;
     }
   }
 

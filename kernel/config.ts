@@ -27,6 +27,8 @@ export interface Config {
   admission: PluginRef[];
   controllers: PluginRef[];
   signers: PluginRef[];
+  /** Audit backends (each with its own policy); --audit-log-path adds the built-in `log` backend. */
+  audit: PluginRef[];
   featureGates: Record<string, boolean>;
   runtimeConfig: Record<string, boolean>;
   shutdownDelaySeconds: number;
@@ -78,6 +80,7 @@ export const configSchema = {
     admission: pluginList,
     controllers: pluginList,
     signers: pluginList,
+    audit: pluginList,
     featureGates: boolMap,
     runtimeConfig: boolMap,
     shutdownDelaySeconds: seconds,
@@ -127,13 +130,14 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     tls: {},
     maxRequestBodyBytes: 3 * 1024 * 1024,
     storage: { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } },
-    types: [{ plugin: 'builtin' }],
+    types: [{ plugin: 'builtin' }, { plugin: 'access' }],
     authentication: [{ plugin: 'token-file', options: { file: defaultTokenFile(dataDir) } }, { plugin: 'anonymous' }],
     authorization: [{ plugin: 'always-allow' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
     controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }],
     signers: [],
+    audit: [],
     featureGates: {},
     runtimeConfig: {},
     shutdownDelaySeconds: 0,

@@ -7,7 +7,7 @@ import type { StatusError } from './status.js';
 
 export const CONTRACT_VERSION = 1;
 
-export type PluginKind = 'authenticator' | 'authorizer' | 'admission' | 'signer' | 'controller' | 'storage' | 'types';
+export type PluginKind = 'authenticator' | 'authorizer' | 'admission' | 'signer' | 'controller' | 'storage' | 'types' | 'audit';
 
 export interface PluginModule<K extends PluginKind = PluginKind> {
   kind: K;
@@ -26,7 +26,8 @@ export type PluginInstance<K extends PluginKind> =
   K extends 'signer' ? Signer :
   K extends 'controller' ? Controller :
   K extends 'storage' ? StorageBackend :
-  K extends 'types' ? TypeProvider : never;
+  K extends 'types' ? TypeProvider :
+  K extends 'audit' ? AuditBackend : never;
 
 // ---------------------------------------------------------------- identity and requests
 
@@ -115,6 +116,10 @@ export interface AdmissionAttributes {
   options?: Record<string, unknown>;
   dryRun: boolean;
   type: TypeDef;
+  /** Adds a warning to the response (a `299 - "<text>"` Warning header), e.g. from an admission webhook's response. */
+  warn?(text: string): void;
+  /** Set while the chain reinvokes a mutating plugin that asked for it (see AdmissionPlugin.wantsReinvocation). */
+  reinvoking?: boolean;
 }
 
 export interface AdmissionPlugin {
@@ -126,6 +131,14 @@ export interface AdmissionPlugin {
   validate?(attrs: AdmissionAttributes): void | Promise<void>;
   /** A plugin with side effects makes dry-run requests fail instead of running. */
   sideEffects?: boolean;
+  /**
+   * Reinvocation (the reference's reinvocationPolicy IfNeeded). Asked once after the whole mutating
+   * pass for each plugin whose admit() ran; `changedAfter` tells whether the object changed after that
+   * admit() returned (later plugins). A plugin returning true gets admit() once more, with
+   * attrs.reinvoking set, after the pass. Plugins may also answer true for changes made inside their
+   * own admit() after the part that wants reinvoking (one webhook changing the object after another).
+   */
+  wantsReinvocation?(attrs: AdmissionAttributes, changedAfter: boolean): boolean;
   ready?(): boolean;
   close?(): Promise<void>;
 }
@@ -202,6 +215,109 @@ export interface StorageBackend {
   /** Drop history at or below revision. */
   compact(revision: number): Promise<void>;
   ready?(): boolean;
+}
+
+// ---------------------------------------------------------------- audit
+
+/** How much of a request an audit event carries (the reference's policy levels, in increasing order). */
+export type AuditLevel = 'None' | 'Metadata' | 'Request' | 'RequestResponse';
+export type AuditStage = 'RequestReceived' | 'ResponseStarted' | 'ResponseComplete' | 'Panic';
+
+/** What an audit backend's policy decides on: the request as authenticated (before impersonation). */
+export interface AuditRequestAttributes {
+  /** The authenticated user; username "" and no groups when authentication failed. */
+  user: UserInfo;
+  /** API verb for resource requests (get list watch create ...), lower-case HTTP method otherwise. */
+  verb: string;
+  resource?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  path: string;
+  apiGroup: string;
+  apiVersion?: string;
+  nonResource: boolean;
+}
+
+/** A level, plus the stages to leave out and whether managedFields are dropped from logged objects. */
+export interface AuditPolicyDecision {
+  level: AuditLevel;
+  omitStages?: AuditStage[];
+  omitManagedFields?: boolean;
+}
+
+export interface AuditObjectReference {
+  resource?: string;
+  namespace?: string;
+  name?: string;
+  apiGroup?: string;
+  apiVersion?: string;
+  subresource?: string;
+}
+
+/** One audit event, in the reference's audit.<domain>/v1 Event shape (optional fields are left out, not null). */
+export interface AuditEvent {
+  kind: 'Event';
+  apiVersion: string;
+  level: Exclude<AuditLevel, 'None'>;
+  auditID: string;
+  stage: AuditStage;
+  requestURI: string;
+  verb: string;
+  /** Empty object when authentication failed. */
+  user: Partial<UserInfo>;
+  impersonatedUser?: UserInfo;
+  sourceIPs?: string[];
+  userAgent?: string;
+  objectRef?: AuditObjectReference;
+  responseStatus?: { metadata: Record<string, string>; status?: string; message?: string; reason?: string; details?: unknown; code: number };
+  /** Level Request and above. */
+  requestObject?: unknown;
+  /** Level RequestResponse. */
+  responseObject?: unknown;
+  /** RFC 3339 with microseconds. */
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  annotations?: Record<string, string>;
+}
+
+/** An audit sink with its own policy: asked for a level once per request, then handed each event. */
+export interface AuditBackend {
+  level(attrs: AuditRequestAttributes): AuditLevel | AuditPolicyDecision;
+  /** Must not throw or block for long: it runs on the request path. */
+  record(event: AuditEvent): void;
+  close?(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- metrics
+
+/** Label name → value; labels a metric declares but the call leaves out are "". */
+export type MetricLabels = Record<string, string>;
+
+export interface MetricCounter {
+  inc(labels?: MetricLabels, n?: number): void;
+}
+
+export interface MetricGauge {
+  set(labels: MetricLabels | undefined, value: number): void;
+  inc(labels?: MetricLabels, n?: number): void;
+  dec(labels?: MetricLabels, n?: number): void;
+}
+
+export interface MetricHistogram {
+  observe(labels: MetricLabels | undefined, value: number): void;
+}
+
+/**
+ * Metrics a plugin exports on /metrics (Prometheus text format). Registering a name again with the same
+ * type and label names returns the same metric (two plugin instances may share one); anything else
+ * throws. Names follow Prometheus rules; help may start with a stability marker such as "[ALPHA] ".
+ */
+export interface PluginMetrics {
+  counter(name: string, help: string, labelNames?: string[]): MetricCounter;
+  gauge(name: string, help: string, labelNames?: string[]): MetricGauge;
+  /** Buckets: upper bounds in increasing order (default: the Prometheus client's defaults). */
+  histogram(name: string, help: string, labelNames?: string[], buckets?: number[]): MetricHistogram;
 }
 
 // ---------------------------------------------------------------- type catalog
@@ -307,6 +423,10 @@ export interface TypeDef {
   definitionName?: string;
   /** Storage key prefix override (defaults to "/<group or core>/<resource>"). */
   storageResource?: string;
+  /** A deprecated API version (Part A, Versioning): requests get the `<domain>/deprecated` audit annotation and count in apiserver_requested_deprecated_apis. */
+  deprecated?: boolean;
+  /** Release the deprecated version is removed in, e.g. "1.25" (the metric's removed_release label). */
+  removedRelease?: string;
 }
 
 export interface FieldCause {
@@ -367,6 +487,8 @@ export interface PluginHost {
   servePath(path: string, handler: () => { contentType: string; body: string }): void;
   /** Checks every create and update of a type before admission (RBAC escalation prevention). Throw a StatusError to refuse. */
   guardWrites(group: string, resource: string, guard: WriteGuard): void;
+  /** Counters, gauges and histograms served on /metrics. */
+  metrics: PluginMetrics;
 }
 
 export interface VirtualRoute {

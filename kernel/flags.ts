@@ -18,6 +18,11 @@ export interface ParsedFlags {
   maxRequestBytes?: number;
   /** Plugin names, already mapped from mode names. */
   authorizationMode?: string[];
+  authorizationPolicyFile?: string;
+  authorizationWebhookConfigFile?: string;
+  authorizationWebhookAuthorizedTTLSeconds?: number;
+  authorizationWebhookUnauthorizedTTLSeconds?: number;
+  authorizationWebhookVersion?: string;
   tokenAuthFile?: string;
   anonymousAuth?: boolean;
   clientCAFile?: string;
@@ -46,19 +51,26 @@ export interface ParsedFlags {
   enableAdmissionPlugins?: string[];
   disableAdmissionPlugins?: string[];
   admissionControlConfigFile?: string;
+  defaultNotReadyTolerationSeconds?: number;
+  defaultUnreachableTolerationSeconds?: number;
   runtimeConfig?: Record<string, boolean>;
   featureGates?: Record<string, boolean>;
   shutdownDelaySeconds?: number;
   livezGracePeriodSeconds?: number;
   storageRetentionSeconds?: number;
   storageGroupCommit?: boolean;
+  auditLogPath?: string;
+  auditPolicyFile?: string;
+  auditLogMaxSize?: number;
+  auditLogMaxBackup?: number;
+  auditLogMaxAge?: number;
 }
 
 /**
  * list: comma-separated, repeatable (values accumulate); array: repeatable, one value per occurrence,
  * never split on commas; pair: repeatable `key=value`, one pair per occurrence (the value may hold commas).
  */
-type FlagKind = 'string' | 'bool' | 'port' | 'bytes' | 'list' | 'array' | 'pair' | 'map' | 'gates' | 'duration';
+type FlagKind = 'string' | 'bool' | 'port' | 'bytes' | 'int' | 'list' | 'array' | 'pair' | 'map' | 'gates' | 'duration';
 interface FlagDef {
   key: keyof ParsedFlags;
   kind: FlagKind;
@@ -76,6 +88,11 @@ export const FLAGS: Record<string, FlagDef> = {
   'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string', help: 'Private key of the serving certificate (PEM).' },
   'max-request-bytes': { key: 'maxRequestBytes', kind: 'bytes', help: 'Largest accepted request body in bytes (default 3145728).' },
   'authorization-mode': { key: 'authorizationMode', kind: 'list', help: 'Ordered authorizers: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC, Node.' },
+  'authorization-policy-file': { key: 'authorizationPolicyFile', kind: 'string', help: 'ABAC policy file: one JSON Policy object a line (with --authorization-mode=ABAC).' },
+  'authorization-webhook-config-file': { key: 'authorizationWebhookConfigFile', kind: 'string', help: 'Client configuration (kubeconfig format) of the remote service asked for decisions (with --authorization-mode=Webhook).' },
+  'authorization-webhook-cache-authorized-ttl': { key: 'authorizationWebhookAuthorizedTTLSeconds', kind: 'duration', help: 'How long allowed answers of the authorization webhook are cached (default 5m).' },
+  'authorization-webhook-cache-unauthorized-ttl': { key: 'authorizationWebhookUnauthorizedTTLSeconds', kind: 'duration', help: 'How long other answers of the authorization webhook are cached (default 30s).' },
+  'authorization-webhook-version': { key: 'authorizationWebhookVersion', kind: 'string', help: 'SubjectAccessReview version sent to the authorization webhook: v1beta1 (default) or v1.' },
   'token-auth-file': { key: 'tokenAuthFile', kind: 'string', help: 'Static token file (CSV: token,user,uid,"group1,group2").' },
   'anonymous-auth': { key: 'anonymousAuth', kind: 'bool', help: 'Treat requests without credentials as system:anonymous (default true).' },
   'client-ca-file': { key: 'clientCAFile', kind: 'string', help: 'Client certificates signed by a CA in this PEM bundle authenticate (common name = user, organizations = groups); presented on the --mtls-port listener.' },
@@ -104,12 +121,19 @@ export const FLAGS: Record<string, FlagDef> = {
   'enable-admission-plugins': { key: 'enableAdmissionPlugins', kind: 'list', help: 'Admission plugins to enable besides the default ones (order irrelevant).' },
   'disable-admission-plugins': { key: 'disableAdmissionPlugins', kind: 'list', help: 'Admission plugins to disable, default ones included.' },
   'admission-control-config-file': { key: 'admissionControlConfigFile', kind: 'string', help: 'Admission configuration file.' },
+  'default-not-ready-toleration-seconds': { key: 'defaultNotReadyTolerationSeconds', kind: 'int', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds adds to pods (default 300).' },
+  'default-unreachable-toleration-seconds': { key: 'defaultUnreachableTolerationSeconds', kind: 'int', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds adds to pods (default 300).' },
   'runtime-config': { key: 'runtimeConfig', kind: 'map', help: 'Enable or disable API groups/versions: key[=true|false],... (e.g. batch/v1=false,api/all).' },
   'feature-gates': { key: 'featureGates', kind: 'gates', help: 'Feature gates: Name=true|false,...' },
   'shutdown-delay-duration': { key: 'shutdownDelaySeconds', kind: 'duration', help: 'Time to keep serving after a termination signal (e.g. 10s).' },
   'livez-grace-period': { key: 'livezGracePeriodSeconds', kind: 'duration', help: 'Time after start during which /livez does not fail (e.g. 1m).' },
   'storage-retention': { key: 'storageRetentionSeconds', kind: 'duration', help: 'How long the embedded store keeps history for watch resume (default 5m).' },
   'storage-group-commit': { key: 'storageGroupCommit', kind: 'bool', help: 'Batch concurrent writes into one durable commit (default true).' },
+  'audit-log-path': { key: 'auditLogPath', kind: 'string', help: 'Write audit events as JSON lines to this file ("-": standard output); enables the log audit backend.' },
+  'audit-policy-file': { key: 'auditPolicyFile', kind: 'string', help: 'Audit policy (kind Policy, audit.<domain>/v1); without it the log backend records nothing.' },
+  'audit-log-maxsize': { key: 'auditLogMaxSize', kind: 'int', help: 'Rotate the audit log when it would grow past this many megabytes (0: never).' },
+  'audit-log-maxbackup': { key: 'auditLogMaxBackup', kind: 'int', help: 'Rotated audit log files to keep (0: all).' },
+  'audit-log-maxage': { key: 'auditLogMaxAge', kind: 'int', help: 'Days to keep rotated audit log files, by the time in their name (0: no limit).' },
   help: { key: 'help', kind: 'bool', help: 'Print this help.' },
 };
 
@@ -274,6 +298,7 @@ function convert(flag: string, def: FlagDef, v: string): unknown {
     case 'bool': return parseBool(flag, v);
     case 'port': return parseInteger(flag, v, 0, 65535);
     case 'bytes': return parseInteger(flag, v, 1, Number.MAX_SAFE_INTEGER);
+    case 'int': return parseInteger(flag, v, 0, Number.MAX_SAFE_INTEGER);
     case 'list': return splitList(v);
     case 'map': return parseMap(flag, v, false);
     case 'gates': return parseMap(flag, v, true);
@@ -317,6 +342,9 @@ export function parseFlags(argv: string[]): ParsedFlags {
   const f = out as ParsedFlags;
   if (f.brand !== undefined && !brands[f.brand]) throw new Error(`invalid value "${f.brand}" for --brand (known: ${Object.keys(brands).join(', ')})`);
   if (f.authorizationMode) f.authorizationMode = mapAuthorizationModes(f.authorizationMode);
+  if (f.authorizationWebhookVersion !== undefined && f.authorizationWebhookVersion !== 'v1beta1' && f.authorizationWebhookVersion !== 'v1') {
+    throw new Error(`invalid value "${f.authorizationWebhookVersion}" for --authorization-webhook-version: must be v1beta1 or v1`);
+  }
   if (f.webhookVersion !== undefined && f.webhookVersion !== 'v1beta1' && f.webhookVersion !== 'v1') {
     throw new Error(`invalid value "${f.webhookVersion}" for --authentication-token-webhook-version: must be v1beta1 or v1`);
   }
@@ -378,6 +406,22 @@ export function upsertAuthenticator(list: PluginRef[], plugin: string, options: 
   list.splice(at < 0 ? list.length : at, 0, entry);
 }
 
+/** The ABAC and Webhook authorizer flags onto their entries; each needs its mode, as in the reference. */
+function applyAuthorizationFlags(c: Config, f: ParsedFlags): void {
+  const entry = (plugin: string, flag: string, mode: string) => {
+    const i = c.authorization.findIndex((r) => r.plugin === plugin);
+    if (i < 0) throw new Error(`cannot specify --${flag} without mode ${mode}`);
+    c.authorization[i] = { ...c.authorization[i], options: { ...c.authorization[i].options } };
+    return c.authorization[i].options!;
+  };
+  if (f.authorizationPolicyFile !== undefined) entry('abac', 'authorization-policy-file', 'ABAC').policyFile = f.authorizationPolicyFile;
+  const webhook = given({
+    configFile: f.authorizationWebhookConfigFile, authorizedTTLSeconds: f.authorizationWebhookAuthorizedTTLSeconds,
+    unauthorizedTTLSeconds: f.authorizationWebhookUnauthorizedTTLSeconds, version: f.authorizationWebhookVersion,
+  });
+  if (Object.keys(webhook).length) Object.assign(entry('webhook', 'authorization-webhook-config-file', 'Webhook'), webhook);
+}
+
 /** The authentication flags onto the configuration's authenticator list. */
 function applyAuthenticationFlags(c: Config, f: ParsedFlags): void {
   const list = c.authentication;
@@ -426,6 +470,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.tlsPrivateKeyFile !== undefined) c.tls.keyFile = f.tlsPrivateKeyFile;
   if (f.maxRequestBytes !== undefined) c.maxRequestBodyBytes = f.maxRequestBytes;
   if (f.authorizationMode) c.authorization = f.authorizationMode.map((p) => reuse(base.authorization, p));
+  applyAuthorizationFlags(c, f);
   applyAuthenticationFlags(c, f);
   if (f.anonymousAuth === false) c.authentication = c.authentication.filter((r) => r.plugin !== 'anonymous');
   if (f.anonymousAuth === true && !c.authentication.some((r) => r.plugin === 'anonymous')) c.authentication.push({ plugin: 'anonymous' });
@@ -436,12 +481,25 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
     c.admission = orderAdmission([...names]).map((n) => reuse(base.admission, n));
   }
   if (f.admissionControlConfigFile !== undefined) c.admissionConfigFile = f.admissionControlConfigFile;
+  const tolerations = given({ defaultNotReadyTolerationSeconds: f.defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds: f.defaultUnreachableTolerationSeconds });
+  if (Object.keys(tolerations).length) {
+    c.admission = c.admission.map((r) => (r.plugin === 'DefaultTolerationSeconds' ? { ...r, options: { ...r.options, ...tolerations } } : r));
+  }
   if (f.runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...f.runtimeConfig };
   if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };
   if (f.shutdownDelaySeconds !== undefined) c.shutdownDelaySeconds = f.shutdownDelaySeconds;
   if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
+  // The audit flags take effect with --audit-log-path, as in the reference: they set the options of the
+  // `log` audit backend (merged into the file's entry for it, if any; other backends stay).
+  if (f.auditLogPath !== undefined) {
+    const options = given({ path: f.auditLogPath, policyFile: f.auditPolicyFile, maxSizeMB: f.auditLogMaxSize, maxBackups: f.auditLogMaxBackup, maxAgeDays: f.auditLogMaxAge });
+    c.audit = [...(c.audit ?? [])];
+    const i = c.audit.findIndex((r) => r.plugin === 'log');
+    if (i >= 0) c.audit[i] = { plugin: 'log', options: { ...c.audit[i].options, ...options } };
+    else c.audit.push({ plugin: 'log', options });
+  }
   return c;
 }
 

@@ -19,6 +19,7 @@ export const KIND_DIRS: Record<PluginKind, string> = {
   controller: 'controllers',
   storage: 'storage',
   types: 'types',
+  audit: 'audit',
 };
 
 /** Methods an instance must have, so a broken plugin fails at start rather than on the first request. */
@@ -30,6 +31,7 @@ const REQUIRED_METHODS: Record<PluginKind, string[]> = {
   controller: ['start', 'stop'],
   storage: ['open', 'close', 'currentRevision', 'compactedRevision', 'get', 'range', 'all', 'write', 'history', 'onCommit', 'compact'],
   types: ['types'],
+  audit: ['level', 'record'],
 };
 
 /** Version of this server package, checked against a plugin's `host` range. */

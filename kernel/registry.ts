@@ -11,6 +11,7 @@ import { decodeBody, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { table, tableRow, type IncludeObject } from './table.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
+import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
@@ -99,6 +100,8 @@ export interface Target {
   namespace: string;
   name: string;
   subresource: string;
+  /** The request's audit context when audit backends are configured: admission attributes get `annotate` from it. */
+  audit?: AuditContext;
 }
 
 export class Registry {
@@ -460,9 +463,11 @@ export class Registry {
     const type = t.type;
     const a: AdmissionAttributes = {
       operation: op, object, oldObject, subresource: t.subresource, namespace: t.namespace, name: t.name, user, dryRun, options, type,
+      warn: (text) => { admissionWarnings.getStore()?.push(text); },
       kind: { group: type.group, version: type.version, kind: type.kind },
       resource: { group: type.group, version: type.version, resource: type.resource },
     };
+    t.audit?.attach(a);
     return a;
   }
 

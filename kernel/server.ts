@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import type { AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -21,6 +21,8 @@ import { errors, isStatusError, StatusError } from './status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
 import { TypeRegistry } from './types.js';
 import { WatchHub } from './watch.js';
+import { Auditor, type AuditContext } from './audit.js';
+import { ResponseTap, ServerMetrics } from './metrics.js';
 
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] };
 
@@ -65,6 +67,15 @@ export class Server {
   kubeconfigPath = '';
 
   readonly featureGates: Record<string, boolean>;
+  /** /metrics; plugins register theirs through PluginHost.metrics. */
+  readonly metrics = new ServerMetrics({
+    served: (group, version, resource) => !!this.types?.lookup(group, version, resource),
+    caches: () => new Set((this.types?.all ?? []).map((t) => this.cache.forType(t))),
+    currentRevision: () => this.backend?.currentRevision() ?? 0,
+    compactedRevision: () => this.backend?.compactedRevision() ?? 0,
+  });
+  /** Set when audit backends are configured; undefined keeps the request path free of audit work. */
+  private auditor: Auditor | undefined;
 
   constructor(readonly config: Config) {
     this.brand = getBrand(config.brand);
@@ -91,6 +102,7 @@ export class Server {
       serve: (route, handler) => this.serveVirtual(route, handler),
       guardWrites: (group, resource, guard) => this.registry.addGuard(group, resource, guard),
       servePath: (p, handler) => { this.paths.set(p, handler); },
+      metrics: this.metrics.registry,
     };
   }
 
@@ -148,6 +160,9 @@ export class Server {
     const admissionConf = cfg.admissionConfigFile ? await readAdmissionConfig(cfg.admissionConfigFile, this.brand) : {};
     const admissionRefs = cfg.admission.map((r) => (admissionConf[r.plugin] ? { ...r, options: { ...r.options, ...admissionConf[r.plugin] } } : r));
     this.admission = new AdmissionChain(await this.named('admission', admissionRefs, host, configDir));
+    const auditBackends = await this.named<AuditBackend>('audit', cfg.audit ?? [], host, configDir);
+    if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
+    this.metrics.instrumentWatchHub(this.hub);
     this.registry = new Registry({
       brand: this.brand, backend: this.backend, cache: this.cache, admission: this.admission, hub: this.hub,
       maxBodyBytes: cfg.maxRequestBodyBytes, minWatchTimeoutSeconds: 1800, watches: this.watches,
@@ -194,7 +209,7 @@ export class Server {
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
-  private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
+  private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller' | 'audit', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
     const plugins = (await loadAll(kind, refs, host, { configDir })) as T[];
     return plugins.map((plugin, i) => ({ name: refs[i].plugin, plugin }));
   }
@@ -229,16 +244,34 @@ export class Server {
 
   async handle(req: KRequest, res: KResponse): Promise<void> {
     this.inFlight++;
+    const started = performance.now();
+    const info = requestInfo(req.method, req.path, req.query);
+    // The wrapper notes the status code for the metrics; with audit backends it also feeds the
+    // request's audit context (and adds the Audit-Id header).
+    let tap: ResponseTap;
+    let audit: AuditContext | undefined;
+    if (this.auditor) {
+      const a = this.auditor.begin(req, info, res);
+      tap = a;
+      audit = a.audit;
+    } else {
+      tap = new ResponseTap(res);
+    }
     try {
       const caller = await this.authenticate(req);
+      audit?.authenticated(caller);
       const user = await this.impersonate(req, caller);
-      const info = requestInfo(req.method, req.path, req.query);
-      await this.authorize(user, info);
-      await this.route(req, res, info, user);
+      if (audit && user !== caller) audit.impersonated(user);
+      await this.authorize(user, info, audit);
+      await this.route(req, tap, info, user, audit);
     } catch (e) {
-      this.sendError(res, e);
+      audit?.failed(e);
+      this.sendError(tap, e);
     } finally {
       this.inFlight--;
+      this.metrics.request(req, info, tap.code, started);
+      // A watch's last event goes out when its stream ends (AuditResponse.end).
+      if (audit && !tap.streaming) audit.complete(tap.code);
     }
   }
 
@@ -283,8 +316,9 @@ export class Server {
     return { decision: 'no-opinion' };
   }
 
-  private async authorize(user: UserInfo, info: RequestInfo): Promise<void> {
+  private async authorize(user: UserInfo, info: RequestInfo, audit?: AuditContext): Promise<void> {
     const d = await this.decide({ ...info, user });
+    audit?.authorized(d);
     if (d.decision !== 'allow') throw this.forbidden(user, info, d.reason);
   }
 
@@ -358,7 +392,7 @@ export class Server {
     res.send(200, { 'content-type': 'application/json' }, JSON.stringify(body));
   }
 
-  private async route(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo): Promise<void> {
+  private async route(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void> {
     const p = req.path;
     const m = req.method;
     if (!info.isResourceRequest) {
@@ -374,6 +408,7 @@ export class Server {
         return res.send(o.code, o.headers, m === 'HEAD' ? '' : o.body);
       }
       if (p === '/version' || p === '/version/') return this.json(res, this.version());
+      if (p === '/metrics') return res.send(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, m === 'HEAD' ? '' : this.metrics.registry.render());
       const served = this.paths.get(p);
       if (served) {
         const out = served();
@@ -400,7 +435,11 @@ export class Server {
     if (!type.namespaced && info.namespace && info.resource !== 'namespaces') throw errors.pathNotFound();
     const sub = info.subresource;
     if (sub && !(type.subresources ?? []).includes(sub)) throw errors.pathNotFound();
-    const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: info.name, subresource: sub };
+    if (type.deprecated) {
+      this.metrics.deprecatedRequest(type, sub);
+      audit?.deprecated(type);
+    }
+    const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: info.name, subresource: sub, audit };
     const r = this.registry;
     const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';
     if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
@@ -500,6 +539,7 @@ export class Server {
     if (this.compactTimer) clearInterval(this.compactTimer);
     for (const c of this.controllers) await c.plugin.stop();
     for (const p of [...this.authenticators, ...this.authorizers, ...this.admission.plugins]) await p.plugin.close?.();
+    await this.auditor?.close();
     await this.backend?.close();
     this.log.info('stopped');
   }

@@ -23,7 +23,7 @@ t.test('defaults', async (t) => {
   t.equal(c.securePort, 6443);
   t.equal(c.maxRequestBodyBytes, 3145728);
   t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
-  t.same(c.types, [{ plugin: 'builtin' }]);
+  t.same(c.types, [{ plugin: 'builtin' }, { plugin: 'access' }]);
   t.same(c.authentication, [{ plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } }, { plugin: 'anonymous' }]);
   t.same(c.authorization, [{ plugin: 'always-allow' }]);
   t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }]);
