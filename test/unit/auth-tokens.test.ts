@@ -42,6 +42,8 @@ function fakeHost(brand = cluster, objects = new Map<string, KObject>(), dataDir
       get: async (type, ns, name) => objects.get(`${type.resource}/${ns}/${name}`),
       list: async () => [], create: async (_t, o) => o, update: async (_t, o) => o, delete: async () => undefined, watch: () => () => {},
     },
+    // the service-account plugin registers its token endpoint and issuer documents
+    serve: () => {}, servePath: () => {},
   };
   return host as PluginHost;
 }
