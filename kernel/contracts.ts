@@ -132,13 +132,14 @@ export interface AdmissionPlugin {
   /** A plugin with side effects makes dry-run requests fail instead of running. */
   sideEffects?: boolean;
   /**
-   * Reinvocation (the reference's reinvocationPolicy IfNeeded). Asked once after the whole mutating
-   * pass for each plugin whose admit() ran; `changedAfter` tells whether the object changed after that
-   * admit() returned (later plugins). A plugin returning true gets admit() once more, with
-   * attrs.reinvoking set, after the pass. Plugins may also answer true for changes made inside their
+   * Reinvocation (the reference's reinvocationPolicy IfNeeded), asked twice. Right after this plugin's
+   * admit() in the mutating pass, without `changedAfter`: may it want reinvoking for this request at
+   * all (false spares the chain the bookkeeping)? Then after the whole pass, with `changedAfter`
+   * telling whether the object changed after that admit() returned (later plugins): true gets admit()
+   * once more, with attrs.reinvoking set. A plugin may also answer true for changes made inside its
    * own admit() after the part that wants reinvoking (one webhook changing the object after another).
    */
-  wantsReinvocation?(attrs: AdmissionAttributes, changedAfter: boolean): boolean;
+  wantsReinvocation?(attrs: AdmissionAttributes, changedAfter?: boolean): boolean;
   ready?(): boolean;
   close?(): Promise<void>;
 }
@@ -470,7 +471,8 @@ export interface PluginHost {
   /** Errors with Status bodies. */
   errors: {
     forbidden(msg: string): StatusError;
-    invalid(kind: string, name: string, causes: FieldCause[]): StatusError;
+    /** 422 Invalid; `group` qualifies the kind in the message ("Role.rbac.authorization.k8s.io"). */
+    invalid(kind: string, name: string, causes: FieldCause[], group?: string): StatusError;
     status(code: number, reason: string, msg: string): StatusError;
   };
   featureGates: Record<string, boolean>;

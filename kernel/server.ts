@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -93,7 +93,7 @@ export class Server {
       objects: this.objectClient(),
       errors: {
         forbidden: (m) => errors.forbidden(m),
-        invalid: (kind, name, causes) => errors.invalid('', kind, name, causes),
+        invalid: (kind, name, causes, group = '') => errors.invalid(group, kind, name, causes),
         status: (code, reason, msg) => new StatusError(code, reason, msg),
       },
       featureGates: this.featureGates,
@@ -154,20 +154,22 @@ export class Server {
     this.cache.onBatch = () => this.hub.flush();
     this.backend.onCommit((events) => this.cache.apply(events));
 
-    this.authenticators = await this.named('authenticator', cfg.authentication, host, configDir);
-    this.authorizers = await this.named('authorizer', cfg.authorization, host, configDir);
-    // Options from --admission-control-config-file reach each named admission plugin.
-    const admissionConf = cfg.admissionConfigFile ? await readAdmissionConfig(cfg.admissionConfigFile, this.brand) : {};
-    const admissionRefs = cfg.admission.map((r) => (admissionConf[r.plugin] ? { ...r, options: { ...r.options, ...admissionConf[r.plugin] } } : r));
-    this.admission = new AdmissionChain(await this.named('admission', admissionRefs, host, configDir));
-    const auditBackends = await this.named<AuditBackend>('audit', cfg.audit ?? [], host, configDir);
-    if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
-    this.metrics.instrumentWatchHub(this.hub);
+    // The registry exists before any plugin is created, so plugins may read objects and register
+    // guards in create(); the admission chain is filled in once its plugins are loaded.
     this.registry = new Registry({
       brand: this.brand, backend: this.backend, cache: this.cache, admission: this.admission, hub: this.hub,
       maxBodyBytes: cfg.maxRequestBodyBytes, minWatchTimeoutSeconds: 1800, watches: this.watches,
       watchBudgetBytes: WATCH_BUDGET_BYTES, bookmarkIntervalMs: BOOKMARK_INTERVAL_MS, featureGates: this.featureGates,
     });
+    this.authenticators = await this.named('authenticator', cfg.authentication, host, configDir);
+    this.authorizers = await this.named('authorizer', cfg.authorization, host, configDir);
+    // Options from --admission-control-config-file reach each named admission plugin.
+    const admissionConf = cfg.admissionConfigFile ? await readAdmissionConfig(cfg.admissionConfigFile, this.brand) : {};
+    const admissionRefs = cfg.admission.map((r) => (admissionConf[r.plugin] ? { ...r, options: { ...r.options, ...admissionConf[r.plugin] } } : r));
+    this.admission.plugins.push(...(await this.named<AdmissionPlugin>('admission', admissionRefs, host, configDir)));
+    const auditBackends = await this.named<AuditBackend>('audit', cfg.audit ?? [], host, configDir);
+    if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
+    this.metrics.instrumentWatchHub(this.hub);
 
     await this.ensureSystemNamespaces();
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
@@ -304,6 +306,7 @@ export class Server {
 
   /** The authorizer chain's decision: the first allow or deny decides; no opinion from all is a deny. */
   async decide(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> {
+    const reasons: string[] = [];
     for (const a of this.authorizers) {
       let d;
       try { d = await a.plugin.authorize(attrs); } catch (e) {
@@ -312,8 +315,10 @@ export class Server {
         continue;
       }
       if (d.decision !== 'no-opinion') return d;
+      if (d.reason) reasons.push(d.reason);
     }
-    return { decision: 'no-opinion' };
+    // As the reference does, the reasons of every authorizer that had no opinion explain the deny.
+    return { decision: 'no-opinion', reason: reasons.length ? reasons.join(', ') : undefined };
   }
 
   private async authorize(user: UserInfo, info: RequestInfo, audit?: AuditContext): Promise<void> {

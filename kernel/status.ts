@@ -65,7 +65,7 @@ export const errors = {
     let msg = `${subject} is forbidden: User "${user}" cannot ${verb} resource "${res}" in API group "${group}"`;
     msg += namespace ? ` in the namespace "${namespace}"` : ' at the cluster scope';
     if (reason) msg += `: ${reason}`;
-    return new StatusError(403, 'Forbidden', msg, { name: name || undefined, group, kind: resource });
+    return new StatusError(403, 'Forbidden', msg, { name: name || undefined, group: group || undefined, kind: resource });
   },
   notFound(group: string, resource: string, name: string): StatusError {
     return new StatusError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, { name, group: group || undefined, kind: resource });

@@ -84,6 +84,16 @@ export const CATALOG: Row[] = [
   row('discovery.cluster.io', 'v1', 'EndpointSlice', 'endpointslices', NS, { hasSpec: true }),
   row('node.cluster.io', 'v1', 'RuntimeClass', 'runtimeclasses', CLUSTER),
   row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
+  // RBAC: no short names in the reference; names are path segments ("system:controller:x").
+  row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', CLUSTER, { nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'Role', 'roles', NS, { nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'RoleBinding', 'rolebindings', NS, { nameRule: 'path-segment' }),
+  // Webhook configurations. The reference release this catalog follows serves only v1; the older
+  // v1beta1 (same objects, other defaults) is an opt-in types plugin,
+  // plugins/admission/webhook-common/v1beta1-types.ts, sharing these rows' storage.
+  row('admissionregistration.cluster.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'] }),
+  row('admissionregistration.cluster.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'] }),
 ];
 
 /** How the hook tables name a row: "pods", "deployments.apps", "ingresses.networking.cluster.io". */

@@ -370,6 +370,33 @@ function secret(o: J): void {
   }
 }
 
+// ---------------------------------------------------------------- admission webhook configurations
+
+/**
+ * Mutating and validating webhook configurations. v1 and v1beta1 are two versions of the same
+ * objects whose defaults differ; the version is read from the object's apiVersion.
+ */
+function webhookConfiguration(mutating: boolean): Defaulter {
+  return (o) => {
+    const beta = typeof o.apiVersion === 'string' && o.apiVersion.endsWith('/v1beta1');
+    for (const w of list(o.webhooks)) {
+      def(w, 'failurePolicy', beta ? 'Ignore' : 'Fail');
+      def(w, 'matchPolicy', beta ? 'Exact' : 'Equivalent');
+      def(w, 'timeoutSeconds', beta ? 30 : 10);
+      if (beta) {
+        def(w, 'sideEffects', 'Unknown');
+        if (unset(w.admissionReviewVersions) || (Array.isArray(w.admissionReviewVersions) && w.admissionReviewVersions.length === 0)) w.admissionReviewVersions = ['v1beta1'];
+      }
+      def(w, 'namespaceSelector', {});
+      def(w, 'objectSelector', {});
+      if (mutating) def(w, 'reinvocationPolicy', 'Never');
+      for (const r of list(w.rules)) def(r, 'scope', '*');
+      const svc = at(w, 'clientConfig.service');
+      if (isObj(svc)) def(svc, 'port', 443);
+    }
+  };
+}
+
 /** Defaulters by row key (see catalog.ts rowKey). */
 export const DEFAULTERS: Record<string, Defaulter> = {
   pods: pod,
@@ -397,4 +424,6 @@ export const DEFAULTERS: Record<string, Defaulter> = {
     def(o, 'volumeBindingMode', 'Immediate');
   },
   'csidrivers.storage.cluster.io': csiDriver,
+  'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
+  'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),
 };
