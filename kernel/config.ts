@@ -131,8 +131,17 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     maxRequestBodyBytes: 3 * 1024 * 1024,
     storage: { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } },
     types: [{ plugin: 'builtin' }, { plugin: 'access' }],
-    authentication: [{ plugin: 'token-file', options: { file: defaultTokenFile(dataDir) } }, { plugin: 'anonymous' }],
-    authorization: [{ plugin: 'always-allow' }],
+    // What a careful operator runs: client certificates from the first-start CA, the first-start
+    // admin token, service-account and bootstrap tokens; anonymous requests reach only what the
+    // default RBAC roles grant them (health and version); Node then RBAC decide.
+    authentication: [
+      { plugin: 'x509', options: { clientCAFile: path.join(dataDir, 'pki', 'ca.crt') } },
+      { plugin: 'token-file', options: { file: defaultTokenFile(dataDir) } },
+      { plugin: 'service-account' },
+      { plugin: 'bootstrap-token' },
+      { plugin: 'anonymous' },
+    ],
+    authorization: [{ plugin: 'node' }, { plugin: 'rbac' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
     controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }],

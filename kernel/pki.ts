@@ -170,13 +170,16 @@ async function writeAtomic(file: string, data: string, mode: number): Promise<vo
 const readText = (file: string) => readFile(file, 'utf8');
 
 /** Write a client configuration for the admin user (mode 0600: it holds the token). */
-export async function writeKubeconfig(file: string, o: { server: string; caPem: string; token: string }): Promise<void> {
+export async function writeKubeconfig(file: string, o: { server: string; caPem: string; token?: string; cert?: CertAndKey }): Promise<void> {
   const cluster = 'cluster-apiserver';
+  const user = o.cert
+    ? { 'client-certificate-data': Buffer.from(o.cert.certPem).toString('base64'), 'client-key-data': Buffer.from(o.cert.keyPem).toString('base64') }
+    : { token: o.token };
   const doc = {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: cluster, cluster: { server: o.server, 'certificate-authority-data': Buffer.from(o.caPem).toString('base64') } }],
-    users: [{ name: 'admin', user: { token: o.token } }],
+    users: [{ name: 'admin', user }],
     contexts: [{ name: `admin@${cluster}`, context: { cluster, user: 'admin' } }],
     'current-context': `admin@${cluster}`,
     preferences: {},
@@ -194,6 +197,23 @@ export interface Pki {
   adminToken: string;
   tokenFile: string;
   kubeconfigPath: string;
+}
+
+/**
+ * The admin's client certificate (CN admin, O system:masters) signed by the first-start CA, made once:
+ * the credential of admin-cert.kubeconfig, for the client-certificate listener.
+ */
+export async function ensureAdminClientCert(dataDir: string, caCertPem: string, caKeyPem: string): Promise<CertAndKey> {
+  const certFile = path.join(dataDir, 'pki', 'admin-client.crt');
+  const keyFile = path.join(dataDir, 'pki', 'admin-client.key');
+  try {
+    return { certPem: await readFile(certFile, 'utf8'), keyPem: await readFile(keyFile, 'utf8') };
+  } catch {
+    const c = await signCert({ caCertPem, caKeyPem, subject: { CN: 'admin', O: ['system:masters'] }, usages: ['clientAuth'], days: 365 });
+    await writeAtomic(keyFile, c.keyPem, 0o600);
+    await writeAtomic(certFile, c.certPem, 0o644);
+    return c;
+  }
 }
 
 /** The admin line's token in a tokens.csv, if there is one (user column "admin"). */

@@ -12,7 +12,7 @@ import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
 import { listenNodeTls } from './http/node.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
-import { ensurePki, writeKubeconfig } from './pki.js';
+import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
 import { decodeBody } from './negotiate.js';
@@ -189,7 +189,10 @@ export class Server {
     const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler: (req, res) => this.handle(req, res) });
     this.listeners.push(l);
     this.port = l.port;
-    if (cfg.mtlsPort !== undefined) {
+    // Client certificates need the node:tls listener: with x509 configured it runs by default on the
+    // next port (any free port when the main one is picked freely).
+    const mtlsPort = cfg.mtlsPort ?? (cfg.authentication.some((r) => r.plugin === 'x509') ? (cfg.securePort === 0 ? 0 : cfg.securePort + 1) : undefined);
+    if (mtlsPort !== undefined) {
       // Client certificates are requested and verified against every client CA the server knows: the
       // first-start CA plus each authenticator's `clientCAFile` option (--client-ca-file,
       // --requestheader-client-ca-file). Authenticators re-verify against their own CA.
@@ -198,13 +201,18 @@ export class Server {
         const f = r.options?.clientCAFile;
         for (const file of typeof f === 'string' ? [f] : Array.isArray(f) ? f : []) if (typeof file === 'string' && !clientCAFiles.includes(file)) clientCAFiles.push(file);
       }
-      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFiles, handler: (req, res) => this.handle(req, res) });
+      const m = await listenNodeTls({ host: cfg.bindAddress, port: mtlsPort, ...tls, clientCAFiles, handler: (req, res) => this.handle(req, res) });
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     await writeKubeconfig(pki.kubeconfigPath, { server: `https://${hostForUrl}:${this.port}`, caPem: pki.caCertPem, token: pki.adminToken });
+    if (this.mtlsPort && cfg.authentication.some((r) => r.plugin === 'x509')) {
+      // The same admin, by client certificate, on the node:tls listener.
+      const cert = await ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem);
+      await writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${this.mtlsPort}`, caPem: pki.caCertPem, cert });
+    }
     const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
     this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));
     this.compactTimer.unref();

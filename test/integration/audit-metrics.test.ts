@@ -75,7 +75,7 @@ t.test('audit log with a policy file, and /metrics', async (t) => {
   const config = path.join(dir, 'config.yaml');
   writeFileSync(config, `admission:\n  - plugin: NamespaceLifecycle\n  - plugin: ${JSON.stringify(fixture)}\n`);
   const log = path.join(dir, 'logs', 'audit.log');
-  const s: TestServer = await withServer(t, { args: ['--config', config, '--audit-log-path', log, '--audit-policy-file', policyFile] });
+  const s: TestServer = await withServer(t, { args: ['--config', config, '--audit-log-path', log, '--audit-policy-file', policyFile, '--authorization-mode=AlwaysAllow'] });
   const cm = (name: string, ns = 'default') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { k: 'v' } });
 
   await t.test('Metadata by user group: metadata only, RequestReceived omitted, admission annotation', async (t) => {
@@ -305,7 +305,7 @@ t.test('audit log rotation by size', async (t) => {
   const policyFile = path.join(dir, 'policy.yaml');
   writeFileSync(policyFile, 'apiVersion: audit.cluster.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n  - level: RequestResponse\n');
   const log = path.join(dir, 'audit.log');
-  const s = await withServer(t, { args: ['--audit-log-path', log, '--audit-policy-file', policyFile, '--audit-log-maxsize', '1', '--audit-log-maxbackup', '2', '--audit-log-maxage', '30'] });
+  const s = await withServer(t, { args: ['--audit-log-path', log, '--audit-policy-file', policyFile, '--audit-log-maxsize', '1', '--audit-log-maxbackup', '2', '--audit-log-maxage', '30', '--authorization-mode=AlwaysAllow'] });
   const big = 'x'.repeat(200 * 1024);
   const ids: string[] = [];
   for (let i = 0; i < 12; i++) {

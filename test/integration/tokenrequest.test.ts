@@ -5,7 +5,7 @@ import { withServer } from '../lib/server.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
 
 t.test('serviceaccounts/token issues tokens the server accepts until their account or pod goes', async (t) => {
-  const s = await withServer(t, { brand: 'kubernetes', args: ['--service-account-lookup=true'] });
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--service-account-lookup=true', '--authorization-mode=AlwaysAllow'] });
   t.equal((await s.request('POST', '/api/v1/namespaces/default/serviceaccounts', { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } } })).status, 201);
   const v1 = await s.get('/api/v1');
   const sub = v1.json.resources.find((r: any) => r.name === 'serviceaccounts/token');
@@ -49,7 +49,7 @@ t.test('serviceaccounts/token issues tokens the server accepts until their accou
 });
 
 t.test('kubectl create token', { skip: noKubectl }, async (t) => {
-  const s = await withServer(t, { brand: 'kubernetes', args: ['--service-account-lookup=true'] });
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--service-account-lookup=true', '--authorization-mode=AlwaysAllow'] });
   t.equal((await kubectl(s, ['create', 'serviceaccount', 'bot'])).code, 0);
   const tok = await kubectl(s, ['create', 'token', 'bot', '--duration=20m']);
   t.equal(tok.code, 0, tok.stderr);

@@ -25,7 +25,7 @@ t.test('the node:tls listener hands verified client certificates to authenticato
   const config = path.join(dir, 'config.yaml');
   const fixture = path.join(repoRoot, 'test/fixtures/peer-cert-authenticator/index.js');
   writeFileSync(config, `authentication:\n  - plugin: token-file\n  - plugin: ${fixture}\n`);
-  const s: TestServer = await withServer(t, { args: ['--config', config, '--mtls-port', '0'] });
+  const s: TestServer = await withServer(t, { args: ['--config', config, '--mtls-port', '0', '--authorization-mode=AlwaysAllow'] });
   t.ok(s.mtlsPort > 0, 'mTLS listener is up');
   const caCertPem = readFileSync(path.join(s.dataDir, 'pki/ca.crt'), 'utf8');
   const caKeyPem = readFileSync(path.join(s.dataDir, 'pki/ca.key'), 'utf8');

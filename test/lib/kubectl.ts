@@ -13,9 +13,10 @@ export const noKubectl = kubectlPath ? false : 'kubectl is not installed (apt-ge
 export interface KubectlResult { code: number; stdout: string; stderr: string }
 
 export function kubectl(s: TestServer, args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
-  const kubeconfig = path.join(s.dataDir, 'admin.kubeconfig');
+  // A --kubeconfig among the arguments wins over the admin token kubeconfig.
+  const kubeconfig = args.includes('--kubeconfig') ? [] : ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig')];
   return new Promise((resolve) => {
-    const child = execFile(kubectlPath!, ['--kubeconfig', kubeconfig, ...args], { timeout: opts.timeoutMs ?? 60_000, env: { ...process.env, HOME: s.dataDir } }, (err, stdout, stderr) => {
+    const child = execFile(kubectlPath!, [...kubeconfig, ...args], { timeout: opts.timeoutMs ?? 60_000, env: { ...process.env, HOME: s.dataDir } }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) });
     });
     if (opts.input !== undefined) {

@@ -24,8 +24,14 @@ t.test('defaults', async (t) => {
   t.equal(c.maxRequestBodyBytes, 3145728);
   t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
   t.same(c.types, [{ plugin: 'builtin' }, { plugin: 'access' }]);
-  t.same(c.authentication, [{ plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } }, { plugin: 'anonymous' }]);
-  t.same(c.authorization, [{ plugin: 'always-allow' }]);
+  t.same(c.authentication, [
+    { plugin: 'x509', options: { clientCAFile: path.join('data', 'pki', 'ca.crt') } },
+    { plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } },
+    { plugin: 'service-account' },
+    { plugin: 'bootstrap-token' },
+    { plugin: 'anonymous' },
+  ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
+  t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
   t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }]);
   t.same(c.signers, []);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
@@ -67,7 +73,7 @@ t.test('YAML file over defaults', async (t) => {
   t.same(c.emulatedVersion, { major: '1', minor: '29', gitVersion: 'v1.29.0' });
   t.same(c.tls, { certFile: path.join(dir, 'certs/tls.crt'), keyFile: '/abs/tls.key' });
   t.equal(c.configFile, file);
-  t.same(c.authorization, [{ plugin: 'always-allow' }], 'untouched keys keep defaults');
+  t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'untouched keys keep defaults');
 });
 
 t.test('JSON file; other storage plugin replaces options', async (t) => {
@@ -125,7 +131,8 @@ t.test('flags over file over defaults', async (t) => {
 t.test('--data-dir moves the default token file', async (t) => {
   const c = await loadConfig(['--data-dir=/srv/api'], noEnv);
   t.equal(c.dataDir, '/srv/api');
-  t.same(c.authentication[0], { plugin: 'token-file', options: { file: '/srv/api/pki/tokens.csv' } });
+  t.same(c.authentication.find((r) => r.plugin === 'token-file'), { plugin: 'token-file', options: { file: '/srv/api/pki/tokens.csv' } });
+  t.same(c.authentication[0], { plugin: 'x509', options: { clientCAFile: '/srv/api/pki/ca.crt' } });
 });
 
 t.test('flag errors surface from loadConfig', async (t) => {

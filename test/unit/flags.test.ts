@@ -54,9 +54,9 @@ t.test('authorization modes', async (t) => {
 });
 
 t.test('authentication flags', async (t) => {
-  t.same(apply('--token-auth-file=/t.csv').authentication, [{ plugin: 'token-file', options: { file: '/t.csv' } }, { plugin: 'anonymous' }]);
-  t.same(names(apply('--anonymous-auth=false').authentication), ['token-file']);
-  t.same(names(apply('--anonymous-auth=false', '--anonymous-auth').authentication), ['token-file', 'anonymous'], 'last wins');
+  t.same(apply('--token-auth-file=/t.csv').authentication.find((r) => r.plugin === 'token-file'), { plugin: 'token-file', options: { file: '/t.csv' } });
+  t.same(names(apply('--anonymous-auth=false').authentication), ['x509', 'token-file', 'service-account', 'bootstrap-token']);
+  t.same(names(apply('--anonymous-auth=false', '--anonymous-auth').authentication), ['x509', 'token-file', 'service-account', 'bootstrap-token', 'anonymous'], 'last wins');
   const noToken = { ...defaultConfig(), authentication: [{ plugin: 'anonymous' }] };
   t.same(applyFlags(noToken, parseFlags(['--token-auth-file', '/t.csv'])).authentication,
     [{ plugin: 'token-file', options: { file: '/t.csv' } }, { plugin: 'anonymous' }], 'added before anonymous');
