@@ -144,7 +144,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     authorization: [{ plugin: 'node' }, { plugin: 'rbac' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
-    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }],
+    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }],
     signers: [],
     audit: [],
     featureGates: {},

@@ -540,3 +540,23 @@ t.test('AlwaysDeny', async (t) => {
   t.equal(r.json.message, 'configmaps "x" is forbidden: admission control is denying all modifications');
   t.equal((await s.get('/api/v1/namespaces/default/configmaps')).status, 200, 'reads are not admission\'s business');
 });
+
+t.test('storage protection: a claim goes once no pod uses it', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--authorization-mode=AlwaysAllow'] });
+  const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+  const c = await s.request('POST', '/api/v1/namespaces/default/persistentvolumeclaims', { body: pvc });
+  t.equal(c.status, 201, c.text);
+  t.ok(c.json.metadata.finalizers.includes('kubernetes.io/pvc-protection'));
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'user' }, spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } };
+  t.equal((await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status, 201);
+  t.equal((await s.request('DELETE', '/api/v1/namespaces/default/persistentvolumeclaims/data')).status, 200);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal((await s.get('/api/v1/namespaces/default/persistentvolumeclaims/data')).status, 200, 'kept while a pod uses it');
+  t.equal((await s.request('DELETE', '/api/v1/namespaces/default/pods/user')).status, 200);
+  let gone = false;
+  for (let i = 0; i < 50 && !gone; i++) {
+    gone = (await s.get('/api/v1/namespaces/default/persistentvolumeclaims/data')).status === 404;
+    if (!gone) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.ok(gone, 'removed once unused');
+});

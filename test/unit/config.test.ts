@@ -32,7 +32,7 @@ t.test('defaults', async (t) => {
     { plugin: 'anonymous' },
   ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
   t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
-  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }]);
+  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }]);
   t.same(c.signers, []);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
   t.equal(c.configFile, undefined);
