@@ -1,6 +1,5 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteGuard, WriteResult } from './contracts.js';
 import type { Brand } from './brand.js';
@@ -72,13 +71,13 @@ function specOf(o: KObject): string {
   return JSON.stringify(rest);
 }
 
-/** Warnings admission plugins add during one write (AdmissionAttributes.warn), sent as Warning headers. */
-const admissionWarnings = new AsyncLocalStorage<string[]>();
-
-/** Runs a write, collecting the warnings its admission adds. */
-async function collectWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; warned: string[] }> {
+/**
+ * Runs a write with a fresh list on its target that collects the warnings its admission adds
+ * (AdmissionAttributes.warn), to be sent as Warning headers.
+ */
+async function collectWarnings<T>(t: Target, fn: (t: Target) => Promise<T>): Promise<{ result: T; warned: string[] }> {
   const warned: string[] = [];
-  const result = await admissionWarnings.run(warned, fn);
+  const result = await fn({ ...t, warnings: warned });
   return { result, warned };
 }
 
@@ -102,6 +101,8 @@ export interface Target {
   subresource: string;
   /** The request's audit context when audit backends are configured: admission attributes get `annotate` from it. */
   audit?: AuditContext;
+  /** Where admission warnings of this write go (collectWarnings), for the response's Warning headers. */
+  warnings?: string[];
 }
 
 export class Registry {
@@ -240,9 +241,12 @@ export class Registry {
     if (!Number.isInteger(limit) || limit < 0) throw errors.badRequest(`invalid limit "${limitParam}"`);
     const sel = this.selectors(t.type, q);
     const { rev, start } = await this.listRevision(q, limit, cont);
-    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) return this.sendList(req, res, t, acc, [], rev, '', undefined);
+    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) { this.sendList(req, res, t, acc, [], rev, '', undefined); return; }
     const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
     const rc = this.rc(t.type);
+    // The same unfiltered list at the same revision is served from the bytes built last time.
+    const memoKey = !sel.hasSelector && acc.rep === 'json' && rev === this.ctx.cache.rev ? `${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
+    if (memoKey && rc.listMemo?.key === memoKey) return res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : rc.listMemo.body);
     const items: Entry[] = [];
     let next = '';
     let remaining = 0;
@@ -262,10 +266,12 @@ export class Registry {
       }
       items.push(e);
     }
-    this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
+    const body = this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
+    if (memoKey && body) rc.listMemo = { key: memoKey, body };
   }
 
-  private sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined) {
+  /** Sends a list; returns the JSON body when it was plain JSON (so it can be reused). */
+  private sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined): Buffer | undefined {
     const meta: Record<string, unknown> = { resourceVersion: String(rev), continue: next };
     if (remaining !== undefined) meta.remainingItemCount = remaining;
     if (acc.rep === 'table' || acc.rep === 'partial') {
@@ -274,7 +280,8 @@ export class Registry {
       const body = acc.rep === 'table'
         ? table(t.type, objs, this.ctx.brand, include, acc.metaVersion!, meta)
         : { kind: 'PartialObjectMetadataList', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: meta, items: objs.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: o.metadata })) };
-      return res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : JSON.stringify(body));
+      res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : JSON.stringify(body));
+      return undefined;
     }
     // Each item's stored bytes go out as they are: the list is never re-serialized.
     const head = Buffer.from(`{"kind":"${t.type.kind}List","apiVersion":"${gv(t.type)}","metadata":${JSON.stringify(meta)},"items":[`);
@@ -286,6 +293,7 @@ export class Registry {
     parts.push(TAIL);
     const json = Buffer.concat(parts);
     res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : encodeAs(acc, json));
+    return acc.rep === 'json' ? json : undefined;
   }
 
   // ------------------------------------------------------------------ watch
@@ -463,7 +471,7 @@ export class Registry {
     const type = t.type;
     const a: AdmissionAttributes = {
       operation: op, object, oldObject, subresource: t.subresource, namespace: t.namespace, name: t.name, user, dryRun, options, type,
-      warn: (text) => { admissionWarnings.getStore()?.push(text); },
+      warn: (text) => { t.warnings?.push(text); },
       kind: { group: type.group, version: type.version, kind: type.kind },
       resource: { group: type.group, version: type.version, resource: type.resource },
     };
@@ -515,7 +523,7 @@ export class Registry {
     const obj = decodeBody(req.header('content-type'), raw);
     const warnings = this.fieldValidation(req, t, obj, raw);
     const fm = this.fieldManager(req, false);
-    const { result: out, warned } = await collectWarnings(() => this.createObject(t, obj, user, dryRun, fm));
+    const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
     res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
   }
 
@@ -592,7 +600,7 @@ export class Registry {
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
     const fm = this.fieldManager(req, false);
-    const { result: { code, bytes }, warned } = await collectWarnings(() => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm));
+    const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm));
     res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
 
@@ -762,16 +770,16 @@ export class Registry {
         const obj = await applyTo(null);
         obj.metadata = { ...obj.metadata, name: t.name };
         try {
-          const { result: out, warned } = await collectWarnings(() => this.createObject(t, obj, user, dryRun, { ...fm, applied: true }));
+          const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, { ...fm, applied: true }));
           return res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
         } catch (err) {
           if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
         }
       }
-      const { result: { code, bytes }, warned } = await collectWarnings(() => this.updateObject(t, user, dryRun, (cur) => applyTo(cur), undefined, { ...fm, applied: true }));
+      const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, (cur) => applyTo(cur), undefined, { ...fm, applied: true }));
       return res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
     }
-    const { result: { code, bytes }, warned } = await collectWarnings(() => this.updateObject(t, user, dryRun, merge, undefined, fm));
+    const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, merge, undefined, fm));
     res.send(code, withWarnings(JSON_HEADERS, warned), bytes);
   }
 
@@ -851,7 +859,7 @@ export class Registry {
 
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const opts = await this.deleteOptions(req);
-    const { result: { code, body }, warned } = await collectWarnings(() => this.deleteObject(t, user, opts));
+    const { result: { code, body }, warned } = await collectWarnings(t, (t) => this.deleteObject(t, user, opts));
     res.send(code, withWarnings(JSON_HEADERS, warned), body);
   }
 

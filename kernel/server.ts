@@ -151,7 +151,7 @@ export class Server {
         for (const l of listeners) l(ev.type, obj);
       }
     };
-    this.cache.onBatch = () => this.hub.flush();
+    this.cache.onBatch = () => this.hub.schedule();
     this.backend.onCommit((events) => this.cache.apply(events));
 
     // The registry exists before any plugin is created, so plugins may read objects and register

@@ -4,6 +4,9 @@
 // type) and the same bytes are written to every watcher that wants that representation.
 import { withRevision, type CacheEvent, type Entry, type ResourceCache } from './store/cache.js';
 
+/** Longest a committed event waits so that it shares a socket write with later ones. */
+const MAX_COALESCE_MS = 20;
+
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface Watcher {
@@ -54,9 +57,25 @@ export class WatchHub {
   /** End of a committed batch: one write per watcher that received anything. */
   flush(): void {
     if (!this.dirty.size) return;
+    const t0 = performance.now();
     const ws = [...this.dirty];
     this.dirty.clear();
     for (const w of ws) w.flush?.();
+    this.lastFlushMs = performance.now() - t0;
+  }
+
+  private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
+  private lastFlushMs = 0;
+
+  /**
+   * Flush soon rather than now: when fan-out is expensive (the last flush took more than a
+   * millisecond), wait about as long again so the events of several commits share one socket write
+   * per watcher — fewer syscalls and TLS records per event, at a latency cost bounded by MAX_COALESCE_MS.
+   */
+  schedule(): void {
+    if (this.flushTimer || !this.dirty.size) return;
+    const run = () => { this.flushTimer = undefined; this.flush(); };
+    this.flushTimer = this.lastFlushMs > 1 ? setTimeout(run, Math.min(this.lastFlushMs * 2, MAX_COALESCE_MS)) : setImmediate(run);
   }
 
   private index(rc: ResourceCache): Index {

@@ -48,6 +48,8 @@ const cmp = (a: Entry, b: Entry) => (a.namespace < b.namespace ? -1 : a.namespac
 export class ResourceCache {
   readonly byKey = new Map<string, Entry>();
   readonly sorted = new SortedEntries();
+  /** The last unfiltered JSON list body built (by namespace, revision and page), reused until the revision moves. */
+  listMemo: { key: string; body: Buffer } | undefined;
   /** Events in revision order, newest last; trimmed to the retention window. */
   events: CacheEvent[] = [];
   constructor(readonly type: TypeDef) {}
