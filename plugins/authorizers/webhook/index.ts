@@ -5,12 +5,10 @@
 // request's attributes (allowed ones for --authorization-webhook-cache-authorized-ttl, default 5m;
 // others for --authorization-webhook-cache-unauthorized-ttl, default 30s). Failures are logged and
 // have no opinion (and are not cached).
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import path from 'node:path';
-import YAML from 'yaml';
 import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type PluginModule } from '../../../kernel/contracts.js';
 import { registerRulesResolver } from '../rbac/resolvers.js';
+import { postJSON, readClientConfig, type WebhookClient } from '../../lib/webhook-client.js';
 
 const TIMEOUT_MS = 30_000;
 const MAX_RESPONSE_BYTES = 1 << 20;
@@ -18,56 +16,12 @@ const MAX_CACHE_ENTRIES = 10_000;
 export const DEFAULT_AUTHORIZED_TTL_SECONDS = 300;
 export const DEFAULT_UNAUTHORIZED_TTL_SECONDS = 30;
 
-export interface WebhookTarget {
-  url: URL;
-  ca?: Buffer;
-  cert?: Buffer;
-  key?: Buffer;
-  token?: string;
-  servername?: string;
-  insecure: boolean;
-}
+export type WebhookTarget = WebhookClient;
 
 type Entry = Record<string, unknown>;
 
-/** The current context's cluster and user of a kubeconfig-format file (or the first of each). */
-export function readWebhookConfig(file: string): WebhookTarget {
-  const fail = (msg: string) => new Error(`authorization webhook config ${file}: ${msg}`);
-  let doc: Entry;
-  try {
-    doc = (YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Entry;
-  } catch (e) {
-    throw fail((e as Error).message);
-  }
-  const named = (k: string) => (Array.isArray(doc[k]) ? (doc[k] as Entry[]) : []);
-  const ctx = named('contexts').find((c) => c.name === doc['current-context'])?.context as Entry | undefined;
-  const pick = (k: string, inner: string, want: unknown) => ((ctx ? named(k).find((c) => c.name === want) : named(k)[0])?.[inner] ?? undefined) as Entry | undefined;
-  const cluster = pick('clusters', 'cluster', ctx?.cluster);
-  const user = pick('users', 'user', ctx?.user) ?? {};
-  if (!cluster || typeof cluster.server !== 'string') throw fail('no cluster with a server');
-  let url: URL;
-  try { url = new URL(cluster.server); } catch { throw fail(`server "${cluster.server}" is not a URL`); }
-  if (url.protocol !== 'https:') throw fail(`server must be an https URL, got "${cluster.server}"`);
-  const dir = path.dirname(file);
-  const material = (e: Entry, name: string): Buffer | undefined => {
-    const data = e[`${name}-data`];
-    if (typeof data === 'string' && data) return Buffer.from(data, 'base64');
-    const f = e[name];
-    if (typeof f !== 'string' || !f) return undefined;
-    try { return readFileSync(path.resolve(dir, f)); } catch (err) { throw fail(`${name}: ${(err as Error).message}`); }
-  };
-  const t: WebhookTarget = {
-    url,
-    ca: material(cluster, 'certificate-authority'),
-    cert: material(user, 'client-certificate'),
-    key: material(user, 'client-key'),
-    insecure: cluster['insecure-skip-tls-verify'] === true,
-    servername: typeof cluster['tls-server-name'] === 'string' ? cluster['tls-server-name'] : undefined,
-  };
-  if (!!t.cert !== !!t.key) throw fail('client-certificate and client-key go together');
-  if (typeof user.token === 'string' && user.token) t.token = user.token;
-  return t;
-}
+/** The authorization webhook's client configuration (kubeconfig format). */
+export const readWebhookConfig = (file: string): WebhookTarget => readClientConfig(file, 'authorization webhook config');
 
 /** The SubjectAccessReview sent for a request (v1beta1 names the groups field "group"). */
 export function reviewFor(a: AuthorizationAttributes, group: string, version: string): Entry {
@@ -93,38 +47,8 @@ export function reviewFor(a: AuthorizationAttributes, group: string, version: st
   return { apiVersion: `${group}/${version}`, kind: 'SubjectAccessReview', spec };
 }
 
-function post(t: WebhookTarget, agent: https.Agent, body: string): Promise<Entry> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-    if (t.token) headers.authorization = `Bearer ${t.token}`;
-    const req = https.request(t.url, {
-      method: 'POST', headers, agent, timeout: TIMEOUT_MS,
-      ca: t.ca, cert: t.cert, key: t.key, servername: t.servername, rejectUnauthorized: !t.insecure,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_RESPONSE_BYTES) req.destroy(new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`));
-        else chunks.push(c);
-      });
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const code = res.statusCode ?? 0;
-        if (code < 200 || code > 299) return reject(new Error(`HTTP ${code}${text ? `: ${text.slice(0, 200)}` : ''}`));
-        try {
-          resolve(JSON.parse(text) as Entry);
-        } catch {
-          reject(new Error('the answer is not JSON'));
-        }
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000}s`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = async (t: WebhookTarget, agent: https.Agent, body: string): Promise<Entry> =>
+  (await postJSON(t, agent, body, { timeoutMs: TIMEOUT_MS, maxBytes: MAX_RESPONSE_BYTES })) as Entry;
 
 const plugin: PluginModule<'authorizer'> = {
   kind: 'authorizer',
