@@ -471,6 +471,8 @@ export interface PluginHost {
   /** Errors with Status bodies. */
   errors: {
     forbidden(msg: string): StatusError;
+    /** 403 for an admission refusal, worded as the reference words them: `pods "x" is forbidden: <msg>`. */
+    admissionForbidden(attrs: AdmissionAttributes, msg: string): StatusError;
     /** 422 Invalid; `group` qualifies the kind in the message ("Role.rbac.authorization.k8s.io"). */
     invalid(kind: string, name: string, causes: FieldCause[], group?: string): StatusError;
     status(code: number, reason: string, msg: string): StatusError;

@@ -94,6 +94,7 @@ export class Server {
       errors: {
         forbidden: (m) => errors.forbidden(m),
         invalid: (kind, name, causes, group = '') => errors.invalid(group, kind, name, causes),
+        admissionForbidden: (a, msg) => errors.forbiddenObject(a.resource.group, a.resource.resource, a.name || a.object?.metadata?.name || '', msg),
         status: (code, reason, msg) => new StatusError(code, reason, msg),
       },
       featureGates: this.featureGates,

@@ -67,6 +67,10 @@ export const errors = {
     if (reason) msg += `: ${reason}`;
     return new StatusError(403, 'Forbidden', msg, { name: name || undefined, group: group || undefined, kind: resource });
   },
+  /** `deployments.apps "x" is forbidden: <msg>` (no name: `deployments.apps is forbidden: ...`). */
+  forbiddenObject(group: string, resource: string, name: string, msg: string): StatusError {
+    return new StatusError(403, 'Forbidden', `${qualifiedResource(group, resource)}${name ? ` "${name}"` : ''} is forbidden: ${msg}`, { name: name || undefined, group: group || undefined, kind: resource });
+  },
   notFound(group: string, resource: string, name: string): StatusError {
     return new StatusError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, { name, group: group || undefined, kind: resource });
   },

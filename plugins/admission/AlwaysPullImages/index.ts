@@ -6,13 +6,6 @@ import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type Plugi
 type J = Record<string, any>;
 const KINDS = ['initContainers', 'containers', 'ephemeralContainers'];
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 /** Every container with its field path ("spec.containers[0]"). */
 function containers(pod: J): [J, string][] {
@@ -41,7 +34,7 @@ const plugin: PluginModule<'admission'> = {
         if (noNewImages(a)) return;
         const errs = containers(a.object as J).filter(([c]) => c.imagePullPolicy !== 'Always')
           .map(([c, p]) => `${p}.imagePullPolicy: Unsupported value: ${JSON.stringify(c.imagePullPolicy ?? '')}: supported values: "Always"`);
-        if (errs.length) throw forbidden(host, a, errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
+        if (errs.length) throw host.errors.admissionForbidden(a, errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
       },
     };
   },

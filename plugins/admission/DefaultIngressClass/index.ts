@@ -6,13 +6,6 @@ import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type Plugi
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',
@@ -31,7 +24,7 @@ const plugin: PluginModule<'admission'> = {
         const icType = host.type(group, 'ingressclasses');
         if (!icType) return;
         const defaults = (await host.objects.list(icType)).filter((c) => c.metadata?.annotations?.[`ingressclass.${kd}/is-default-class`] === 'true');
-        if (defaults.length > 1) throw forbidden(host, a, `Internal error occurred: ${defaults.length} default IngressClasses were found, only 1 allowed`);
+        if (defaults.length > 1) throw host.errors.admissionForbidden(a, `Internal error occurred: ${defaults.length} default IngressClasses were found, only 1 allowed`);
         if (defaults.length === 1) spec.ingressClassName = defaults[0].metadata!.name;
       },
     };

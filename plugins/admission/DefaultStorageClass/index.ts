@@ -6,13 +6,6 @@ import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type Plugi
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',
@@ -32,7 +25,7 @@ const plugin: PluginModule<'admission'> = {
         const scType = host.type(`storage.${host.brand.domain}`, 'storageclasses');
         if (!scType) return;
         const defaults = (await host.objects.list(scType)).filter(isDefault);
-        if (defaults.length > 1) throw forbidden(host, a, `Internal error occurred: ${defaults.length} default StorageClasses were found`);
+        if (defaults.length > 1) throw host.errors.admissionForbidden(a, `Internal error occurred: ${defaults.length} default StorageClasses were found`);
         if (defaults.length === 1) spec.storageClassName = defaults[0].metadata!.name;
       },
     };

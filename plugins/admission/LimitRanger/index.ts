@@ -8,13 +8,6 @@ import { addQuantity, canonical, formatQuantity, parseQuantity, resourceList, ty
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const str = (q: Quantity) => formatQuantity(q);
 const sortedKeys = (o: unknown) => Object.keys(o && typeof o === 'object' ? o : {}).sort();
@@ -159,7 +152,7 @@ const plugin: PluginModule<'admission'> = {
               errs.push(...checkItem(item, 'PersistentVolumeClaim', resourceList(obj.spec?.resources?.requests), new Map(), true));
             }
           }
-          if (errs.length) throw forbidden(host, a, errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
+          if (errs.length) throw host.errors.admissionForbidden(a, errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
         }
       },
     };

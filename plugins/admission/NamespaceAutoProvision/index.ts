@@ -2,13 +2,6 @@
 // namespace first (not for dry-run requests).
 import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',
@@ -24,7 +17,7 @@ const plugin: PluginModule<'admission'> = {
           await host.objects.create(t, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: a.namespace } });
         } catch (e) {
           if ((e as { code?: number }).code === 409) return; // created meanwhile
-          throw forbidden(host, a, (e as Error).message);
+          throw host.errors.admissionForbidden(a, (e as Error).message);
         }
       },
     };

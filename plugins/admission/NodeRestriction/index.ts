@@ -6,13 +6,6 @@ import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type Plugi
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 /** The node a user speaks for, if it is a node agent. */
 export function nodeIdentity(user: { username: string; groups: string[] }): string | undefined {
@@ -54,88 +47,88 @@ const plugin: PluginModule<'admission'> = {
     async function podCreate(node: string, a: AdmissionAttributes) {
       const pod = a.object as J;
       const spec: J = pod.spec ?? {};
-      if (pod.metadata?.annotations?.[mirrorKey] === undefined) throw forbidden(host, a, `pod does not have "${mirrorKey}" annotation, node "${node}" can only create mirror pods`);
-      if (spec.nodeName !== node) throw forbidden(host, a, `node "${node}" can only create pods with spec.nodeName set to itself`);
+      if (pod.metadata?.annotations?.[mirrorKey] === undefined) throw host.errors.admissionForbidden(a, `pod does not have "${mirrorKey}" annotation, node "${node}" can only create mirror pods`);
+      if (spec.nodeName !== node) throw host.errors.admissionForbidden(a, `node "${node}" can only create pods with spec.nodeName set to itself`);
       const owners: J[] = pod.metadata?.ownerReferences ?? [];
-      if (owners.length > 1) throw forbidden(host, a, `node "${node}" can only create pods with a single owner reference set to itself`);
+      if (owners.length > 1) throw host.errors.admissionForbidden(a, `node "${node}" can only create pods with a single owner reference set to itself`);
       const owner = owners[0];
-      if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Node' || owner.name !== node) throw forbidden(host, a, `node "${node}" can only create pods with an owner reference set to itself`);
-      if (owner.controller !== true) throw forbidden(host, a, `node "${node}" can only create pods with a controller owner reference set to itself`);
-      if (owner.blockOwnerDeletion === true) throw forbidden(host, a, `node "${node}" must not set blockOwnerDeletion on an owner reference`);
+      if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Node' || owner.name !== node) throw host.errors.admissionForbidden(a, `node "${node}" can only create pods with an owner reference set to itself`);
+      if (owner.controller !== true) throw host.errors.admissionForbidden(a, `node "${node}" can only create pods with a controller owner reference set to itself`);
+      if (owner.blockOwnerDeletion === true) throw host.errors.admissionForbidden(a, `node "${node}" must not set blockOwnerDeletion on an owner reference`);
       const nodes = host.type('', 'nodes');
       const self = nodes && (await host.objects.get(nodes, '', node));
       if (!self) throw host.errors.status(404, 'NotFound', `nodes "${node}" not found`);
-      if (owner.uid !== self.metadata?.uid) throw forbidden(host, a, `node ${node} UID mismatch: expected ${self.metadata?.uid} got ${owner.uid ?? ''}`);
-      if (spec.serviceAccountName) throw forbidden(host, a, `node "${node}" can not create pods that reference a service account`);
+      if (owner.uid !== self.metadata?.uid) throw host.errors.admissionForbidden(a, `node ${node} UID mismatch: expected ${self.metadata?.uid} got ${owner.uid ?? ''}`);
+      if (spec.serviceAccountName) throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference a service account`);
       const volumes: J[] = spec.volumes ?? [];
       const containers: J[] = ['initContainers', 'containers', 'ephemeralContainers'].flatMap((k) => spec[k] ?? []);
       const envRefs = (kind: 'secret' | 'configMap') => containers.some((c) =>
         (c?.env ?? []).some((e: J) => e?.valueFrom?.[`${kind}KeyRef`]) || (c?.envFrom ?? []).some((e: J) => e?.[`${kind}Ref`]));
       const secrets = spec.imagePullSecrets?.length || envRefs('secret') || volumes.some((v) => v?.secret || (v?.projected?.sources ?? []).some((s: J) => s?.secret)
         || Object.values(v ?? {}).some((src) => (src as J)?.secretRef || (src as J)?.nodePublishSecretRef));
-      if (secrets) throw forbidden(host, a, `node "${node}" can not create pods that reference secrets`);
+      if (secrets) throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference secrets`);
       if (envRefs('configMap') || volumes.some((v) => v?.configMap || (v?.projected?.sources ?? []).some((s: J) => s?.configMap))) {
-        throw forbidden(host, a, `node "${node}" can not create pods that reference configmaps`);
+        throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference configmaps`);
       }
-      if (volumes.some((v) => (v?.projected?.sources ?? []).some((s: J) => s?.clusterTrustBundle))) throw forbidden(host, a, `node "${node}" can not create pods that reference clustertrustbundles`);
-      if (volumes.some((v) => v?.persistentVolumeClaim)) throw forbidden(host, a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
+      if (volumes.some((v) => (v?.projected?.sources ?? []).some((s: J) => s?.clusterTrustBundle))) throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference clustertrustbundles`);
+      if (volumes.some((v) => v?.persistentVolumeClaim)) throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
     }
 
     async function pods(node: string, a: AdmissionAttributes) {
       if (a.subresource === 'status') {
-        if (a.operation !== 'UPDATE') throw forbidden(host, a, `unexpected operation "${a.operation}"`);
-        if ((a.oldObject as J)?.spec?.nodeName !== node) throw forbidden(host, a, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
+        if (a.operation !== 'UPDATE') throw host.errors.admissionForbidden(a, `unexpected operation "${a.operation}"`);
+        if ((a.oldObject as J)?.spec?.nodeName !== node) throw host.errors.admissionForbidden(a, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
         if (JSON.stringify((a.oldObject as J)?.metadata?.labels ?? {}) !== JSON.stringify((a.object as J)?.metadata?.labels ?? {})) {
-          throw forbidden(host, a, `node "${node}" cannot update labels through pod status`);
+          throw host.errors.admissionForbidden(a, `node "${node}" cannot update labels through pod status`);
         }
         return;
       }
-      if (a.subresource) throw forbidden(host, a, `unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
+      if (a.subresource) throw host.errors.admissionForbidden(a, `unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
       if (a.operation === 'CREATE') return podCreate(node, a);
       if (a.operation === 'DELETE') {
-        if ((a.oldObject as J)?.spec?.nodeName !== node) throw forbidden(host, a, `node "${node}" can only delete pods with spec.nodeName set to itself`);
+        if ((a.oldObject as J)?.spec?.nodeName !== node) throw host.errors.admissionForbidden(a, `node "${node}" can only delete pods with spec.nodeName set to itself`);
         return;
       }
-      throw forbidden(host, a, `unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`);
+      throw host.errors.admissionForbidden(a, `unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`);
     }
 
     function nodes(node: string, a: AdmissionAttributes) {
       const target = a.name || (a.object as J)?.metadata?.name || '';
-      if (target !== node) throw forbidden(host, a, `node "${node}" is not allowed to modify node "${target}"`);
+      if (target !== node) throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to modify node "${target}"`);
       const obj = a.object as J;
-      if (a.operation === 'DELETE') throw forbidden(host, a, `node "${node}" is not allowed to delete its own Node object`);
+      if (a.operation === 'DELETE') throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to delete its own Node object`);
       if (a.operation === 'CREATE') {
-        if (obj.spec?.configSource != null) throw forbidden(host, a, `node "${node}" is not allowed to create pods with a non-nil configSource`);
+        if (obj.spec?.configSource != null) throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to create pods with a non-nil configSource`);
         const bad = forbiddenLabels(obj.metadata?.labels ?? {}, {}, kd, host.brand.domain);
-        if (bad.length) throw forbidden(host, a, `node "${node}" is not allowed to set the following labels: ${bad.join(', ')}`);
+        if (bad.length) throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to set the following labels: ${bad.join(', ')}`);
       }
       if (a.operation === 'UPDATE') {
         const old = a.oldObject as J;
         if (obj.spec?.configSource != null && JSON.stringify(obj.spec.configSource) !== JSON.stringify(old.spec?.configSource)) {
-          throw forbidden(host, a, `node "${node}" is not allowed to update configSource to a new non-nil configSource`);
+          throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to update configSource to a new non-nil configSource`);
         }
-        if (JSON.stringify(obj.spec?.taints ?? []) !== JSON.stringify(old.spec?.taints ?? [])) throw forbidden(host, a, `node "${node}" is not allowed to modify taints`);
+        if (JSON.stringify(obj.spec?.taints ?? []) !== JSON.stringify(old.spec?.taints ?? [])) throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to modify taints`);
         const bad = forbiddenLabels(obj.metadata?.labels ?? {}, old.metadata?.labels ?? {}, kd, host.brand.domain);
-        if (bad.length) throw forbidden(host, a, `is not allowed to modify labels: ${bad.join(', ')}`);
+        if (bad.length) throw host.errors.admissionForbidden(a, `is not allowed to modify labels: ${bad.join(', ')}`);
       }
     }
 
     function claimStatus(node: string, a: AdmissionAttributes) {
-      if (a.subresource !== 'status') throw forbidden(host, a, 'may only update PVC status');
-      if (a.operation !== 'UPDATE') throw forbidden(host, a, `unexpected operation "${a.operation}"`);
+      if (a.subresource !== 'status') throw host.errors.admissionForbidden(a, 'may only update PVC status');
+      if (a.operation !== 'UPDATE') throw host.errors.admissionForbidden(a, `unexpected operation "${a.operation}"`);
       const strip = (o: J) => {
         const { capacity: _c, conditions: _k, ...status } = o.status ?? {};
         const { resourceVersion: _r, managedFields: _m, ...metadata } = o.metadata ?? {};
         return JSON.stringify({ ...o, metadata, status });
       };
       if (strip(a.object as J) !== strip(a.oldObject as J)) {
-        throw forbidden(host, a, `node "${node}" is not allowed to update fields other than status.quantity and status.conditions`);
+        throw host.errors.admissionForbidden(a, `node "${node}" is not allowed to update fields other than status.quantity and status.conditions`);
       }
     }
 
     function sameName(node: string, a: AdmissionAttributes, what: string) {
       const name = a.operation === 'CREATE' ? (a.object as J)?.metadata?.name : a.name;
-      if (name !== node) throw forbidden(host, a, `can only access ${what} with the same name as the requesting node`);
+      if (name !== node) throw host.errors.admissionForbidden(a, `can only access ${what} with the same name as the requesting node`);
     }
 
     return {
@@ -143,13 +136,13 @@ const plugin: PluginModule<'admission'> = {
       async admit(a) {
         const node = nodeIdentity(a.user);
         if (node === undefined) return;
-        if (!node) throw forbidden(host, a, `could not determine node from user "${a.user.username}"`);
+        if (!node) throw host.errors.admissionForbidden(a, `could not determine node from user "${a.user.username}"`);
         const { group, resource } = a.resource;
         if (group === '' && resource === 'pods') return pods(node, a);
         if (group === '' && resource === 'nodes') return nodes(node, a);
         if (group === '' && resource === 'persistentvolumeclaims') return claimStatus(node, a);
         if (group === coordination && resource === 'leases') {
-          if (a.namespace !== leaseNamespace) throw forbidden(host, a, `can only access leases in the "${leaseNamespace}" system namespace`);
+          if (a.namespace !== leaseNamespace) throw host.errors.admissionForbidden(a, `can only access leases in the "${leaseNamespace}" system namespace`);
           return sameName(node, a, 'node lease');
         }
         if (group === storage && resource === 'csinodes') return sameName(node, a, 'CSINode');

@@ -6,13 +6,6 @@ import { CONTRACT_VERSION, type AdmissionAttributes, type AuthorizationAttribute
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const refs = (o: unknown): J[] => ((o as J)?.metadata?.ownerReferences ?? []).filter((r: unknown) => r && typeof r === 'object');
 /** Comparable form of a reference: same owner, same flags. */
@@ -50,17 +43,17 @@ const plugin: PluginModule<'admission'> = {
         if (!changingOwners(a.object, a.oldObject)) return;
         if (a.operation !== 'CREATE') {
           const d = await ask(a, 'delete', a.resource.group, a.resource.version, a.resource.resource, a.subresource, a.namespace, a.name);
-          if (d.decision !== 'allow') throw forbidden(host, a, `cannot set an ownerRef on a resource you can't delete: ${d.reason ?? ''}, <nil>`);
+          if (d.decision !== 'allow') throw host.errors.admissionForbidden(a, `cannot set an ownerRef on a resource you can't delete: ${d.reason ?? ''}, <nil>`);
         }
         for (const ref of newBlockingRefs(a.object, a.oldObject)) {
           const [g, v] = String(ref.apiVersion ?? '').includes('/') ? String(ref.apiVersion).split('/') : ['', String(ref.apiVersion ?? '')];
           const owners = host.allTypes().filter((t) => t.group === g && t.version === v && t.kind === ref.kind);
           if (!owners.length) {
-            throw forbidden(host, a, `cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion ${ref.apiVersion} Kind ${ref.kind}: no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`);
+            throw host.errors.admissionForbidden(a, `cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion ${ref.apiVersion} Kind ${ref.kind}: no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`);
           }
           for (const t of owners) {
             const d = await ask(a, 'update', t.group, t.version, t.resource, 'finalizers', t.namespaced ? a.namespace : '', String(ref.name ?? ''));
-            if (d.decision !== 'allow') throw forbidden(host, a, `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${d.reason ?? ''}, <nil>`);
+            if (d.decision !== 'allow') throw host.errors.admissionForbidden(a, `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${d.reason ?? ''}, <nil>`);
           }
         }
       },

@@ -9,13 +9,6 @@ import { qosClass } from '../../types/builtin/defaults.js';
 type J = Record<string, any>;
 export interface Toleration { key?: string; operator?: string; value?: string; effect?: string; tolerationSeconds?: number }
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const same = (a: Toleration, b: Toleration) =>
   (a.key ?? '') === (b.key ?? '') && (a.operator ?? '') === (b.operator ?? '') && (a.value ?? '') === (b.value ?? '')
@@ -78,7 +71,7 @@ const plugin: PluginModule<'admission'> = {
       try {
         return parseList(raw, which);
       } catch (e) {
-        throw forbidden(host, a, `invalid ${which} annotation of namespace ${a.namespace}: ${(e as Error).message}`);
+        throw host.errors.admissionForbidden(a, `invalid ${which} annotation of namespace ${a.namespace}: ${(e as Error).message}`);
       }
     };
     return {
@@ -95,7 +88,7 @@ const plugin: PluginModule<'admission'> = {
         const nsList = await fromNamespace(a, 'tolerationsWhitelist');
         const scope = nsList ? 'namespace' : 'cluster';
         if (!allowedByWhitelist(tolerations, nsList ?? clusterWhitelist)) {
-          throw forbidden(host, a, `pod tolerations (possibly merged with namespace default tolerations) conflict with its ${scope} whitelist`);
+          throw host.errors.admissionForbidden(a, `pod tolerations (possibly merged with namespace default tolerations) conflict with its ${scope} whitelist`);
         }
       },
     };

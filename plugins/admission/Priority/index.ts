@@ -8,13 +8,6 @@ import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type Plugi
 type J = Record<string, any>;
 interface Resolved { name: string; value: number; preemptionPolicy?: string }
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 /** The reference's built-in classes. */
 export const SYSTEM_CLASSES: Record<string, number> = { 'system-node-critical': 2000001000, 'system-cluster-critical': 2000000000 };
@@ -57,19 +50,19 @@ const plugin: PluginModule<'admission'> = {
         if (resolved.name) spec.priorityClassName = resolved.name;
       } else {
         const found = await lookup(String(spec.priorityClassName));
-        if (!found) throw forbidden(host, a, `no PriorityClass with name ${spec.priorityClassName} was found`);
+        if (!found) throw host.errors.admissionForbidden(a, `no PriorityClass with name ${spec.priorityClassName} was found`);
         resolved = found;
       }
       if (resolved.name in SYSTEM_CLASSES && a.namespace !== host.brand.systemNamespace) {
-        throw forbidden(host, a, `pods with ${resolved.name} priorityClass is not permitted in ${a.namespace} namespace`);
+        throw host.errors.admissionForbidden(a, `pods with ${resolved.name} priorityClass is not permitted in ${a.namespace} namespace`);
       }
       if (spec.priority != null && spec.priority !== resolved.value) {
-        throw forbidden(host, a, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${resolved.value} from the given PriorityClass name`);
+        throw host.errors.admissionForbidden(a, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${resolved.value} from the given PriorityClass name`);
       }
       spec.priority = resolved.value;
       if (resolved.preemptionPolicy) {
         if (spec.preemptionPolicy != null && spec.preemptionPolicy !== resolved.preemptionPolicy) {
-          throw forbidden(host, a, `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${resolved.preemptionPolicy} from the given PriorityClass name`);
+          throw host.errors.admissionForbidden(a, `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${resolved.preemptionPolicy} from the given PriorityClass name`);
         }
         spec.preemptionPolicy = resolved.preemptionPolicy;
       }
@@ -85,7 +78,7 @@ const plugin: PluginModule<'admission'> = {
         if (a.resource.resource !== 'priorityclasses' || (a.object as J).globalDefault !== true) return;
         const d = await globalDefault();
         if (d && (a.operation === 'CREATE' || d.metadata?.name !== a.name)) {
-          throw forbidden(host, a, `PriorityClass ${d.metadata?.name} is already marked as default. Only one default can exist`);
+          throw host.errors.admissionForbidden(a, `PriorityClass ${d.metadata?.name} is already marked as default. Only one default can exist`);
         }
       },
     };

@@ -13,13 +13,6 @@ import {
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 const list = (v: unknown): J[] => (Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : []);
 const COMPUTE = ['cpu', 'memory', 'ephemeral-storage'];
@@ -328,7 +321,7 @@ const plugin: PluginModule<'admission'> = {
       const next = mask(addLists(used, requested), requested.keys());
       const exceeded = [...next].filter(([k, v]) => v.nano > hard.get(k)!.nano).map(([k]) => k);
       if (!exceeded.length) return;
-      throw forbidden(host, a, `exceeded quota: ${q.metadata.name}, requested: ${prettyPrint(mask(requested, exceeded))}, used: ${prettyPrint(mask(used, exceeded))}, limited: ${prettyPrint(mask(hard, exceeded))}`);
+      throw host.errors.admissionForbidden(a, `exceeded quota: ${q.metadata.name}, requested: ${prettyPrint(mask(requested, exceeded))}, used: ${prettyPrint(mask(used, exceeded))}, limited: ${prettyPrint(mask(hard, exceeded))}`);
     }
 
     async function charge(a: AdmissionAttributes, delta: ResourceList) {
@@ -340,7 +333,7 @@ const plugin: PluginModule<'admission'> = {
         const hard = hardOf(q);
         if (a.resource.group === '' && a.resource.resource === 'pods') {
           const err = podConstraints(a.object as J, new Set(hard.keys()));
-          if (err) throw forbidden(host, a, `failed quota: ${q.metadata.name}: ${err}`);
+          if (err) throw host.errors.admissionForbidden(a, `failed quota: ${q.metadata.name}: ${err}`);
         }
         const requested = mask(delta, hard.keys());
         if (!requested.size) continue;

@@ -8,13 +8,6 @@ import { resourceList } from '../ResourceQuota/quantity.js';
 
 type J = Record<string, any>;
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 /** Same resources with the same amounts ("1000m" equals "1"). */
 function sameResources(x: unknown, y: unknown): boolean {
@@ -34,7 +27,7 @@ const plugin: PluginModule<'admission'> = {
       if (name === undefined || name === null) return undefined;
       const t = rcType();
       const rc = t && (await host.objects.get(t, '', String(name)));
-      if (!rc) throw forbidden(host, a, `pod rejected: RuntimeClass "${name}" not found`);
+      if (!rc) throw host.errors.admissionForbidden(a, `pod rejected: RuntimeClass "${name}" not found`);
       return rc;
     };
     return {
@@ -46,7 +39,7 @@ const plugin: PluginModule<'admission'> = {
         const fixed = rc.overhead?.podFixed;
         if (fixed) {
           const has = spec.overhead && Object.keys(spec.overhead).length > 0;
-          if (has && !sameResources(fixed, spec.overhead)) throw forbidden(host, a, 'pod rejected: Pod\'s Overhead doesn\'t match RuntimeClass\'s defined Overhead');
+          if (has && !sameResources(fixed, spec.overhead)) throw host.errors.admissionForbidden(a, 'pod rejected: Pod\'s Overhead doesn\'t match RuntimeClass\'s defined Overhead');
           spec.overhead = { ...fixed };
         }
         const sched = rc.scheduling;
@@ -54,7 +47,7 @@ const plugin: PluginModule<'admission'> = {
         const selector: Record<string, string> = { ...(spec.nodeSelector ?? {}) };
         for (const [k, v] of Object.entries((sched.nodeSelector ?? {}) as Record<string, string>)) {
           if (k in selector && selector[k] !== v) {
-            throw forbidden(host, a, `conflict: runtimeClass.scheduling.nodeSelector[${k}] = ${v}; pod.spec.nodeSelector[${k}] = ${selector[k]}`);
+            throw host.errors.admissionForbidden(a, `conflict: runtimeClass.scheduling.nodeSelector[${k}] = ${v}; pod.spec.nodeSelector[${k}] = ${selector[k]}`);
           }
           selector[k] = v;
         }
@@ -67,9 +60,9 @@ const plugin: PluginModule<'admission'> = {
         const rc = (await classOf(a)) as J | undefined;
         const overhead = (a.object as J).spec?.overhead;
         if (rc?.overhead?.podFixed) {
-          if (!sameResources(rc.overhead.podFixed, overhead)) throw forbidden(host, a, 'pod rejected: Pod\'s Overhead doesn\'t match RuntimeClass\'s defined Overhead');
+          if (!sameResources(rc.overhead.podFixed, overhead)) throw host.errors.admissionForbidden(a, 'pod rejected: Pod\'s Overhead doesn\'t match RuntimeClass\'s defined Overhead');
         } else if (overhead !== undefined && overhead !== null) {
-          throw forbidden(host, a, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
+          throw host.errors.admissionForbidden(a, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
         }
       },
     };

@@ -16,13 +16,6 @@ type J = Record<string, any>;
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789'; // the reference's generated-name alphabet
 const DEFAULT = 'default';
 
-function forbidden(host: PluginHost, a: AdmissionAttributes, msg: string) {
-  const gr = a.resource.group ? `${a.resource.resource}.${a.resource.group}` : a.resource.resource;
-  const name = a.name || a.object?.metadata?.name || '';
-  const e = host.errors.status(403, 'Forbidden', `${gr}${name ? ` "${name}"` : ''} is forbidden: ${msg}`);
-  e.details = { name: name || undefined, group: a.resource.group || undefined, kind: a.resource.resource };
-  return e;
-}
 
 /** Names of every secret a pod refers to, with where it is referred from (for messages). */
 function secretRefs(spec: J): { name: string; where: string }[] {
@@ -100,7 +93,7 @@ const plugin: PluginModule<'admission'> = {
       if (ns && !(await host.objects.get(ns, '', a.namespace))) throw host.errors.status(404, 'NotFound', `namespaces "${a.namespace}" not found`);
       const made = name === DEFAULT ? await ensureDefault(a.namespace) : undefined;
       if (made) return made;
-      throw forbidden(host, a, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
+      throw host.errors.admissionForbidden(a, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
     }
 
     function volume(name: string): J {
@@ -153,24 +146,24 @@ const plugin: PluginModule<'admission'> = {
         const pod = a.object as J;
         const spec: J = pod.spec ?? {};
         if (pod.metadata?.annotations?.[mirrorKey] !== undefined) {
-          if (spec.serviceAccountName) throw forbidden(host, a, 'a mirror pod may not reference service accounts');
-          if (secretRefs(spec).length || spec.imagePullSecrets?.length) throw forbidden(host, a, 'a mirror pod may not reference secrets');
+          if (spec.serviceAccountName) throw host.errors.admissionForbidden(a, 'a mirror pod may not reference service accounts');
+          if (secretRefs(spec).length || spec.imagePullSecrets?.length) throw host.errors.admissionForbidden(a, 'a mirror pod may not reference secrets');
           if ((spec.volumes ?? []).some((v: J) => (v?.projected?.sources ?? []).some((s: J) => s?.serviceAccountToken))) {
-            throw forbidden(host, a, 'a mirror pod may not use ServiceAccountToken volume projections');
+            throw host.errors.admissionForbidden(a, 'a mirror pod may not use ServiceAccountToken volume projections');
           }
           return;
         }
-        if (!spec.serviceAccountName) throw forbidden(host, a, `no service account specified for pod ${a.namespace}/${a.name}`);
+        if (!spec.serviceAccountName) throw host.errors.admissionForbidden(a, `no service account specified for pod ${a.namespace}/${a.name}`);
         const sa = await lookup(a, spec.serviceAccountName);
         // accounts annotated <keyDomain>/enforce-mountable-secrets limit pods to the secrets they list
         if (sa.metadata?.annotations?.[`${kd}/enforce-mountable-secrets`] !== 'true') return;
         const mountable = new Set((sa.secrets ?? []).map((s: J) => s?.name));
         for (const ref of secretRefs(spec)) {
-          if (!mountable.has(ref.name)) throw forbidden(host, a, `${ref.where} is not allowed because service account ${sa.metadata.name} does not reference that secret`);
+          if (!mountable.has(ref.name)) throw host.errors.admissionForbidden(a, `${ref.where} is not allowed because service account ${sa.metadata.name} does not reference that secret`);
         }
         const pullable = new Set((sa.imagePullSecrets ?? []).map((s: J) => s?.name));
         for (const p of spec.imagePullSecrets ?? []) {
-          if (!pullable.has(p?.name)) throw forbidden(host, a, `pull secret ${p?.name} is not allowed because service account ${sa.metadata.name} does not reference that imagePullSecret`);
+          if (!pullable.has(p?.name)) throw host.errors.admissionForbidden(a, `pull secret ${p?.name} is not allowed because service account ${sa.metadata.name} does not reference that imagePullSecret`);
         }
       },
     };
