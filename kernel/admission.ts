@@ -28,7 +28,7 @@ export class AdmissionChain {
    * The mutating phase, then at most one reinvocation round: each plugin that asks for it
    * (wantsReinvocation, told whether the object changed after its admit() returned, found by
    * comparing the serialized object then and at the end of the pass) runs admit() once more, in
-   * order, with attrs.reinvoking set. Only plugins that can ask pay for the serializing.
+   * order, with attrs.reinvoking set. Only requests where a plugin may ask pay for the serializing.
    */
   async admit(a: AdmissionAttributes): Promise<void> {
     const list = this.applicable(a);
@@ -37,7 +37,7 @@ export class AdmissionChain {
     for (const p of list) {
       if (!p.plugin.admit) continue;
       try { await p.plugin.admit(a); } catch (e) { throw refusal(p.name, e); }
-      if (p.plugin.wantsReinvocation) (after ??= new Map()).set(p, JSON.stringify(a.object ?? null));
+      if (p.plugin.wantsReinvocation?.(a)) (after ??= new Map()).set(p, JSON.stringify(a.object ?? null));
     }
     if (!after) return;
     const final = JSON.stringify(a.object ?? null);
