@@ -67,6 +67,30 @@ export function checkFields(obj: unknown, schema: Schema | undefined, definition
   return { unknown };
 }
 
+/**
+ * Removes, in place, the fields the schema does not declare — what the reference's typed decoding
+ * does to every write, whatever the fieldValidation mode reported.
+ */
+export function pruneUnknown(obj: unknown, schema: Schema | undefined, definitions?: Defs): void {
+  const stack: [unknown, Schema | undefined][] = [[obj, schema]];
+  while (stack.length) {
+    const [value, raw] = stack.pop()!;
+    const s = resolve(raw, definitions);
+    if (!s || value === null || value === undefined) continue;
+    if (s.type === 'object' && isObject(value)) {
+      const fields = s.fields;
+      for (const k of Object.keys(value)) {
+        const f = fields && Object.prototype.hasOwnProperty.call(fields, k) ? fields[k] : undefined;
+        if (f) stack.push([value[k], f]);
+        else if (s.additional) stack.push([value[k], s.additional]);
+        else if (fields && !s.preserveUnknown) delete value[k];
+      }
+    } else if (s.type === 'array' && Array.isArray(value)) {
+      for (const v of value) stack.push([v, s.items]);
+    }
+  }
+}
+
 /** Unknown fields of an object of a served type; none when the type is unstructured. */
 export function unknownFields(type: TypeDef, obj: unknown): string[] {
   return type.schema ? checkFields(obj, type.schema, type.definitions).unknown : [];

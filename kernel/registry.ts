@@ -17,8 +17,8 @@ import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exact
 import YAML from 'yaml';
 import { mergePatch } from './patch.js';
 import { runMerge } from '../workers/pool.js';
-import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type MergeTask } from '../workers/merge/index.js';
-import { compileValidator, findDuplicateFields, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
+import { compileValidator, findDuplicateFields, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -531,13 +531,14 @@ export class Registry {
    * fieldValidation=Strict | Warn (the default) | Ignore: unknown and duplicate fields are a 422 with
    * one cause each (Strict), one Warning each (Warn), or nothing (Ignore).
    */
-  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer): Record<string, string> {
+  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined): Record<string, string> {
     const mode = req.query.get('fieldValidation') ?? 'Warn';
     if (!['Strict', 'Warn', 'Ignore', ''].includes(mode)) throw errors.badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got "${mode}"`);
-    if (mode === 'Ignore') return {};
+    const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
     const json = (req.header('content-type') ?? 'application/json').includes('json');
-    const unknown = unknownFields(t.type, obj);
-    const dups = json ? findDuplicateFields(raw.toString('utf8')) : [];
+    const dups = mode !== 'Ignore' && json && raw ? findDuplicateFields(raw.toString('utf8')) : [];
+    // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
+    if (t.type.schema) pruneUnknown(obj, t.type.schema, t.type.definitions);
     if (!unknown.length && !dups.length) return {};
     const msgs = strictErrors(unknown, dups);
     if (mode === 'Strict') {
@@ -627,8 +628,11 @@ export class Registry {
       if (sub && !subField) throw errors.methodNotAllowed();
       if (subField) {
         const v = getPath(obj, subField);
+        // An apply to the sub-resource computed the ownership of this write: keep it.
+        const applied = fm?.applied ? obj.metadata?.managedFields : undefined;
         obj = clone(old);
         setPath(obj, subField, clone(v));
+        if (applied) obj.metadata!.managedFields = applied;
       } else {
         if (type.statusField) setPath(obj, type.statusField, clone(getPath(old, type.statusField)));
         if (type.finalizersField) setPath(obj, type.finalizersField, clone(getPath(old, type.finalizersField)));
@@ -690,7 +694,7 @@ export class Registry {
     const type = t.type;
     const task: MergeTask = {
       op: 'update-managed-fields', old: old ?? null, next: obj, manager, apiVersion: gv(type), schema: type.schema, definitions: type.definitions,
-      time: now(), subresource: t.subresource || undefined, serverSideApply: this.ctx.featureGates.ServerSideApply !== false,
+      time: now(), subresource: t.subresource || undefined, serverSideApply: this.ctx.featureGates.ServerSideApply !== false, resetFields: resetFields(type, t.subresource),
     };
     const r = await runMerge(task, approxSize(old) + approxSize(obj), defsKey(type));
     if (!r.ok) throw mergeError(r.error);
@@ -738,13 +742,16 @@ export class Registry {
       // A resourceVersion in the patch is a precondition.
       const rv = (out as KObject).metadata?.resourceVersion;
       if (rv !== undefined && rv !== cur.metadata?.resourceVersion) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      // The patched object is checked like a created or updated one (unknown fields named, then dropped).
+      patchWarnings = this.fieldValidation(req, t, out as KObject, ct === 'application/json-patch+json' ? undefined : raw);
       return out as KObject;
     };
+    let patchWarnings: Record<string, string> = {};
     const applyTo = async (live: KObject | null): Promise<KObject> => {
       const r = await runMerge({
         op: 'apply', live, applied: patch as KObject, manager: fm.manager, force: force === 'true' || force === '1', schema: type.schema, definitions: type.definitions,
         apiVersion: gv(type), kind: type.kind, time: now(), subresource: t.subresource || undefined, defaultManagerName: this.ctx.brand.kubectlManager,
-        lastAppliedAnnotation: this.ctx.brand.lastAppliedAnnotation, serverSideApply: ssa, metaGroup: `meta.${this.ctx.brand.domain}`,
+        lastAppliedAnnotation: this.ctx.brand.lastAppliedAnnotation, serverSideApply: ssa, metaGroup: `meta.${this.ctx.brand.domain}`, resetFields: resetFields(type, t.subresource),
       }, size, key);
       if (!r.ok) throw mergeError(r.error);
       const a = (r as { apply: ApplyResult }).apply;
@@ -780,7 +787,7 @@ export class Registry {
       return res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
     }
     const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, merge, undefined, fm));
-    res.send(code, withWarnings(JSON_HEADERS, warned), bytes);
+    res.send(code, withWarnings({ ...JSON_HEADERS, ...patchWarnings }, warned), bytes);
   }
 
   // ------------------------------------------------------------------ scale sub-resource
@@ -926,6 +933,17 @@ interface FieldManagement { manager: string; applied?: boolean }
 /** A failed merge as a Status: the merge code's status code, reason and message. */
 function mergeError(e: { code: number; reason: string; message: string }): StatusError {
   return new StatusError(e.code, e.reason || (e.code === 422 ? 'Invalid' : e.code === 400 ? 'BadRequest' : e.code === 413 ? 'RequestEntityTooLarge' : e.code === 415 ? 'UnsupportedMediaType' : 'InternalError'), e.message);
+}
+
+/**
+ * Fields an endpoint does not write, so nobody gains ownership of them there (server-side apply rule
+ * 12): the main resource never writes status; the status sub-resource writes nothing but status.
+ */
+function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
+  if (!type.statusField) return undefined;
+  if (!subresource) return { [`f:${type.statusField}`]: {} };
+  if (subresource === type.statusField || subresource === 'status') return { 'f:spec': {} };
+  return undefined;
 }
 
 const approxSize = (o: KObject | undefined) => (o ? JSON.stringify(o).length : 0);
