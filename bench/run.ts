@@ -12,12 +12,17 @@ import {
   type BenchServer, type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
 } from './lib.js';
 import { benchList, benchMemory, benchWatch, printRead, type ReadResult } from './readpath.js';
+import { benchApply } from './apply.js';
 
 /** Read-path scenarios (bench/readpath.ts): their own measurements and tables. */
 const READ_SCENARIOS: Record<string, { description: string; run: (o: Options) => Promise<ReadResult[]> }> = {
   list: { description: 'LIST of 10,000 1-KiB ConfigMaps: consistent, resourceVersion=0, and paged by 500', run: () => benchList() },
   watch: { description: 'watch fan-out to 100 and 1,000 watchers while a writer runs: deliveries/s, latency p50/p99', run: async (o) => [await benchWatch(100, o.duration), await benchWatch(1000, o.duration)] },
   memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers', run: () => benchMemory() },
+  apply: {
+    description: 'writes (bench/apply.ts): applies/s and merge/strategic patches/s at concurrency 32; latency of large applies with the worker pool off, all-on and default, and the longest GET meanwhile',
+    run: (o) => benchApply({ duration: o.duration, warmup: o.warmup, concurrency: o.concurrency }),
+  },
 };
 
 interface Scenario {
