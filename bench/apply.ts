@@ -344,7 +344,7 @@ function applyOnce(s: BenchServer, agent: https.Agent, p: string, body: string):
 const SERVER_MODES: { label: string; env: Record<string, string> }[] = [
   { label: 'workers off', env: { CAPI_WORKERS: 'off' } },
   { label: 'all on workers', env: { CAPI_WORKER_THRESHOLD_BYTES: '0' } },
-  { label: 'default (64 KiB)', env: {} },
+  { label: 'default (32 KiB)', env: {} },
 ];
 
 /** Starts a server with extra environment variables (the spawn inherits process.env at that moment). */

@@ -18,7 +18,7 @@ import YAML from 'yaml';
 import { mergePatch } from './patch.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
-import { compileValidator, findDuplicateFields, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import { compileValidator, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -535,8 +535,11 @@ export class Registry {
     const mode = req.query.get('fieldValidation') ?? 'Warn';
     if (!['Strict', 'Warn', 'Ignore', ''].includes(mode)) throw errors.badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got "${mode}"`);
     const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
-    const json = (req.header('content-type') ?? 'application/json').includes('json');
-    const dups = mode !== 'Ignore' && json && raw ? findDuplicateFields(raw.toString('utf8')) : [];
+    let dups: string[] = [];
+    if (mode !== 'Ignore' && raw) {
+      const text = raw.toString('utf8');
+      dups = /^\s*[{[]/.test(text) ? findDuplicateFields(text) : findDuplicateYamlKeys(text);
+    }
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
     if (t.type.schema) pruneUnknown(obj, t.type.schema, t.type.definitions);
     if (!unknown.length && !dups.length) return {};
@@ -723,7 +726,10 @@ export class Registry {
     }
     let patch: unknown;
     try {
-      patch = isApply ? YAML.parse(raw.toString('utf8')) : JSON.parse(raw.toString('utf8'));
+      // An apply body is YAML or JSON: JSON (what clients send) goes through the fast native parser;
+      // YAML keeps the last of duplicate keys as JSON does, and fieldValidation reports them.
+      const text = raw.toString('utf8');
+      patch = isApply && !/^\s*[{[]/.test(text) ? YAML.parse(text, { uniqueKeys: false }) : JSON.parse(text);
     } catch (e) {
       throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
     }
@@ -748,6 +754,9 @@ export class Registry {
     };
     let patchWarnings: Record<string, string> = {};
     const applyTo = async (live: KObject | null): Promise<KObject> => {
+      // A resourceVersion in the applied configuration is a precondition, as for any write.
+      const rv = (patch as KObject).metadata?.resourceVersion;
+      if (rv !== undefined && rv !== '' && rv !== live?.metadata?.resourceVersion) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
       const r = await runMerge({
         op: 'apply', live, applied: patch as KObject, manager: fm.manager, force: force === 'true' || force === '1', schema: type.schema, definitions: type.definitions,
         apiVersion: gv(type), kind: type.kind, time: now(), subresource: t.subresource || undefined, defaultManagerName: this.ctx.brand.kubectlManager,
@@ -771,6 +780,8 @@ export class Registry {
       return this.updateScale(req, res, t, user, dryRun, mergePatch(this.scaleOf(type, parse(e)), patch) as KObject);
     }
     if (isApply) {
+      const appliedName = (patch as KObject).metadata?.name;
+      if (appliedName !== undefined && appliedName !== t.name) throw errors.badRequest(`the name of the object (${appliedName}) does not match the name on the URL (${t.name})`);
       const warnings = this.fieldValidation(req, t, patch as KObject, raw);
       if (!this.current(type, t.namespace, t.name) && !t.subresource) {
         // Rule 1: apply creates what does not exist.

@@ -6,9 +6,10 @@ import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/inde
 
 /**
  * Bytes of input (current object plus request body) from which a merge goes to a worker thread.
- * Below this the structured-clone round trip to a thread costs more than the merge itself.
+ * Merge cost follows structure more than size: a 64 KiB Pod merges inline in 8–10 ms, flat objects
+ * stay under 5 ms even at 2 MiB, and the thread hop costs at most ~2 ms (docs/benchmarks.md, "Writes").
  */
-export const WORKER_THRESHOLD_BYTES = Number(process.env.CAPI_WORKER_THRESHOLD_BYTES ?? 64 * 1024);
+export const WORKER_THRESHOLD_BYTES = Number(process.env.CAPI_WORKER_THRESHOLD_BYTES ?? 32 * 1024);
 
 let pool: Piscina | undefined;
 let enabled = process.env.CAPI_WORKERS !== 'off';

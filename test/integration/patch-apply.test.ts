@@ -98,7 +98,6 @@ const strictStatus = (code: number) => code === 422 || code === 400;
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
 for (const brand of brands) {
-  const domain = brand === 'kubernetes' ? 'k8s.io' : 'cluster.io';
   const cli = brand === 'kubernetes' ? 'kubectl' : 'clusterctl';
   const lastApplied = brand === 'kubernetes' ? 'kubectl.kubernetes.io/last-applied-configuration' : 'clusterctl.cluster.io/last-applied-configuration';
 
@@ -306,6 +305,32 @@ for (const brand of brands) {
       t.equal(yaml.json.data.a, '11');
       const wrongKind = await apply(s, `${CM}/r1`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'r1' } }, 'mgr');
       t.equal(wrongKind.status, 400, 'the applied kind must match the resource');
+    });
+
+    await t.test('rule 1: the applied name must be the name in the URL', async (t) => {
+      const create = await apply(s, `${CM}/r1-name`, configMap('r1-other', { a: '1' }), 'mgr');
+      t.ok(create.status === 400 || create.status === 422, `a create under another name is refused: ${create.status} ${create.text}`);
+      t.equal((await s.get(`${CM}/r1-name`)).status, 404, 'nothing created under the URL name');
+      t.equal((await s.get(`${CM}/r1-other`)).status, 404, 'nor under the body name');
+      await apply(s, `${CM}/r1-name`, configMap('r1-name', { a: '1' }), 'mgr');
+      const update = await apply(s, `${CM}/r1-name`, configMap('r1-other', { a: '2' }), 'mgr');
+      t.ok(update.status === 400 || update.status === 422, `an update under another name is refused: ${update.status} ${update.text}`);
+      t.equal((await get(`${CM}/r1-name`)).data.a, '1');
+      const mp = await patch(s, `${CM}/r1-name`, MERGE, { metadata: { name: 'r1-other' } });
+      t.ok(mp.status === 400 || mp.status === 422, `a merge patch may not rename: ${mp.status}`);
+    });
+
+    await t.test('rule 8: a resourceVersion in the applied config is a precondition', async (t) => {
+      const c = await apply(s, `${CM}/r8-rv`, configMap('r8-rv', { a: '1' }), 'mgr');
+      const rv = c.json.metadata.resourceVersion;
+      await patch(s, `${CM}/r8-rv`, MERGE, { data: { b: '2' } }, { fieldManager: 'other' });
+      const stale = await apply(s, `${CM}/r8-rv`, configMap('r8-rv', { a: '2' }, { resourceVersion: rv }), 'mgr');
+      t.equal(stale.status, 409, `a stale resourceVersion conflicts: ${stale.text}`);
+      t.equal((await get(`${CM}/r8-rv`)).data.a, '1', 'not applied');
+      const live = (await get(`${CM}/r8-rv`)).metadata.resourceVersion;
+      const fresh = await apply(s, `${CM}/r8-rv`, configMap('r8-rv', { a: '3' }, { resourceVersion: live }), 'mgr');
+      t.equal(fresh.status, 200, `the current resourceVersion passes: ${fresh.text}`);
+      t.equal(fresh.json.data.a, '3');
     });
 
     await t.test('rule 2: any write that changes a field moves its ownership to the writer', async (t) => {
@@ -718,6 +743,24 @@ for (const brand of brands) {
       t.equal(ap.status, 201, ap.text);
       t.equal(warnings(ap).length, 1, 'apply');
       t.notOk('bogus' in (await get(`${CM}/fw`)), 'still nothing unknown stored');
+    });
+
+    await t.test('duplicate keys in an apply body follow fieldValidation (YAML and JSON bodies)', async (t) => {
+      const yamlBody = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "1"\n  a: "2"\n`;
+      const jsonBody = (name: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":{"a":"1","a":"2"}}`;
+      for (const [form, body] of [['YAML', yamlBody], ['JSON', jsonBody]] as const) {
+        const name = `dup-${form.toLowerCase()}`;
+        const strict = await apply(s, `${CM}/${name}`, body(name), 'mgr', { fieldValidation: 'Strict' });
+        t.ok(strictStatus(strict.status), `${form}, Strict: refused: ${strict.status} ${strict.text}`);
+        t.match(strict.text, /duplicate|already set|must be unique/, `${form}, Strict: says what is duplicated`);
+        const warn = await apply(s, `${CM}/${name}`, body(name), 'mgr');
+        t.equal(warn.status, 201, `${form}, Warn (default): accepted: ${warn.text}`);
+        t.equal(warnings(warn).length, 1, `${form}, Warn: one warning`);
+        t.equal(warn.json?.data?.a, '2', `${form}: the last value wins`);
+        const ignore = await apply(s, `${CM}/${name}`, body(name), 'mgr', { fieldValidation: 'Ignore' });
+        t.equal(ignore.status, 200, `${form}, Ignore: accepted: ${ignore.text}`);
+        t.same(warnings(ignore), [], `${form}, Ignore: no warning`);
+      }
     });
 
     await t.test('fieldValidation=Ignore: no warning, no error', async (t) => {
