@@ -20,6 +20,8 @@ export interface BenchServer {
   dataDir: string;
   token: string;
   ca: string;
+  /** The node:tls (client-certificate) listener's port, when the server runs one. */
+  mtlsPort: number;
   args: string[];
   stop(): Promise<void>;
 }
@@ -29,6 +31,7 @@ export async function startBenchServer(extraArgs: string[], nodeArgs: string[] =
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'capi-bench-'));
   const args = ['--data-dir', dataDir, '--secure-port', '0', ...extraArgs];
   const proc = spawn(process.execPath, [...nodeArgs, mainJs, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let mtlsPort = 0;
   const port = await new Promise<number>((resolve, reject) => {
     let buf = '';
     const seen: string[] = [];
@@ -42,6 +45,7 @@ export async function startBenchServer(extraArgs: string[], nodeArgs: string[] =
         let o: { msg?: string; address?: string } | undefined;
         try { o = JSON.parse(line); } catch { /* not a log line */ }
         if (o?.msg === 'serving' && o.address) {
+          if ((o as { mtls?: string }).mtls) mtlsPort = Number(new URL((o as { mtls: string }).mtls).port);
           proc.stderr!.off('data', onData);
           proc.stderr!.resume(); // keep draining, never parse again
           resolve(Number(new URL(o.address).port));
@@ -54,7 +58,7 @@ export async function startBenchServer(extraArgs: string[], nodeArgs: string[] =
   const token = readFileSync(path.join(dataDir, 'pki/tokens.csv'), 'utf8').split('\n').find((l) => l.trim() && !l.startsWith('#'))!.split(',')[0].trim();
   const ca = readFileSync(path.join(dataDir, 'pki/ca.crt'), 'utf8');
   return {
-    proc, pid: proc.pid!, port, dataDir, token, ca, args,
+    proc, pid: proc.pid!, port, mtlsPort, dataDir, token, ca, args,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
@@ -181,10 +185,10 @@ class RawConnection {
   private buf: Buffer = Buffer.alloc(0);
   private pending: { resolve: (r: { status: number; body: Buffer }) => void; reject: (e: Error) => void } | undefined;
 
-  constructor(private port: number, private ca: string) {}
+  constructor(private port: number, private ca: string, private cert?: string, private key?: string) {}
 
   private connect(): tls.TLSSocket {
-    const sock = tls.connect({ host: '127.0.0.1', port: this.port, ca: this.ca });
+    const sock = tls.connect({ host: '127.0.0.1', port: this.port, ca: this.ca, cert: this.cert, key: this.key });
     sock.setNoDelay(true);
     sock.on('data', (d: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
@@ -263,6 +267,9 @@ export interface WorkerInit {
   run: string;
   getPath?: string;
   client: ClientKind;
+  /** Client certificate and key (PEM) for the node:tls listener. */
+  cert?: string;
+  key?: string;
 }
 
 export interface WorkerResult {
@@ -336,8 +343,10 @@ export function loadWorkerMain(): void {
   };
 
   const rawLoop = async (slot: number) => {
-    const conn = new RawConnection(init.port, init.ca);
-    const common = `Host: 127.0.0.1:${init.port}\r\nAuthorization: Bearer ${init.token}\r\nAccept: application/json\r\n`;
+    const conn = new RawConnection(init.port, init.ca, init.cert, init.key);
+    // With a client certificate the request carries no token: x509 authenticates it.
+    const auth = init.cert ? '' : `Authorization: Bearer ${init.token}\r\n`;
+    const common = `Host: 127.0.0.1:${init.port}\r\n${auth}Accept: application/json\r\n`;
     const getHead = `GET ${init.getPath} HTTP/1.1\r\n${common}\r\n`;
     const base = `b${init.run}-${init.worker}-${slot}-`;
     for (let i = 0; !stopping; i++) {

@@ -2,7 +2,7 @@
 // Starts the real server per scenario on a fresh data dir, drives it over HTTPS from forked load
 // worker processes, and prints a table (and writes bench/results/<timestamp>.json).
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,10 @@ interface Scenario {
   kind: LoadKind;
   serverArgs: string[];
   concurrency: number[];
+  /** Drive the node:tls (client-certificate) listener instead of the uWebSockets.js one. */
+  listener?: 'mtls';
+  /** Authenticate by the first-start admin client certificate instead of the token. */
+  clientCert?: boolean;
   /** Why the scenario cannot run in this build, if it cannot. */
   unavailable?: string;
 }
@@ -49,6 +53,8 @@ const SCENARIOS: Scenario[] = [
     unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/flags.ts)`,
   },
   { name: 'get', description: 'GET of one ConfigMap by name', kind: 'get', serverArgs: [], concurrency: [32, 64] },
+  { name: 'get-mtls', description: 'the same GET through the node:tls listener, with the admin token', kind: 'get', serverArgs: [], concurrency: [32, 64], listener: 'mtls' },
+  { name: 'get-mtls-cert', description: 'the same GET through the node:tls listener, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], listener: 'mtls', clientCert: true },
 ];
 
 interface Options {
@@ -153,7 +159,12 @@ async function runOnce(s: BenchServer, sc: Scenario, concurrency: number, o: Opt
       child.on('message', (m: WorkerResult) => { if (m.type === 'result') resolve(m); });
       child.once('exit', (code) => reject(new Error(`load worker exited (${code}) without a result`)));
     }));
-    const init: WorkerInit = { type: 'init', port: s.port, token: s.token, ca: s.ca, kind: sc.kind, concurrency: share, worker: w, run, getPath, client: o.client };
+    const init: WorkerInit = { type: 'init', port: sc.listener === 'mtls' ? s.mtlsPort : s.port, token: s.token, ca: s.ca, kind: sc.kind, concurrency: share, worker: w, run, getPath, client: o.client };
+    if (sc.clientCert) {
+      init.cert = readFileSync(path.join(s.dataDir, 'pki', 'admin-client.crt'), 'utf8');
+      init.key = readFileSync(path.join(s.dataDir, 'pki', 'admin-client.key'), 'utf8');
+      init.client = 'raw';
+    }
     child.send(init);
   }
   await sleep(o.warmup * 1000);

@@ -3,7 +3,7 @@
 // default and the fast path; this one exists for client-certificate authentication.
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { Handler, KRequest, KResponse, Listener } from './types.js';
 import { errors } from '../status.js';
@@ -38,13 +38,21 @@ class NodeResponse implements KResponse {
   }
 }
 
+/** A connection's peer certificate does not change: read (and parse) it once per connection, not per request. */
+const peers = new WeakMap<TLSSocket, PeerCertificate>();
+function peerOf(sock: TLSSocket): PeerCertificate {
+  let p = peers.get(sock);
+  if (!p) peers.set(sock, (p = sock.getPeerCertificate(true)));
+  return p;
+}
+
 function makeRequest(req: IncomingMessage): KRequest {
   const url = new URL(req.url ?? '/', 'https://localhost');
   let path = url.pathname;
   try { path = decodeURIComponent(path); } catch { /* keep raw */ }
   const sock = req.socket as TLSSocket;
   // Only a certificate the TLS layer verified against the client CA is handed to authenticators.
-  const peer = sock.authorized ? sock.getPeerCertificate(true) : undefined;
+  const peer = sock.authorized ? peerOf(sock) : undefined;
   return {
     method: (req.method ?? 'GET').toUpperCase(),
     path,

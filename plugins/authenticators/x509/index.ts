@@ -139,6 +139,24 @@ export function verifyPeer(req: AuthRequest, roots: X509Certificate[], now = Dat
   return subjectOf(r.leaf);
 }
 
+/** How long verified chains and refusals are remembered, and how many. */
+const MEMO_OK_MS = 10 * 60_000;
+const MEMO_REFUSED_MS = 10_000;
+const MEMO_SIZE = 4096;
+
+/** The presented chain's identity: the SHA-256 fingerprints of the leaf and each issuer it carries. */
+function chainFingerprints(peer: DetailedPeerCertificate | PeerCertificate): string {
+  const parts: string[] = [];
+  let c: DetailedPeerCertificate | PeerCertificate | undefined = peer;
+  for (let i = 0; c && i < 10; i++) {
+    parts.push(c.fingerprint256);
+    const next: DetailedPeerCertificate | undefined = (c as DetailedPeerCertificate).issuerCertificate;
+    if (!next || next === c) break;
+    c = next;
+  }
+  return parts.join('/');
+}
+
 const plugin: PluginModule<'authenticator'> = {
   kind: 'authenticator',
   contract: CONTRACT_VERSION,
@@ -146,9 +164,25 @@ const plugin: PluginModule<'authenticator'> = {
   create(options): Authenticator {
     const files = fileList(options.clientCAFile, 'options.clientCAFile (--client-ca-file)');
     const roots = files.flatMap(readCABundle);
+    // Verifying a chain costs about a millisecond; a client presents the same chain on every request.
+    // Results are kept per chain (by fingerprints): a success until the leaf expires (at most
+    // MEMO_OK_MS), a refusal briefly (a not-yet-valid certificate may become valid).
+    const memo = new Map<string, { r: ReturnType<typeof verifyPeer>; until: number }>();
     return {
       authenticate(req) {
-        const r = verifyPeer(req, roots);
+        const peer = req.peerCertificate;
+        if (!peer || !peer.raw) return null;
+        const now = Date.now();
+        const key = chainFingerprints(peer);
+        let hit = memo.get(key);
+        if (!hit || hit.until <= now) {
+          const r = verifyPeer(req, roots, now);
+          const notAfter = Date.parse(peer.valid_to);
+          hit = { r, until: r && !('rejected' in r) ? Math.min(now + MEMO_OK_MS, Number.isFinite(notAfter) ? notAfter : now) : now + MEMO_REFUSED_MS };
+          if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);
+          memo.set(key, hit);
+        }
+        const r = hit.r;
         if (!r || 'rejected' in r) return r;
         if (!r.CN) return { rejected: 'client certificate has no common name' };
         return { user: { username: r.CN, groups: [...r.O] } };
