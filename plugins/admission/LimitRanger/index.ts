@@ -4,7 +4,7 @@
 // enforced per container (Container items), on the whole pod (Pod items) and on a claim's storage
 // request (PersistentVolumeClaim items), with the reference's messages.
 import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
-import { addQuantity, canonical, formatQuantity, parseQuantity, resourceList, type Quantity, type ResourceList } from '../ResourceQuota/quantity.js';
+import { addQuantity, canonical, formatQuantity, parseQuantity, podTotal, resourceList, type Quantity, type ResourceList } from '../ResourceQuota/quantity.js';
 
 type J = Record<string, any>;
 
@@ -73,16 +73,6 @@ function checkItem(item: J, type: string, req: ResourceList, lim: ResourceList, 
 
 const list = (v: unknown): J[] => (Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : []);
 
-/** Whole-pod requests or limits: the containers' sum, at least each init container's, plus overhead. */
-function podTotal(spec: J, side: 'requests' | 'limits'): ResourceList {
-  const total: ResourceList = new Map();
-  for (const c of list(spec.containers)) for (const [k, q] of resourceList(c.resources?.[side])) total.set(k, addQuantity(total.get(k), q));
-  for (const c of list(spec.initContainers)) {
-    for (const [k, q] of resourceList(c.resources?.[side])) if (!total.has(k) || total.get(k)!.nano < q.nano) total.set(k, q);
-  }
-  for (const [k, q] of resourceList(spec.overhead)) if (side === 'requests' || total.has(k)) total.set(k, addQuantity(total.get(k), q));
-  return total;
-}
 
 /** Sets defaults on every container; returns the reference's annotation text parts. */
 export function applyDefaults(spec: J, limits: Record<string, unknown>, requests: Record<string, unknown>): string[] {

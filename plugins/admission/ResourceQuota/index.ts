@@ -8,7 +8,7 @@
 import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
 import { qosClass } from '../../types/builtin/defaults.js';
 import {
-  addLists, addQuantity, count, mask, prettyPrint, resourceList, toJSON, zero, type Quantity, type ResourceList,
+  addLists, addQuantity, count, mask, podTotal, prettyPrint, resourceList, toJSON, zero, type Quantity, type ResourceList,
 } from './quantity.js';
 
 type J = Record<string, any>;
@@ -23,16 +23,6 @@ const MUST_SPECIFY = ['cpu', 'limits.cpu', 'limits.memory', 'memory', 'requests.
 
 // ---------------------------------------------------------------- usage of one object
 
-/** A pod's total requests or limits: containers summed, at least each init container, plus overhead. */
-function podTotal(spec: J, side: 'requests' | 'limits'): ResourceList {
-  const total: ResourceList = new Map();
-  for (const c of list(spec.containers)) for (const [k, q] of resourceList(c.resources?.[side])) total.set(k, addQuantity(total.get(k), q));
-  for (const c of list(spec.initContainers)) {
-    for (const [k, q] of resourceList(c.resources?.[side])) if (!total.has(k) || total.get(k)!.nano < q.nano) total.set(k, q);
-  }
-  for (const [k, q] of resourceList(spec.overhead)) if (side === 'requests' || total.has(k)) total.set(k, addQuantity(total.get(k), q));
-  return total;
-}
 
 /** The reference's podComputeUsageHelper: compute resources under their quota names. */
 function computeUsage(requests: ResourceList, limits: ResourceList, extendedResource: (name: string) => boolean): ResourceList {

@@ -113,3 +113,17 @@ export function mask(l: ResourceList, keys: Iterable<string>): ResourceList {
   for (const k of keys) if (l.has(k)) out.set(k, l.get(k)!);
   return out;
 }
+
+type J = Record<string, any>;
+const objects = (v: unknown): J[] => (Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : []);
+
+/** A pod's total requests or limits: containers summed, at least each init container, plus overhead. */
+export function podTotal(spec: J, side: 'requests' | 'limits'): ResourceList {
+  const total: ResourceList = new Map();
+  for (const c of objects(spec.containers)) for (const [k, q] of resourceList(c.resources?.[side])) total.set(k, addQuantity(total.get(k), q));
+  for (const c of objects(spec.initContainers)) {
+    for (const [k, q] of resourceList(c.resources?.[side])) if (!total.has(k) || total.get(k)!.nano < q.nano) total.set(k, q);
+  }
+  for (const [k, q] of resourceList(spec.overhead)) if (side === 'requests' || total.has(k)) total.set(k, addQuantity(total.get(k), q));
+  return total;
+}
