@@ -522,7 +522,7 @@ export class Registry {
     const raw = await req.body(this.ctx.maxBodyBytes);
     const obj = decodeBody(req.header('content-type'), raw);
     const warnings = this.fieldValidation(req, t, obj, raw);
-    const fm = this.fieldManager(req, false);
+    const fm = { ...this.fieldManager(req, false), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
     res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
   }
@@ -559,7 +559,7 @@ export class Registry {
     const md = obj.metadata!;
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
-    if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager);
+    if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager, fm.size ?? 0);
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
     await this.ctx.admission.admit(attrs);
@@ -603,7 +603,7 @@ export class Registry {
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
-    const fm = this.fieldManager(req, false);
+    const fm = { ...this.fieldManager(req, false), size: raw.length };
     const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm));
     res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
@@ -649,7 +649,7 @@ export class Registry {
       if (omd.deletionGracePeriodSeconds !== undefined) nmd.deletionGracePeriodSeconds = omd.deletionGracePeriodSeconds; else delete nmd.deletionGracePeriodSeconds;
       if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (specOf(obj) !== specOf(old) ? 1 : 0);
       else delete nmd.generation;
-      if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager);
+      if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
       const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
       await this.ctx.admission.admit(attrs);
@@ -693,13 +693,14 @@ export class Registry {
   }
 
   /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
-  private async trackFields(t: Target, old: KObject | undefined, obj: KObject, manager: string): Promise<void> {
+  /** `size`: bytes of input, to choose inline or worker (from lengths already known: no serializing to measure). */
+  private async trackFields(t: Target, old: KObject | undefined, obj: KObject, manager: string, size: number): Promise<void> {
     const type = t.type;
     const task: MergeTask = {
       op: 'update-managed-fields', old: old ?? null, next: obj, manager, apiVersion: gv(type), schema: type.schema, definitions: type.definitions,
       time: now(), subresource: t.subresource || undefined, serverSideApply: this.ctx.featureGates.ServerSideApply !== false, resetFields: resetFields(type, t.subresource),
     };
-    const r = await runMerge(task, approxSize(old) + approxSize(obj), defsKey(type));
+    const r = await runMerge(task, size, defsKey(type));
     if (!r.ok) throw mergeError(r.error);
     const entries = 'managedFields' in r ? r.managedFields : [];
     if (entries.length) obj.metadata!.managedFields = entries;
@@ -734,7 +735,7 @@ export class Registry {
       throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
     }
     if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');
-    const fm = this.fieldManager(req, isApply);
+    const fm = { ...this.fieldManager(req, isApply), size: raw.length };
     const size = raw.length + (this.current(type, t.namespace, t.name)?.bytes.length ?? 0);
     const key = defsKey(type);
     const merge = async (cur: KObject): Promise<KObject> => {
@@ -939,7 +940,7 @@ export class Registry {
 }
 
 /** Who a write records as the owner of the fields it sets; `applied` when server-side apply already computed ownership. */
-interface FieldManagement { manager: string; applied?: boolean }
+interface FieldManagement { manager: string; applied?: boolean; /** Request body bytes. */ size?: number }
 
 /** A failed merge as a Status: the merge code's status code, reason and message. */
 function mergeError(e: { code: number; reason: string; message: string }): StatusError {
@@ -957,7 +958,6 @@ function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
   return undefined;
 }
 
-const approxSize = (o: KObject | undefined) => (o ? JSON.stringify(o).length : 0);
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
 const defsKeys = new WeakMap<object, string>();
