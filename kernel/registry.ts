@@ -839,8 +839,7 @@ export class Registry {
   async connect(req: KRequest, t: Target, user: UserInfo): Promise<never> {
     const e = this.current(t.type, t.namespace, t.name);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
-    const kindOf: Record<string, string> = { exec: 'PodExecOptions', attach: 'PodAttachOptions', portforward: 'PodPortForwardOptions', proxy: 'PodProxyOptions' };
-    const options: Record<string, unknown> = { kind: kindOf[t.subresource] ?? 'ConnectOptions', apiVersion: 'v1' };
+    const options: Record<string, unknown> = { kind: t.type.subresourceInfo?.[t.subresource]?.kind ?? 'ConnectOptions', apiVersion: 'v1' };
     for (const [k, v] of req.query) {
       const bool = ['stdin', 'stdout', 'stderr', 'tty'].includes(k);
       if (k === 'command') options.command = [...((options.command as string[]) ?? []), v];

@@ -172,7 +172,6 @@ export class Server {
     if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
     this.metrics.instrumentWatchHub(this.hub);
 
-    await this.ensureSystemNamespaces();
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
     this.signers = (await loadAll('signer', cfg.signers, host, { configDir })) as Signer[];
     this.controllers = await this.named('controller', cfg.controllers, host, configDir);
@@ -235,19 +234,6 @@ export class Server {
     while (this.revSamples.length && this.revSamples[0].at <= t - retention) target = this.revSamples.shift()!.rev;
     if (target > this.backend.compactedRevision()) {
       try { await this.backend.compact(target); } catch (e) { this.log.warn('compaction failed', { error: String(e) }); }
-    }
-  }
-
-  private async ensureSystemNamespaces() {
-    const ns = this.types.byGroup('', 'namespaces');
-    if (!ns) return;
-    for (const name of ['default', this.brand.systemNamespace, this.brand.publicNamespace]) {
-      if (this.registry.current(ns, '', name)) continue;
-      try {
-        await this.registry.createObject({ type: ns, namespace: '', name, subresource: '' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_USER, false);
-      } catch (e) {
-        if (!(isStatusError(e) && e.code === 409)) throw e;
-      }
     }
   }
 

@@ -1,5 +1,6 @@
-// The namespace controller: when a namespace is being deleted, delete every namespaced object in it,
-// then remove the namespace finalizer so the namespace itself goes.
+// The namespace controller: the system namespaces exist from the first start; when a namespace is
+// being deleted, delete every namespaced object in it, then remove the namespace finalizer so the
+// namespace itself goes.
 import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
 
 /** How long to wait before re-checking a namespace whose contents are still going away. */
@@ -61,6 +62,15 @@ const plugin: PluginModule<'controller'> = {
     return {
       async start() {
         if (!nsType) return;
+        // The three namespaces every cluster has exist from the first start (and come back if gone).
+        for (const name of ['default', host.brand.systemNamespace, host.brand.publicNamespace]) {
+          if (await host.objects.get(nsType, '', name)) continue;
+          try {
+            await host.objects.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+          } catch (e) {
+            if ((e as { code?: number }).code !== 409) throw e;
+          }
+        }
         unwatch = host.objects.watch(nsType, (type, obj) => {
           if (type !== 'DELETED' && obj.metadata?.deletionTimestamp) enqueue(obj.metadata.name!);
         });
