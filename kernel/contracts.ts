@@ -404,6 +404,8 @@ export interface TypeDef {
    * connection is available (this server has no node agents to stream from).
    */
   connectSubresources?: string[];
+  /** Protobuf schema of the type's messages (protobufjs JSON) and the message name, for Protobuf request bodies. */
+  protobuf?: { schema: object; message: string };
   /** A virtual type: not stored, only `create`, answered by this handler (access reviews, TokenReview). */
   virtual?: VirtualHandler;
   /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */

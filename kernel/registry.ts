@@ -15,6 +15,7 @@ import type { WatchHub, Watcher, EventType } from './watch.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import YAML from 'yaml';
+import { decodeProtobuf } from './protobuf.js';
 import { mergePatch } from './patch.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
@@ -520,11 +521,20 @@ export class Registry {
   async create(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = dryRunOf(req.query);
     const raw = await req.body(this.ctx.maxBodyBytes);
-    const obj = decodeBody(req.header('content-type'), raw);
-    const warnings = this.fieldValidation(req, t, obj, raw);
+    const obj = this.decode(req, t, raw);
+    const warnings = this.fieldValidation(req, t, obj, this.isProtobuf(req) ? undefined : raw);
     const fm = { ...this.fieldManager(req, false), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
     res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
+  }
+
+  private isProtobuf(req: KRequest): boolean {
+    return (req.header('content-type') ?? '').split(';')[0].trim().toLowerCase() === this.ctx.brand.protobufType;
+  }
+
+  /** A create or update body: JSON, YAML, or Protobuf for types whose catalog entry has a Protobuf schema. */
+  private decode(req: KRequest, t: Target, raw: Buffer): KObject {
+    return this.isProtobuf(req) ? decodeProtobuf(raw, this.ctx.brand, t.type) : decodeBody(req.header('content-type'), raw);
   }
 
   /**
@@ -597,9 +607,9 @@ export class Registry {
   async update(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = dryRunOf(req.query);
     const raw = await req.body(this.ctx.maxBodyBytes);
-    const body = decodeBody(req.header('content-type'), raw);
+    const body = this.decode(req, t, raw);
     if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, body);
-    const warnings = this.fieldValidation(req, t, body, raw);
+    const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;

@@ -7,6 +7,7 @@ import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
+import { PROTOBUF_MESSAGES, SCHEMA as PROTOBUF_SCHEMA } from './protobuf.js';
 
 /** Every built-in type, with groups in the brand's domain. */
 export function builtinTypes(brand: Brand): TypeDef[] {
@@ -40,6 +41,7 @@ export function builtinTypes(brand: Brand): TypeDef[] {
     if (VALIDATORS[key]) t.validate = VALIDATORS[key];
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
+    if (PROTOBUF_MESSAGES[key]) t.protobuf = { schema: PROTOBUF_SCHEMA, message: PROTOBUF_MESSAGES[key] };
     attachSchema(t, r.group, brand);
     return t;
   });
