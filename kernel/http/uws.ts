@@ -84,13 +84,14 @@ class UwsResponse implements KResponse {
       this.congested = true;
       // uWS stops draining a response's buffer by itself once an onWritable handler is registered,
       // so the handler must write to drain: it writes a newline, which newline-delimited JSON
-      // streams ignore, until the buffer is empty again.
+      // streams ignore. It does so on every writable event, not only while we know of a backlog: a
+      // corked write can report success and still leave bytes buffered when the cork is released.
       if (!this.writableSet) {
         this.writableSet = true;
         this.res.onWritable(() => {
-          if (!this.congested || this.aborted || this.done) return true;
+          if (this.aborted || this.done) return true;
           const drained = this.res.write('\n');
-          if (drained) {
+          if (drained && this.congested) {
             this.congested = false;
             this.drainCb?.();
           }
