@@ -16,7 +16,6 @@ import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import YAML from 'yaml';
 import { decodeProtobuf } from './protobuf.js';
-import { mergePatch } from './patch.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { compileValidator, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
@@ -782,13 +781,11 @@ export class Registry {
     if (t.subresource === 'scale') {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
-      if (isApply || ct === 'application/strategic-merge-patch+json' || ct === 'application/json-patch+json') {
-        const scaleTask: MergeTask = ct === 'application/json-patch+json' ? { op: 'json-patch', doc: this.scaleOf(type, parse(e)), patch } : { op: 'merge-patch', doc: this.scaleOf(type, parse(e)), patch };
-        const r = runMergeTask(scaleTask);
-        if (!r.ok) throw mergeError(r.error);
-        return this.updateScale(req, res, t, user, dryRun, (r as { value: KObject }).value);
-      }
-      return this.updateScale(req, res, t, user, dryRun, mergePatch(this.scaleOf(type, parse(e)), patch) as KObject);
+      // Scale is a small fixed shape: a JSON patch applies as such, every other kind merges.
+      const scale = this.scaleOf(type, parse(e));
+      const r = runMergeTask(ct === 'application/json-patch+json' ? { op: 'json-patch', doc: scale, patch } : { op: 'merge-patch', doc: scale, patch });
+      if (!r.ok) throw mergeError(r.error);
+      return this.updateScale(req, res, t, user, dryRun, (r as { value: KObject }).value);
     }
     if (isApply) {
       const appliedName = (patch as KObject).metadata?.name;

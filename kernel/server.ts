@@ -10,6 +10,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discover
 import { Health } from './health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
+import { closeWorkers } from '../workers/pool.js';
 import { listenNodeTls } from './http/node.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';

@@ -12,9 +12,8 @@ import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/inde
 export const WORKER_THRESHOLD_BYTES = Number(process.env.CAPI_WORKER_THRESHOLD_BYTES ?? 32 * 1024);
 
 let pool: Piscina | undefined;
-let enabled = process.env.CAPI_WORKERS !== 'off';
-
-export function setWorkersEnabled(on: boolean): void { enabled = on; }
+/** CAPI_WORKERS=off runs every merge inline (the bench compares both). */
+const enabled = process.env.CAPI_WORKERS !== 'off';
 
 function thePool(): Piscina {
   pool ??= new Piscina({ filename: new URL('./worker.js', import.meta.url).href, minThreads: 1, maxThreads: 2, idleTimeout: 60_000 });
