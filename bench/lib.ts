@@ -185,10 +185,11 @@ class RawConnection {
   private buf: Buffer = Buffer.alloc(0);
   private pending: { resolve: (r: { status: number; body: Buffer }) => void; reject: (e: Error) => void } | undefined;
 
-  constructor(private port: number, private ca: string, private cert?: string, private key?: string) {}
+  constructor(private init: WorkerInit) {}
 
   private connect(): tls.TLSSocket {
-    const sock = tls.connect({ host: '127.0.0.1', port: this.port, ca: this.ca, cert: this.cert, key: this.key });
+    const i = this.init;
+    const sock = tls.connect({ host: i.host, port: i.port, ca: i.ca, cert: i.cert, key: i.key, rejectUnauthorized: i.ca !== undefined, servername: i.servername });
     sock.setNoDelay(true);
     sock.on('data', (d: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
@@ -258,9 +259,15 @@ class RawConnection {
 
 export interface WorkerInit {
   type: 'init';
+  host: string;
   port: number;
+  /** SNI name, when the target is named by host name. */
+  servername?: string;
+  /** Empty when a client certificate authenticates. */
   token: string;
-  ca: string;
+  /** CA to trust; undefined skips verification (--insecure). */
+  ca?: string;
+  namespace: string;
   kind: LoadKind;
   concurrency: number;
   worker: number;
@@ -300,7 +307,8 @@ export function loadWorkerMain(): void {
   const once = (agent: https.Agent, method: string, p: string, body: string | undefined, want: number): Promise<void> =>
     new Promise((resolve) => {
       const t0 = performance.now();
-      const headers: Record<string, string> = { authorization: `Bearer ${init.token}`, accept: 'application/json' };
+      const headers: Record<string, string> = { accept: 'application/json' };
+      if (init.token) headers.authorization = `Bearer ${init.token}`;
       if (body) {
         headers['content-type'] = 'application/json';
         headers['content-length'] = String(Buffer.byteLength(body));
@@ -315,7 +323,7 @@ export function loadWorkerMain(): void {
           firstError ??= detail();
         }
       };
-      const req = https.request({ host: '127.0.0.1', port: init.port, method, path: p, headers, agent }, (res) => {
+      const req = https.request({ host: init.host, port: init.port, method, path: p, headers, agent }, (res) => {
         const ok = res.statusCode === want;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => { if (!ok) chunks.push(c); });
@@ -331,22 +339,22 @@ export function loadWorkerMain(): void {
       req.end(body);
     });
 
-  const CREATE_PATH = '/api/v1/namespaces/default/configmaps';
+  const createPath = () => `/api/v1/namespaces/${init.namespace}/configmaps`;
   const createBody = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { key: 'value' } });
 
   const loop = async (agent: https.Agent, slot: number) => {
     const base = `b${init.run}-${init.worker}-${slot}-`;
     for (let i = 0; !stopping; i++) {
-      if (init.kind === 'create') await once(agent, 'POST', CREATE_PATH, createBody(base + i), 201);
+      if (init.kind === 'create') await once(agent, 'POST', createPath(), createBody(base + i), 201);
       else await once(agent, 'GET', init.getPath!, undefined, 200);
     }
   };
 
   const rawLoop = async (slot: number) => {
-    const conn = new RawConnection(init.port, init.ca, init.cert, init.key);
+    const conn = new RawConnection(init);
     // With a client certificate the request carries no token: x509 authenticates it.
-    const auth = init.cert ? '' : `Authorization: Bearer ${init.token}\r\n`;
-    const common = `Host: 127.0.0.1:${init.port}\r\n${auth}Accept: application/json\r\n`;
+    const auth = init.token ? `Authorization: Bearer ${init.token}\r\n` : '';
+    const common = `Host: ${init.host}:${init.port}\r\n${auth}Accept: application/json\r\n`;
     const getHead = `GET ${init.getPath} HTTP/1.1\r\n${common}\r\n`;
     const base = `b${init.run}-${init.worker}-${slot}-`;
     for (let i = 0; !stopping; i++) {
@@ -357,7 +365,7 @@ export function loadWorkerMain(): void {
       if (init.kind === 'create') {
         method = 'POST';
         body = createBody(base + i);
-        head = `POST ${CREATE_PATH} HTTP/1.1\r\n${common}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+        head = `POST ${createPath()} HTTP/1.1\r\n${common}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
         want = 201;
       }
       const t0 = performance.now();
@@ -389,7 +397,7 @@ export function loadWorkerMain(): void {
       if (init.client === 'raw') {
         loops = Array.from({ length: init.concurrency }, (_, slot) => rawLoop(slot));
       } else {
-        const agent = new https.Agent({ keepAlive: true, maxSockets: init.concurrency, ca: init.ca });
+        const agent = new https.Agent({ keepAlive: true, maxSockets: init.concurrency, ca: init.ca, cert: init.cert, key: init.key, rejectUnauthorized: init.ca !== undefined, servername: init.servername });
         loops = Array.from({ length: init.concurrency }, (_, slot) => loop(agent, slot));
         void Promise.all(loops).then(() => agent.destroy());
       }

@@ -8,7 +8,8 @@ import https from 'node:https';
 import os from 'node:os';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { machineBusySeconds, percentile, procCpuSeconds, startBenchServer, table, type BenchServer } from './lib.js';
+import { machineBusySeconds, percentile, procCpuSeconds, startBenchServer, table } from './lib.js';
+import { authLine, tlsOptions, type Target } from './target.js';
 
 const self = fileURLToPath(import.meta.url);
 const pad = (n: number) => 'x'.repeat(n);
@@ -21,10 +22,12 @@ function rssMiB(pid: number): number {
 }
 
 /** GET a path and read the whole body (not parsed): milliseconds and bytes. */
-function timedGet(s: BenchServer, agent: https.Agent, p: string): Promise<{ ms: number; bytes: number; body: Buffer }> {
+function timedGet(t: Target, agent: https.Agent, p: string): Promise<{ ms: number; bytes: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = https.request({ host: '127.0.0.1', port: s.port, path: p, ca: s.ca, agent, headers: { authorization: `Bearer ${s.token}`, accept: 'application/json' } }, (res) => {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (t.token) headers.authorization = `Bearer ${t.token}`;
+    const req = https.request({ host: t.host, port: t.port, path: p, ...tlsOptions(t), agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -38,17 +41,22 @@ function timedGet(s: BenchServer, agent: https.Agent, p: string): Promise<{ ms: 
   });
 }
 
-/** Creates `n` ConfigMaps of about `size` bytes in namespace default from forked writer processes. */
-async function fill(s: BenchServer, n: number, size: number, prefix: string): Promise<void> {
+/** Creates `n` ConfigMaps of about `size` bytes in the target's namespace from forked writer processes. */
+async function fill(t: Target, n: number, size: number, prefix: string): Promise<void> {
   const workers = Math.max(1, Math.min(2, os.cpus().length));
-  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', port: s.port, token: s.token, ca: s.ca, count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}` })));
+  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', target: wire(t), count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}` })));
 }
+
+/** What a child process needs of a target to reach it. */
+type TargetWire = Pick<Target, 'host' | 'port' | 'token' | 'ca' | 'cert' | 'key' | 'namespace'>;
+const wire = (t: Target): TargetWire => ({ host: t.host, port: t.port, token: t.token, ca: t.ca, cert: t.cert, key: t.key, namespace: t.namespace });
+const connect = (t: TargetWire) => tls.connect({ host: t.host, port: t.port, ...tlsOptions(t as Target) });
 
 // ------------------------------------------------------------------ child processes
 
 interface ChildInit {
   role: 'writer' | 'watchers';
-  port: number; token: string; ca: string;
+  target: TargetWire;
   count: number; // writer: objects to create (0: until told to stop); watchers: connections
   concurrency?: number; size?: number; prefix?: string;
   path?: string; probes?: number;
@@ -68,7 +76,8 @@ function runChild(init: ChildInit, onStarted?: (c: ChildProcess) => void): Promi
 
 /** A keep-alive raw HTTP/1.1 request loop on one TLS socket (writer). */
 function rawPoster(init: ChildInit) {
-  const sock = tls.connect({ host: '127.0.0.1', port: init.port, ca: init.ca });
+  const t = init.target;
+  const sock = connect(t);
   sock.setNoDelay(true);
   let buf = '';
   let waiting: (() => void) | undefined;
@@ -87,7 +96,7 @@ function rawPoster(init: ChildInit) {
     post(body: string): Promise<void> {
       return new Promise((resolve) => {
         waiting = resolve;
-        sock.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${init.token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        sock.write(`POST /api/v1/namespaces/${t.namespace}/configmaps HTTP/1.1\r\nHost: ${t.host}\r\n${authLine(t as Target)}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       });
     },
     close: () => sock.destroy(),
@@ -126,10 +135,10 @@ async function childMain() {
   const sockets: tls.TLSSocket[] = [];
   for (let i = 0; i < init.count; i++) {
     const probe = i < (init.probes ?? 0);
-    const sock = tls.connect({ host: '127.0.0.1', port: init.port, ca: init.ca });
+    const sock = connect(init.target);
     sockets.push(sock);
     sock.on('secureConnect', () => {
-      sock.write(`GET ${init.path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${init.token}\r\nAccept: application/json\r\n\r\n`);
+      sock.write(`GET ${init.path} HTTP/1.1\r\nHost: ${init.target.host}\r\n${authLine(init.target as Target)}Accept: application/json\r\n\r\n`);
       open++;
       if (open === init.count) process.send!({ type: 'ready' });
     });
@@ -160,22 +169,31 @@ async function childMain() {
 
 // ------------------------------------------------------------------ scenarios
 
-export async function benchList(objects = 10_000, size = 1024): Promise<ReadResult[]> {
-  const s = await startBenchServer([]);
-  try {
+/** The CPU seconds of a target's server process, when it is known (NaN otherwise). */
+const cpuOf = (t: Target) => (t.pid ? procCpuSeconds(t.pid) : NaN);
+
+/** The current resourceVersion of the target's namespace list, to start watches from. */
+async function currentRV(t: Target, agent: https.Agent): Promise<string> {
+  const r = await timedGet(t, agent, `/api/v1/namespaces/${t.namespace}/configmaps?limit=1`);
+  return JSON.parse(r.body.toString()).metadata.resourceVersion;
+}
+
+export async function benchList(t: Target, objects = 10_000, size = 1024): Promise<ReadResult[]> {
+  const s = t;
+  {
     await fill(s, objects, size - 200, 'l');
     const agent = new https.Agent({ keepAlive: true });
     const out: ReadResult[] = [];
     const measure = async (label: string, once: () => Promise<number>) => {
       for (let i = 0; i < 3; i++) await once(); // warm
       const ms: number[] = [];
-      const c0 = procCpuSeconds(s.pid);
+      const c0 = cpuOf(s);
       for (let i = 0; i < 15; i++) ms.push(await once());
-      const srvMs = ((procCpuSeconds(s.pid) - c0) * 1000) / 15;
+      const srvMs = ((cpuOf(s) - c0) * 1000) / 15;
       ms.sort((a, b) => a - b);
-      out.push({ scenario: 'list', case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
+      out.push({ scenario: 'list', target: s.label, case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
     };
-    const base = '/api/v1/namespaces/default/configmaps';
+    const base = `/api/v1/namespaces/${s.namespace}/configmaps`;
     const first = await timedGet(s, agent, base);
     const count = JSON.parse(first.body.toString()).items.length;
     if (count !== objects) throw new Error(`list returned ${count} items, expected ${objects}`);
@@ -193,31 +211,32 @@ export async function benchList(objects = 10_000, size = 1024): Promise<ReadResu
     });
     agent.destroy();
     return out;
-  } finally {
-    await s.stop();
   }
 }
 
-export async function benchWatch(watchers: number, seconds = 5, writers = 8): Promise<ReadResult> {
-  const s = await startBenchServer([]);
-  try {
+export async function benchWatch(t: Target, watchers: number, seconds = 5, writers = 8): Promise<ReadResult> {
+  const s = t;
+  {
+    const agent = new https.Agent({ keepAlive: false });
+    const rv = await currentRV(s, agent);
+    agent.destroy();
     const procs = Math.max(1, Math.min(2, os.cpus().length));
     const children: ChildProcess[] = [];
-    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', port: s.port, token: s.token, ca: s.ca, count: Math.ceil(watchers / procs), path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1', probes: 10 }, (c) => children.push(c)));
+    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', target: wire(s), count: Math.ceil(watchers / procs), path: `/api/v1/namespaces/${s.namespace}/configmaps?watch=1&resourceVersion=${rv}`, probes: 10 }, (c) => children.push(c)));
     while (children.length < procs) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 300));
     for (const c of children) c.send({ type: 'count' });
-    const cpu0 = procCpuSeconds(s.pid);
+    const cpu0 = cpuOf(s);
     const busy0 = machineBusySeconds();
     const t0 = performance.now();
     let writer!: ChildProcess;
-    const wrote = runChild({ role: 'writer', port: s.port, token: s.token, ca: s.ca, count: 0, concurrency: writers, size: 700, prefix: 'w' }, (c) => (writer = c));
+    const wrote = runChild({ role: 'writer', target: wire(s), count: 0, concurrency: writers, size: 700, prefix: 'w' }, (c) => (writer = c));
     await new Promise((r) => setTimeout(r, seconds * 1000));
     writer.send({ type: 'stop' });
     const w = await wrote;
     await new Promise((r) => setTimeout(r, 500)); // let in-flight deliveries land
     const elapsed = (performance.now() - t0) / 1000;
-    const srvCpu = procCpuSeconds(s.pid) - cpu0;
+    const srvCpu = cpuOf(s) - cpu0;
     for (const c of children) c.send({ type: 'report' });
     const rs = await Promise.all(reports);
     const busy = machineBusySeconds() - busy0;
@@ -225,36 +244,36 @@ export async function benchWatch(watchers: number, seconds = 5, writers = 8): Pr
     const lat = rs.flatMap((r) => r.latencies).sort((a: number, b: number) => a - b);
     const clientCpu = rs.reduce((a, r) => a + r.cpuSeconds, 0) + w.cpuSeconds;
     return {
-      scenario: 'watch', watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
+      scenario: 'watch', target: s.label, watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
       'expected': w.made * watchers, delivered: events, 'p50 ms': percentile(lat, 50), 'p99 ms': percentile(lat, 99),
-      'server CPU %': Math.round((srvCpu / elapsed) * 100), 'client CPU %': Math.round((clientCpu / elapsed) * 100), 'machine busy %': Math.round((busy / elapsed) * 100),
+      'server CPU %': Number.isNaN(srvCpu) ? '-' : Math.round((srvCpu / elapsed) * 100), 'client CPU %': Math.round((clientCpu / elapsed) * 100), 'machine busy %': Math.round((busy / elapsed) * 100),
     };
-  } finally {
-    await s.stop();
   }
 }
 
 export async function benchMemory(): Promise<ReadResult[]> {
   const out: ReadResult[] = [];
-  const s = await startBenchServer([]);
+  const srv = await startBenchServer([]);
+  const s: Target = { label: 'ours', host: '127.0.0.1', port: srv.port, token: srv.token, ca: srv.ca, pid: srv.pid, namespace: 'default', stop: () => srv.stop() };
   try {
-    out.push({ scenario: 'memory', case: 'empty server', 'RSS MiB': rssMiB(s.pid) });
+    out.push({ scenario: 'memory', case: 'empty server', 'RSS MiB': rssMiB(s.pid!) });
     await fill(s, 10_000, 800, 'm');
-    out.push({ scenario: 'memory', case: '10,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid) });
+    out.push({ scenario: 'memory', case: '10,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid!) });
     await fill(s, 90_000, 800, 'n');
-    out.push({ scenario: 'memory', case: '100,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid) });
+    out.push({ scenario: 'memory', case: '100,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid!) });
   } finally {
     await s.stop();
   }
-  const w = await startBenchServer([]);
+  const ws = await startBenchServer([]);
+  const w: Target = { label: 'ours', host: '127.0.0.1', port: ws.port, token: ws.token, ca: ws.ca, pid: ws.pid, namespace: 'default', stop: () => ws.stop() };
   try {
-    const before = rssMiB(w.pid);
+    const before = rssMiB(w.pid!);
     const procs = 2;
     const children: ChildProcess[] = [];
-    const reports = Array.from({ length: procs }, () => runChild({ role: 'watchers', port: w.port, token: w.token, ca: w.ca, count: 5000, path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1' }, (c) => children.push(c)));
+    const reports = Array.from({ length: procs }, () => runChild({ role: 'watchers', target: wire(w), count: 5000, path: '/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1' }, (c) => children.push(c)));
     while (children.length < procs) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000));
-    const after = rssMiB(w.pid);
+    const after = rssMiB(w.pid!);
     out.push({ scenario: 'memory', case: '10,000 idle watchers', 'RSS MiB': after, 'per watcher KiB': (((after - before) * 1024) / 10_000).toFixed(1) });
     for (const c of children) c.send({ type: 'report' });
     await Promise.all(reports);

@@ -8,22 +8,40 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FLAGS } from '../kernel/flags.js';
 import {
-  loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, request, startBenchServer, table,
-  type BenchServer, type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
+  loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, table,
+  type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
 } from './lib.js';
 import { benchList, benchMemory, benchWatch, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
+import { plot } from './plot.js';
+import { call, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
+import { runWrk, wrkAvailable } from './wrk.js';
 
-/** Read-path scenarios (bench/readpath.ts): their own measurements and tables. */
-const READ_SCENARIOS: Record<string, { description: string; run: (o: Options) => Promise<ReadResult[]> }> = {
-  list: { description: 'LIST of 10,000 1-KiB ConfigMaps: consistent, resourceVersion=0, and paged by 500', run: () => benchList() },
-  watch: { description: 'watch fan-out to 100 and 1,000 watchers while a writer runs: deliveries/s, latency p50/p99', run: async (o) => [await benchWatch(100, o.duration), await benchWatch(1000, o.duration)] },
-  memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers', run: () => benchMemory() },
+/** Read-path scenarios (bench/readpath.ts): their own measurements and tables. `remote`: can drive any server. */
+const READ_SCENARIOS: Record<string, { description: string; remote: boolean; run: (o: Options, t: () => Promise<Target>) => Promise<ReadResult[]> }> = {
+  list: { description: 'LIST of 10,000 1-KiB ConfigMaps: consistent, resourceVersion=0, and paged by 500', remote: true, run: (_o, t) => withTarget(t, (x) => benchList(x)) },
+  watch: {
+    description: 'watch fan-out to 100 and 1,000 watchers while 8 writers run: deliveries/s, latency p50/p99, writes/s',
+    remote: true,
+    run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
+  },
+  memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers (our server only)', remote: false, run: () => benchMemory() },
   apply: {
-    description: 'writes (bench/apply.ts): applies/s and merge/strategic patches/s at concurrency 32; latency of large applies with the worker pool off, all-on and default, and the longest GET meanwhile',
+    description: 'writes (bench/apply.ts): applies/s and merge/strategic patches/s at concurrency 32; latency of large applies with the worker pool off, all-on and default, and the longest GET meanwhile (our server only)',
+    remote: false,
     run: (o) => benchApply({ duration: o.duration, warmup: o.warmup, concurrency: o.concurrency }),
   },
 };
+
+/** Runs `f` on a target made for it and stops the target after. */
+async function withTarget<T>(make: () => Promise<Target>, f: (t: Target) => Promise<T>): Promise<T> {
+  const t = await make();
+  try {
+    return await f(t);
+  } finally {
+    await t.stop();
+  }
+}
 
 interface Scenario {
   name: string;
@@ -37,13 +55,15 @@ interface Scenario {
   clientCert?: boolean;
   /** Why the scenario cannot run in this build, if it cannot. */
   unavailable?: string;
+  /** Can drive a server named by --target / --compare (core ConfigMaps only, no server flags). */
+  remote?: boolean;
 }
 
 const GROUP_COMMIT_FLAG = 'storage-group-commit';
 const hasGroupCommitFlag = GROUP_COMMIT_FLAG in FLAGS;
 
 const SCENARIOS: Scenario[] = [
-  { name: 'create', description: 'POST of small ConfigMaps, durable (group commit, the default)', kind: 'create', serverArgs: [], concurrency: [1, 8, 32, 64] },
+  { name: 'create', description: 'POST of small ConfigMaps, durable (group commit, the default)', kind: 'create', serverArgs: [], concurrency: [1, 8, 32, 64], remote: true },
   {
     name: 'create-nosync-compare',
     description: `the same with --${GROUP_COMMIT_FLAG}=false: one synced batch per write`,
@@ -52,7 +72,7 @@ const SCENARIOS: Scenario[] = [
     concurrency: [1, 8, 32, 64],
     unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/flags.ts)`,
   },
-  { name: 'get', description: 'GET of one ConfigMap by name', kind: 'get', serverArgs: [], concurrency: [32, 64] },
+  { name: 'get', description: 'GET of one ConfigMap by name', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },
   { name: 'get-mtls', description: 'the same GET through the node:tls listener, with the admin token', kind: 'get', serverArgs: [], concurrency: [32, 64], listener: 'mtls' },
   { name: 'get-mtls-cert', description: 'the same GET through the node:tls listener, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], listener: 'mtls', clientCert: true },
 ];
@@ -65,6 +85,11 @@ interface Options {
   workers: number;
   client: ClientKind;
   cpuProf?: string;
+  /** node: our forked load processes; wrk: Debian's wrk (GET and create); both: each in turn, to check they agree. */
+  generator: 'node' | 'wrk' | 'both';
+  /** A running server to measure instead of (--target) or beside (--compare) our own. */
+  remote?: RemoteOptions;
+  compare: boolean;
 }
 
 function usage(): string {
@@ -83,11 +108,22 @@ function usage(): string {
     '  --client <raw|https>  load client: a minimal keep-alive HTTP/1.1 client on node:tls (default: it costs far less CPU per request),',
     '                        or node:https with keep-alive Agents',
     '  --cpu-prof <dir>      run the server with --cpu-prof and write its profiles to <dir>',
+    '  --generator <g>       node (default), wrk (Debian\'s wrk, GET and create only) or both',
+    '',
+    'Any server (the reference included; core ConfigMaps in a namespace of the bench\'s own):',
+    '  --target <url>        measure the server at <url> instead of starting ours',
+    '  --compare <url>       measure ours and the server at <url> in the same run, and print ratios',
+    '  --token <t>           bearer token for --target/--compare',
+    '  --kubeconfig <file>   server, CA and credential from a kubeconfig (token or client certificate)',
+    '  --cacert <file>       CA of the target\'s serving certificate',
+    '  --insecure            do not verify the target\'s serving certificate',
+    '  --target-pid <pid>    the target\'s server process on this machine, to report its CPU',
   ].join('\n');
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { scenarios: [], duration: 5, warmup: 1, workers: machineInfo().nproc, client: 'raw' };
+  const o: Options = { scenarios: [], duration: 5, warmup: 1, workers: machineInfo().nproc, client: 'raw', generator: 'node', compare: false };
+  const remote = (): RemoteOptions => (o.remote ??= {});
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
     if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} needs a number`);
@@ -107,11 +143,30 @@ function parseOptions(argv: string[]): Options {
       if (c !== 'https' && c !== 'raw') throw new Error('--client is https or raw');
       o.client = c;
     } else if (flag === '--cpu-prof') o.cpuProf = path.resolve(String(value()));
+    else if (flag === '--generator') {
+      const g = String(value());
+      if (g !== 'node' && g !== 'wrk' && g !== 'both') throw new Error('--generator is node, wrk or both');
+      o.generator = g;
+    } else if (flag === '--target' || flag === '--compare') {
+      remote().url = String(value());
+      o.compare = flag === '--compare';
+    } else if (flag === '--token') remote().token = String(value());
+    else if (flag === '--kubeconfig') remote().kubeconfig = path.resolve(String(value()));
+    else if (flag === '--cacert') remote().caFile = path.resolve(String(value()));
+    else if (flag === '--insecure') remote().insecure = true;
+    else if (flag === '--target-pid') remote().pid = num(flag, value());
     else if (flag.startsWith('-')) throw new Error(`unknown option ${flag}\n\n${usage()}`);
     else o.scenarios.push(...flag.split(',').filter(Boolean));
   }
   for (const s of o.scenarios) if (!SCENARIOS.some((x) => x.name === s) && !(s in READ_SCENARIOS)) throw new Error(`unknown scenario "${s}"\n\n${usage()}`);
-  if (!o.scenarios.length) o.scenarios = [...SCENARIOS.map((s) => s.name), ...Object.keys(READ_SCENARIOS)];
+  if (o.remote && !o.remote.url && o.remote.kubeconfig) o.remote.url = readKubeconfig(o.remote.kubeconfig).server;
+  if (o.remote && !o.remote.url) throw new Error('--token, --kubeconfig, --cacert, --insecure and --target-pid go with --target or --compare');
+  const remoteOk = (n: string) => SCENARIOS.find((x) => x.name === n)?.remote ?? READ_SCENARIOS[n]?.remote;
+  if (!o.scenarios.length) {
+    o.scenarios = [...SCENARIOS.map((s) => s.name), ...Object.keys(READ_SCENARIOS)];
+    if (o.remote) o.scenarios = o.scenarios.filter(remoteOk);
+  }
+  if (o.remote) for (const s of o.scenarios) if (!remoteOk(s)) throw new Error(`scenario "${s}" runs on our own server only (it needs server flags or /proc of the server)`);
   // the comparison needs its baseline
   if (o.scenarios.includes('create-nosync-compare') && !o.scenarios.includes('create')) o.scenarios.unshift('create');
   return o;
@@ -119,6 +174,9 @@ function parseOptions(argv: string[]): Options {
 
 interface RunResult {
   scenario: string;
+  /** "ours" or the target's host:port. */
+  target: string;
+  generator: 'node' | 'wrk';
   serverArgs: string[];
   concurrency: number;
   workers: number;
@@ -147,7 +205,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const selfPath = fileURLToPath(import.meta.url);
 
 /** One measured run at one concurrency: fork the load workers, warm up, measure, collect. */
-async function runOnce(s: BenchServer, sc: Scenario, concurrency: number, o: Options, run: string, getPath?: string): Promise<RunResult> {
+async function runOnce(t: Target, sc: Scenario, concurrency: number, o: Options, run: string, getPath?: string): Promise<RunResult> {
   const nWorkers = Math.min(o.workers, concurrency);
   const workers: ChildProcess[] = [];
   const results: Promise<WorkerResult>[] = [];
@@ -159,22 +217,26 @@ async function runOnce(s: BenchServer, sc: Scenario, concurrency: number, o: Opt
       child.on('message', (m: WorkerResult) => { if (m.type === 'result') resolve(m); });
       child.once('exit', (code) => reject(new Error(`load worker exited (${code}) without a result`)));
     }));
-    const init: WorkerInit = { type: 'init', port: sc.listener === 'mtls' ? s.mtlsPort : s.port, token: s.token, ca: s.ca, kind: sc.kind, concurrency: share, worker: w, run, getPath, client: o.client };
+    const init: WorkerInit = {
+      type: 'init', host: t.host, port: sc.listener === 'mtls' ? t.mtlsPort! : t.port, servername: tlsOptions(t).servername, token: t.token, ca: t.ca, cert: t.cert, key: t.key,
+      namespace: t.namespace, kind: sc.kind, concurrency: share, worker: w, run, getPath, client: o.client,
+    };
     if (sc.clientCert) {
-      init.cert = readFileSync(path.join(s.dataDir, 'pki', 'admin-client.crt'), 'utf8');
-      init.key = readFileSync(path.join(s.dataDir, 'pki', 'admin-client.key'), 'utf8');
+      init.cert = readFileSync(path.join(t.dataDir!, 'pki', 'admin-client.crt'), 'utf8');
+      init.key = readFileSync(path.join(t.dataDir!, 'pki', 'admin-client.key'), 'utf8');
+      init.token = '';
       init.client = 'raw';
     }
     child.send(init);
   }
   await sleep(o.warmup * 1000);
   for (const c of workers) c.send({ type: 'measure' });
-  const cpu0 = procThreadCpuSeconds(s.pid);
+  const cpu0 = serverCpu(t);
   const busy0 = machineBusySeconds();
   const t0 = performance.now();
   await sleep(o.duration * 1000);
   for (const c of workers) c.send({ type: 'stop' });
-  const cpu1 = procThreadCpuSeconds(s.pid);
+  const cpu1 = serverCpu(t);
   const busy1 = machineBusySeconds();
   const seconds = (performance.now() - t0) / 1000;
   const got = await Promise.all(results);
@@ -188,46 +250,80 @@ async function runOnce(s: BenchServer, sc: Scenario, concurrency: number, o: Opt
   const lat = Float64Array.from(got.flatMap((g) => g.latenciesMs)).sort();
   const ops = got.reduce((a, g) => a + g.ops, 0);
   const clientCpu = got.reduce((a, g) => a + g.cpuSeconds, 0);
+  return finish(t, sc, 'node', concurrency, nWorkers, {
+    ops, errors: got.reduce((a, g) => a + g.errors, 0), firstError: got.find((g) => g.firstError)?.firstError, seconds, lat, clientCpu, cpu0, cpu1, busy: busy1 - busy0,
+  });
+}
+
+/** CPU of the target's server process (main thread and the rest), NaN when it is not known. */
+function serverCpu(t: Target): { main: number; others: number } {
+  return t.pid ? procThreadCpuSeconds(t.pid) : { main: NaN, others: NaN };
+}
+
+interface Measured { ops: number; errors: number; firstError?: string; seconds: number; lat: Float64Array | { p50: number; p99: number }; clientCpu: number; cpu0: { main: number; others: number }; cpu1: { main: number; others: number }; busy: number }
+
+/** One result row from what a generator measured. */
+function finish(t: Target, sc: Scenario, generator: 'node' | 'wrk', concurrency: number, workers: number, m: Measured): RunResult {
+  const { ops, seconds, lat, clientCpu, cpu0, cpu1 } = m;
   const serverCpu = cpu1.main + cpu1.others - cpu0.main - cpu0.others;
   const r2 = (x: number) => Math.round(x * 100) / 100;
+  const pct = (p: number) => (lat instanceof Float64Array ? percentile(lat, p) : p === 50 ? lat.p50 : p === 99 ? lat.p99 : NaN);
+  const known = !Number.isNaN(serverCpu);
   return {
-    scenario: sc.name, serverArgs: sc.serverArgs, concurrency, workers: nWorkers, ops,
-    errors: got.reduce((a, g) => a + g.errors, 0), firstError: got.find((g) => g.firstError)?.firstError,
+    scenario: sc.name, target: t.label, generator, serverArgs: sc.serverArgs, concurrency, workers, ops,
+    errors: m.errors, firstError: m.firstError,
     seconds: r2(seconds), opsPerSec: Math.round(ops / seconds),
-    p50ms: r2(percentile(lat, 50)), p90ms: r2(percentile(lat, 90)), p99ms: r2(percentile(lat, 99)), maxMs: r2(lat.length ? lat[lat.length - 1] : NaN),
+    p50ms: r2(pct(50)), p90ms: r2(pct(90)), p99ms: r2(pct(99)), maxMs: r2(lat instanceof Float64Array && lat.length ? lat[lat.length - 1] : NaN),
     serverCpuSeconds: r2(serverCpu), serverCpuPct: Math.round((serverCpu / seconds) * 100), serverCpuMsPerOp: ops ? Math.round((serverCpu / ops) * 1e5) / 100 : NaN,
     serverMainThreadCpuPct: Math.round(((cpu1.main - cpu0.main) / seconds) * 100), serverOtherThreadsCpuPct: Math.round(((cpu1.others - cpu0.others) / seconds) * 100),
     clientCpuSeconds: r2(clientCpu), clientCpuPct: Math.round((clientCpu / seconds) * 100),
-    otherCpuPct: Math.max(0, Math.round(((busy1 - busy0 - serverCpu - clientCpu) / seconds) * 100)),
+    // without the server's pid its CPU is inside "other"
+    otherCpuPct: Math.max(0, Math.round(((m.busy - (known ? serverCpu : 0) - clientCpu) / seconds) * 100)),
   };
 }
 
-async function runScenario(sc: Scenario, o: Options, onRow: (r: RunResult) => void): Promise<RunResult[]> {
-  const nodeArgs = o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`, `--cpu-prof-name=${sc.name}.cpuprofile`] : [];
-  if (o.cpuProf) mkdirSync(o.cpuProf, { recursive: true });
-  const s = await startBenchServer(sc.serverArgs, nodeArgs);
+/** The same measurement with Debian's wrk as the generator (after a warm-up run of its own). */
+async function runWrkOnce(t: Target, sc: Scenario, concurrency: number, o: Options, run: string, getPath?: string): Promise<RunResult> {
+  if (o.warmup > 0) await runWrk(t, sc.kind, getPath, concurrency, Math.max(1, Math.round(o.warmup)), `${run}w`);
+  const cpu0 = serverCpu(t);
+  const busy0 = machineBusySeconds();
+  const r = await runWrk(t, sc.kind, getPath, concurrency, o.duration, run);
+  const cpu1 = serverCpu(t);
+  const ok = r.requests - r.non2xx;
+  return finish(t, sc, 'wrk', concurrency, 1, {
+    ops: ok, errors: r.non2xx + r.errors, firstError: r.non2xx ? `${r.non2xx} answers were not 2xx` : undefined, seconds: r.seconds,
+    lat: { p50: r.p50ms, p99: r.p99ms }, clientCpu: r.clientCpuSeconds, cpu0, cpu1, busy: machineBusySeconds() - busy0,
+  });
+}
+
+async function runScenario(sc: Scenario, o: Options, make: () => Promise<Target>, onRow: (r: RunResult) => void): Promise<RunResult[]> {
+  const t = await make();
   const out: RunResult[] = [];
   try {
     let getPath: string | undefined;
     if (sc.kind === 'get') {
-      getPath = '/api/v1/namespaces/default/configmaps/bench-get';
-      const r = await request(s, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-get' }, data: { key: 'value' } });
+      getPath = `/api/v1/namespaces/${t.namespace}/configmaps/bench-get`;
+      const r = await call(t, 'POST', `/api/v1/namespaces/${t.namespace}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-get' }, data: { key: 'value' } });
       if (r.status !== 201) throw new Error(`creating the object to GET: ${r.status} ${r.text}`);
     }
     const levels = o.concurrency ?? sc.concurrency;
+    const generators = o.generator === 'both' ? (['node', 'wrk'] as const) : [o.generator];
     for (let i = 0; i < levels.length; i++) {
-      const r = await runOnce(s, sc, levels[i], o, `${i}`, getPath);
-      out.push(r);
-      onRow(r);
+      for (const g of generators) {
+        const r = g === 'wrk' ? await runWrkOnce(t, sc, levels[i], o, `${i}`, getPath) : await runOnce(t, sc, levels[i], o, `${i}`, getPath);
+        out.push(r);
+        onRow(r);
+      }
     }
   } finally {
-    await s.stop();
+    await t.stop();
   }
   return out;
 }
 
-const HEADER = ['scenario', 'conc', 'ops', 'seconds', 'ops/s', 'p50 ms', 'p99 ms', 'server CPU %', '(main thr)', 'client CPU %', 'other CPU %', 'srv CPU ms/op', 'errors'];
-const rowOf = (r: RunResult) => [r.scenario, r.concurrency, r.ops, r.seconds.toFixed(2), r.opsPerSec, r.p50ms.toFixed(2), r.p99ms.toFixed(2), r.serverCpuPct, r.serverMainThreadCpuPct, r.clientCpuPct, r.otherCpuPct, r.serverCpuMsPerOp.toFixed(2), r.errors];
+const HEADER = ['scenario', 'target', 'gen', 'conc', 'ops', 'seconds', 'ops/s', 'p50 ms', 'p99 ms', 'server CPU %', '(main thr)', 'client CPU %', 'other CPU %', 'srv CPU ms/op', 'errors'];
+const dash = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+const rowOf = (r: RunResult) => [r.scenario, r.target, r.generator, r.concurrency, r.ops, r.seconds.toFixed(2), r.opsPerSec, dash(r.p50ms, 2), dash(r.p99ms, 2), dash(r.serverCpuPct), dash(r.serverMainThreadCpuPct), r.clientCpuPct, r.otherCpuPct, dash(r.serverCpuMsPerOp, 2), r.errors];
 
 async function main() {
   const o = parseOptions(process.argv.slice(2));
@@ -236,7 +332,19 @@ async function main() {
   const startedAt = new Date();
   process.stdout.write(`machine: ${machine.nproc} CPUs (${machine.cpuModel}), node ${machine.node}, ${machine.platform}, kernel ${machine.kernel}\n`);
   process.stdout.write(`disk: 200-byte append + fdatasync in ${os.tmpdir()}: p50 ${disk.p50ms.toFixed(2)} ms, p99 ${disk.p99ms.toFixed(2)} ms\n`);
-  process.stdout.write(`runs: ${o.warmup}s warm-up + ${o.duration}s measured each; up to ${o.workers} load worker processes; client ${o.client}\n\n`);
+  process.stdout.write(`runs: ${o.warmup}s warm-up + ${o.duration}s measured each; up to ${o.workers} load worker processes; client ${o.client}; generator ${o.generator}\n`);
+  if (o.remote) process.stdout.write(`${o.compare ? 'comparing with' : 'target'}: ${o.remote.url}${o.remote.pid ? ` (server pid ${o.remote.pid})` : ' (its CPU is not measured: no --target-pid)'}\n`);
+  process.stdout.write('\n');
+  if (o.generator !== 'node' && !wrkAvailable()) throw new Error('--generator wrk needs wrk on the PATH (Debian: apt-get install wrk)');
+
+  // Each scenario gets fresh targets: a new server of ours (new data directory), a new namespace on a remote one.
+  const makers = (sc: { serverArgs?: string[]; name: string }): (() => Promise<Target>)[] => {
+    const nodeArgs = o.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`, `--cpu-prof-name=${sc.name}.cpuprofile`] : [];
+    if (o.cpuProf) mkdirSync(o.cpuProf, { recursive: true });
+    const own = () => ownTarget(sc.serverArgs ?? [], nodeArgs);
+    const remote = () => remoteTarget(o.remote!);
+    return o.remote ? (o.compare ? [own, remote] : [remote]) : [own];
+  };
 
   const results: RunResult[] = [];
   const skipped: { scenario: string; reason: string }[] = [];
@@ -244,7 +352,7 @@ async function main() {
   for (const name of o.scenarios) {
     if (name in READ_SCENARIOS) {
       process.stderr.write(`${name}: ${READ_SCENARIOS[name].description}\n`);
-      readResults.push(...(await READ_SCENARIOS[name].run(o)));
+      for (const make of makers({ name })) readResults.push(...(await READ_SCENARIOS[name].run(o, make)));
       continue;
     }
     const sc = SCENARIOS.find((s) => s.name === name)!;
@@ -254,7 +362,9 @@ async function main() {
       continue;
     }
     process.stderr.write(`${name}: ${sc.description}\n`);
-    results.push(...(await runScenario(sc, o, (r) => process.stderr.write(`  concurrency ${r.concurrency}: ${r.opsPerSec} ops/s, p99 ${r.p99ms} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`))));
+    for (const make of makers(sc)) {
+      results.push(...(await runScenario(sc, o, make, (r) => process.stderr.write(`  ${r.target} ${r.generator} concurrency ${r.concurrency}: ${r.opsPerSec} ops/s, p99 ${r.p99ms} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`))));
+    }
   }
 
   if (results.length) process.stdout.write(table(HEADER, results.map(rowOf)) + '\n');
@@ -276,11 +386,54 @@ async function main() {
     process.stdout.write(table(['concurrency', 'group commit', 'one sync/write', 'ratio'], comparison.map((c) => [c.concurrency, c.groupCommit, c.oneSyncPerWrite!, (c.groupCommit / c.oneSyncPerWrite!).toFixed(2) + 'x'])) + '\n');
   }
 
+  const sideBySide = o.compare ? compareRows(results, readResults) : [];
+  if (sideBySide.length) {
+    process.stdout.write(`\nside by side, same run (ratio: how many times better ours is):\n`);
+    process.stdout.write(table(['scenario', 'measure', 'ours', o.remote!.url!, 'ratio'], sideBySide.map((c) => [c.scenario, c.measure, c.ours, c.other, c.ratio.toFixed(2) + 'x'])) + '\n');
+  }
+  const generators = o.generator === 'both' ? agreement(results) : [];
+  if (generators.length) {
+    process.stdout.write('\nthe two load generators (node, wrk), same server and concurrency:\n');
+    process.stdout.write(table(['scenario', 'target', 'conc', 'node ops/s', 'wrk ops/s', 'difference'], generators.map((g) => [g.scenario, g.target, g.concurrency, g.node, g.wrk, (g.diff * 100).toFixed(1) + ' %'])) + '\n');
+  }
+
   const dir = path.join(repoRoot, 'bench/results');
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, startedAt.toISOString().replace(/[:.]/g, '-') + '.json');
-  writeFileSync(file, JSON.stringify({ startedAt: startedAt.toISOString(), command: ['node', 'dist/bench/run.js', ...process.argv.slice(2)].join(' '), options: o, machine, disk, results, readResults, comparison, skipped }, null, 2) + '\n');
-  process.stdout.write(`\nresults: ${path.relative(process.cwd(), file)}\n`);
+  const stem = path.join(dir, startedAt.toISOString().replace(/[:.]/g, '-'));
+  const command = ['npm run bench --', ...process.argv.slice(2)].join(' ');
+  const record = { startedAt: startedAt.toISOString(), command, options: { ...o, remote: o.remote && { ...o.remote, token: o.remote.token ? '(set)' : undefined } }, machine, disk, results, readResults, comparison, sideBySide, generators, skipped };
+  writeFileSync(stem + '.json', JSON.stringify(record, null, 2) + '\n');
+  writeFileSync(stem + '.svg', plot(command, results, readResults));
+  process.stdout.write(`\nresults: ${path.relative(process.cwd(), stem)}.json and .svg\n`);
+}
+
+interface SideBySide { scenario: string; measure: string; ours: number; other: number; ratio: number }
+
+/** Pairs our figures with the other target's for the same scenario and case: ratio > 1 means ours is better. */
+function compareRows(results: RunResult[], reads: ReadResult[]): SideBySide[] {
+  const out: SideBySide[] = [];
+  for (const r of results.filter((x) => x.target === 'ours')) {
+    const o = results.find((x) => x.target !== 'ours' && x.scenario === r.scenario && x.concurrency === r.concurrency && x.generator === r.generator);
+    if (o) out.push({ scenario: r.scenario, measure: `ops/s, concurrency ${r.concurrency} (${r.generator})`, ours: r.opsPerSec, other: o.opsPerSec, ratio: r.opsPerSec / o.opsPerSec });
+  }
+  for (const r of reads.filter((x) => x.target === 'ours')) {
+    const o = reads.find((x) => x.target !== 'ours' && x.scenario === r.scenario && x.case === r.case && x.watchers === r.watchers);
+    if (!o) continue;
+    if (r.scenario === 'list') out.push({ scenario: 'list', measure: `p50 ms, ${r.case}`, ours: Number(r['p50 ms']), other: Number(o['p50 ms']), ratio: Number(o['p50 ms']) / Number(r['p50 ms']) });
+    if (r.scenario === 'watch') {
+      out.push({ scenario: 'watch', measure: `deliveries/s, ${r.watchers} watchers`, ours: Number(r['deliveries/s']), other: Number(o['deliveries/s']), ratio: Number(r['deliveries/s']) / Number(o['deliveries/s']) });
+      out.push({ scenario: 'watch', measure: `writes/s, ${r.watchers} watchers`, ours: Number(r['writes/s']), other: Number(o['writes/s']), ratio: Number(r['writes/s']) / Number(o['writes/s']) });
+    }
+  }
+  return out;
+}
+
+/** node vs wrk on the same target and concurrency: the relative difference of their ops/s. */
+function agreement(results: RunResult[]) {
+  return results.filter((r) => r.generator === 'node').flatMap((n) => {
+    const w = results.find((x) => x.generator === 'wrk' && x.target === n.target && x.scenario === n.scenario && x.concurrency === n.concurrency);
+    return w ? [{ scenario: n.scenario, target: n.target, concurrency: n.concurrency, node: n.opsPerSec, wrk: w.opsPerSec, diff: Math.abs(n.opsPerSec - w.opsPerSec) / Math.max(n.opsPerSec, w.opsPerSec) }] : [];
+  });
 }
 
 if (process.argv[2] === '--worker') {
