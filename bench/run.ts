@@ -400,7 +400,9 @@ async function main() {
   const dir = path.join(repoRoot, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const stem = path.join(dir, startedAt.toISOString().replace(/[:.]/g, '-'));
-  const command = ['npm run bench --', ...process.argv.slice(2)].join(' ');
+  // the command as a user would type it again, without the token's value
+  const argv = process.argv.slice(2).map((a, i, all) => (all[i - 1] === '--token' ? '<token>' : a.startsWith('--token=') ? '--token=<token>' : a));
+  const command = ['npm run bench --', ...argv].join(' ');
   const record = { startedAt: startedAt.toISOString(), command, options: { ...o, remote: o.remote && { ...o.remote, token: o.remote.token ? '(set)' : undefined } }, machine, disk, results, readResults, comparison, sideBySide, generators, skipped };
   writeFileSync(stem + '.json', JSON.stringify(record, null, 2) + '\n');
   writeFileSync(stem + '.svg', plot(command, results, readResults));
