@@ -18,6 +18,7 @@ import YAML from 'yaml';
 import { decodeProtobuf } from './protobuf.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
+import { WriteQueue } from './writequeue.js';
 import { compileValidator, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
@@ -38,7 +39,8 @@ export interface RegistryContext {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
-const MAX_CONFLICT_RETRIES = 8;
+/** Fresh names tried when a generated name is taken. */
+const MAX_NAME_ATTEMPTS = 8;
 const NAME_SUFFIX_CHARS = 'bcdfghjklmnpqrstvwxz2456789'; // as the reference: no vowels, no 0/1/3 look-alikes
 
 function randomSuffix(n = 5): string {
@@ -107,7 +109,25 @@ export interface Target {
 
 export class Registry {
   private guards = new Map<string, WriteGuard[]>();
+  /** Clients' writes to one object wait for each other (see WriteQueue). */
+  private writes = new WriteQueue();
   constructor(private ctx: RegistryContext) {}
+
+  /** Runs a client's write to t's object behind the writes to it already under way. */
+  private queued<T>(t: Target, fn: () => Promise<T>): Promise<T> {
+    return this.writes.run(storageKey(t.type, t.namespace, t.name), fn);
+  }
+
+  /**
+   * Another writer committed first (a plugin's write, or one outside the queue): wait until the cache
+   * holds that write, so the next attempt reads it instead of the version that just lost.
+   */
+  private async afterConflict(t: Target, r: WriteResult): Promise<void> {
+    if (r.ok) return;
+    if (r.reason === 'not-found') throw errors.notFound(t.type.group, t.type.resource, t.name);
+    const rev = r.current?.modRevision ?? this.ctx.backend.currentRevision();
+    if (!(await this.ctx.cache.waitFor(rev, 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
+  }
 
   /** A plugin's check on every create and update of a type (see PluginHost.guardWrites). */
   addGuard(group: string, resource: string, guard: WriteGuard): void {
@@ -594,7 +614,7 @@ export class Registry {
     for (let attempt = 0; ; attempt++) {
       const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), obj);
       if (r.ok) return r.bytes!;
-      if (r.reason === 'exists' && generate && attempt < MAX_CONFLICT_RETRIES) {
+      if (r.reason === 'exists' && generate && attempt < MAX_NAME_ATTEMPTS) {
         md.name = md.generateName + randomSuffix();
         continue;
       }
@@ -607,24 +627,25 @@ export class Registry {
     const dryRun = dryRunOf(req.query);
     const raw = await req.body(this.ctx.maxBodyBytes);
     const body = this.decode(req, t, raw);
-    if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, body);
+    if (t.subresource === 'scale') return this.updateScale(res, t, user, dryRun, () => body);
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
     const fm = { ...this.fieldManager(req, false), size: raw.length };
-    const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm));
+    const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm)));
     res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
 
   /**
    * Read-modify-write: `next` builds the new object from the current one. Without a resourceVersion
-   * from the client the write is retried on conflict (an unconditional update); with one, a stale
-   * version is a 409.
+   * from the client the write is retried on conflict, against the fresh object, until it commits
+   * (the reference's GuaranteedUpdate: an unconditional write never fails because another writer
+   * got there first); with one, a stale version is a 409.
    */
   async updateObject(t: Target, user: UserInfo, dryRun: boolean, next: (cur: KObject) => KObject | Promise<KObject>, clientRv?: string, fm?: FieldManagement): Promise<{ code: number; bytes: Buffer }> {
     const type = t.type;
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
       const old = parse(e);
@@ -669,7 +690,8 @@ export class Registry {
         if (dryRun) return { code: 200, bytes: Buffer.from(JSON.stringify(obj)) };
         const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
         if (r.ok) return { code: 200, bytes: Buffer.from(JSON.stringify(obj)) };
-        if (clientRv) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+        if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+        await this.afterConflict(t, r);
         continue;
       }
       const bytes = Buffer.from(JSON.stringify(obj));
@@ -677,8 +699,8 @@ export class Registry {
       if (dryRun) return { code: 200, bytes };
       const r = await this.commit('update', e.key, obj, e.rev);
       if (r.ok) return { code: 200, bytes: r.bytes! };
-      if (r.reason === 'not-found') throw errors.notFound(type.group, type.resource, t.name);
-      if (clientRv || attempt >= MAX_CONFLICT_RETRIES) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      await this.afterConflict(t, r);
     }
   }
 
@@ -779,13 +801,12 @@ export class Registry {
       return withManagedFields(a.object, a.managedFields);
     };
     if (t.subresource === 'scale') {
-      const e = this.current(type, t.namespace, t.name);
-      if (!e) throw errors.notFound(type.group, type.resource, t.name);
       // Scale is a small fixed shape: a JSON patch applies as such, every other kind merges.
-      const scale = this.scaleOf(type, parse(e));
-      const r = runMergeTask(ct === 'application/json-patch+json' ? { op: 'json-patch', doc: scale, patch } : { op: 'merge-patch', doc: scale, patch });
-      if (!r.ok) throw mergeError(r.error);
-      return this.updateScale(req, res, t, user, dryRun, (r as { value: KObject }).value);
+      return this.updateScale(res, t, user, dryRun, (scale) => {
+        const r = runMergeTask(ct === 'application/json-patch+json' ? { op: 'json-patch', doc: scale, patch } : { op: 'merge-patch', doc: scale, patch });
+        if (!r.ok) throw mergeError(r.error);
+        return (r as { value: KObject }).value;
+      });
     }
     if (isApply) {
       const appliedName = (patch as KObject).metadata?.name;
@@ -802,10 +823,10 @@ export class Registry {
           if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
         }
       }
-      const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, (cur) => applyTo(cur), undefined, { ...fm, applied: true }));
+      const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, (cur) => applyTo(cur), undefined, { ...fm, applied: true })));
       return res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
     }
-    const { result: { code, bytes }, warned } = await collectWarnings(t, (t) => this.updateObject(t, user, dryRun, merge, undefined, fm));
+    const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, merge, undefined, fm)));
     res.send(code, withWarnings({ ...JSON_HEADERS, ...patchWarnings }, warned), bytes);
   }
 
@@ -825,14 +846,24 @@ export class Registry {
     };
   }
 
-  private async updateScale(req: KRequest, res: KResponse, t: Target, user: UserInfo, dryRun: boolean, scale: KObject) {
-    const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw errors.invalid('autoscaling', 'Scale', t.name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
-    }
-    const rv = scale.metadata?.resourceVersion;
+  /**
+   * A write to the scale sub-resource: `change` builds the new Scale from the current object's, on
+   * every attempt, so a patch applies to the fresh object; a resourceVersion in the new Scale is a
+   * precondition.
+   */
+  private async updateScale(res: KResponse, t: Target, user: UserInfo, dryRun: boolean, change: (scale: KObject) => KObject) {
     const main = { ...t, subresource: '' };
-    const { bytes } = await this.updateObject(main, user, dryRun, (cur) => { (cur.spec as Record<string, unknown>).replicas = replicas; return cur; }, rv || undefined);
+    const { bytes } = await this.queued(t, () => this.updateObject(main, user, dryRun, (cur) => {
+      const scale = change(this.scaleOf(t.type, cur));
+      const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+      if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+        throw errors.invalid('autoscaling', 'Scale', t.name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
+      }
+      const rv = scale.metadata?.resourceVersion;
+      if (rv && rv !== cur.metadata?.resourceVersion) throw errors.conflict(t.type.group, t.type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      (cur.spec as Record<string, unknown>).replicas = replicas;
+      return cur;
+    }));
     res.send(200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
   }
 
@@ -884,18 +915,18 @@ export class Registry {
 
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const opts = await this.deleteOptions(req);
-    const { result: { code, body }, warned } = await collectWarnings(t, (t) => this.deleteObject(t, user, opts));
+    const { result: { code, body }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.deleteObject(t, user, opts)));
     res.send(code, withWarnings(JSON_HEADERS, warned), body);
   }
 
   async deleteObject(t: Target, user: UserInfo, opts: Record<string, any>): Promise<{ code: number; body: Buffer | string; obj?: KObject }> {
     const type = t.type;
     const dryRun = [].concat(opts.dryRun ?? []).includes('All' as never);
-    for (let attempt = 0; ; attempt++) {
+    const pre = opts.preconditions ?? {};
+    for (;;) {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
       const old = parse(e);
-      const pre = opts.preconditions ?? {};
       if (pre.uid && pre.uid !== e.uid) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${e.uid}`);
       if (pre.resourceVersion && pre.resourceVersion !== String(e.rev)) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${e.rev}`);
       await this.ctx.admission.admit(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
@@ -916,14 +947,15 @@ export class Registry {
         if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
         const r = await this.commit('update', e.key, obj, e.rev);
         if (r.ok) return { code: 200, body: r.bytes!, obj };
+        await this.afterConflict(t, r);
         continue;
       }
       const status = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: t.name, group: type.group || undefined, kind: type.resource, uid: e.uid } });
       if (dryRun) return { code: 200, body: status, obj: old };
       const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
       if (r.ok) return { code: 200, body: status, obj: old };
-      if (r.reason === 'not-found') throw errors.notFound(type.group, type.resource, t.name);
-      if (attempt >= MAX_CONFLICT_RETRIES) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      // Preconditions are checked again against the fresh object on the next attempt.
+      await this.afterConflict(t, r);
     }
   }
 
