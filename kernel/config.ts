@@ -29,6 +29,8 @@ export interface Config {
   signers: PluginRef[];
   /** Audit backends (each with its own policy); --audit-log-path adds the built-in `log` backend. */
   audit: PluginRef[];
+  /** Overload protection: `apf` (API Priority and Fairness, the default) or `max-inflight`. */
+  flowControl: PluginRef;
   featureGates: Record<string, boolean>;
   runtimeConfig: Record<string, boolean>;
   shutdownDelaySeconds: number;
@@ -81,6 +83,7 @@ export const configSchema = {
     controllers: pluginList,
     signers: pluginList,
     audit: pluginList,
+    flowControl: pluginRef,
     featureGates: boolMap,
     runtimeConfig: boolMap,
     shutdownDelaySeconds: seconds,
@@ -147,6 +150,8 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }],
     signers: [],
     audit: [],
+    // the reference's defaults: 400 + 200 seats in all, a quarter of the 1m request timeout in a queue at most
+    flowControl: { plugin: 'apf', options: { serverConcurrencyLimit: 600, queueWaitSeconds: 15 } },
     featureGates: {},
     runtimeConfig: {},
     shutdownDelaySeconds: 0,

@@ -7,7 +7,7 @@ import type { StatusError } from './status.js';
 
 export const CONTRACT_VERSION = 1;
 
-export type PluginKind = 'authenticator' | 'authorizer' | 'admission' | 'signer' | 'controller' | 'storage' | 'types' | 'audit';
+export type PluginKind = 'authenticator' | 'authorizer' | 'admission' | 'signer' | 'controller' | 'storage' | 'types' | 'audit' | 'flowcontrol';
 
 export interface PluginModule<K extends PluginKind = PluginKind> {
   kind: K;
@@ -27,7 +27,8 @@ export type PluginInstance<K extends PluginKind> =
   K extends 'controller' ? Controller :
   K extends 'storage' ? StorageBackend :
   K extends 'types' ? TypeProvider :
-  K extends 'audit' ? AuditBackend : never;
+  K extends 'audit' ? AuditBackend :
+  K extends 'flowcontrol' ? FlowControl : never;
 
 // ---------------------------------------------------------------- identity and requests
 
@@ -150,6 +151,36 @@ export interface Signer {
   signerName: string;
   /** Returns PEM certificate(s) for an approved PKCS#10 request, or throws a StatusError. */
   sign(csrPem: string, usages: string[], expirationSeconds?: number): Promise<string>;
+}
+
+// ---------------------------------------------------------------- flow control (overload protection)
+
+/** What flow control sees of a request: who asks for what (after impersonation, before authorization). */
+export interface FlowRequest {
+  info: RequestInfo;
+  user: UserInfo;
+  /** Exec, attach, port-forward, proxy, log follow: held open, never counted against a limit (watches are not long-running here). */
+  longRunning: boolean;
+  /** For lists: how many objects of the resource there are, and the page size asked for (0: all). */
+  listSize?: number;
+  limit?: number;
+  /** Whether the client went away while the request waited. */
+  aborted(): boolean;
+}
+
+/**
+ * The answer of flow control: run now (and call release once the request is done — for a watch, once
+ * it is established), or reject with 429. `headers` go on the response either way
+ * (X-Kubernetes-PF-FlowSchema-UID / -PriorityLevel-UID).
+ */
+export type FlowDecision =
+  | { run: true; headers?: Record<string, string>; release(): void }
+  | { run: false; headers?: Record<string, string>; retryAfterSeconds: number };
+
+export interface FlowControl {
+  /** Classifies the request and waits, if it must queue, until it may run or is rejected. */
+  admit(req: FlowRequest): FlowDecision | Promise<FlowDecision>;
+  close?(): Promise<void>;
 }
 
 // ---------------------------------------------------------------- controller

@@ -59,6 +59,10 @@ export interface ParsedFlags {
   livezGracePeriodSeconds?: number;
   storageRetentionSeconds?: number;
   storageGroupCommit?: boolean;
+  enablePriorityAndFairness?: boolean;
+  maxRequestsInflight?: number;
+  maxMutatingRequestsInflight?: number;
+  requestTimeoutSeconds?: number;
   auditLogPath?: string;
   auditPolicyFile?: string;
   auditLogMaxSize?: number;
@@ -129,6 +133,10 @@ export const FLAGS: Record<string, FlagDef> = {
   'livez-grace-period': { key: 'livezGracePeriodSeconds', kind: 'duration', help: 'Time after start during which /livez does not fail (e.g. 1m).' },
   'storage-retention': { key: 'storageRetentionSeconds', kind: 'duration', help: 'How long the embedded store keeps history for watch resume (default 5m).' },
   'storage-group-commit': { key: 'storageGroupCommit', kind: 'bool', help: 'Batch concurrent writes into one durable commit (default true).' },
+  'enable-priority-and-fairness': { key: 'enablePriorityAndFairness', kind: 'bool', help: 'API Priority and Fairness (the apf flow-control plugin; default true); false limits by --max-requests-inflight / --max-mutating-requests-inflight instead.' },
+  'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int', help: 'Read requests in flight at once (default 400; 0: no limit). With APF: part of the server\'s total concurrency.' },
+  'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int', help: 'Writes in flight at once (default 200; 0: no limit). With APF: part of the server\'s total concurrency.' },
+  'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Default request timeout (default 1m); with APF a request waits in a queue at most a quarter of it (at most 1m).' },
   'audit-log-path': { key: 'auditLogPath', kind: 'string', help: 'Write audit events as JSON lines to this file ("-": standard output); enables the log audit backend.' },
   'audit-policy-file': { key: 'auditPolicyFile', kind: 'string', help: 'Audit policy (kind Policy, audit.<domain>/v1); without it the log backend records nothing.' },
   'audit-log-maxsize': { key: 'auditLogMaxSize', kind: 'int', help: 'Rotate the audit log when it would grow past this many megabytes (0: never).' },
@@ -491,6 +499,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
+  applyFlowControlFlags(c, f);
   // The audit flags take effect with --audit-log-path, as in the reference: they set the options of the
   // `log` audit backend (merged into the file's entry for it, if any; other backends stay).
   if (f.auditLogPath !== undefined) {
@@ -501,6 +510,22 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
     else c.audit.push({ plugin: 'log', options });
   }
   return c;
+}
+
+/** --enable-priority-and-fairness and the in-flight limits choose and size the flow-control plugin, as in the reference. */
+function applyFlowControlFlags(c: Config, f: ParsedFlags): void {
+  const read = f.maxRequestsInflight;
+  const mutating = f.maxMutatingRequestsInflight;
+  if (f.enablePriorityAndFairness === false) {
+    c.flowControl = { plugin: 'max-inflight', options: given({ maxRequestsInflight: read, maxMutatingRequestsInflight: mutating }) };
+    return;
+  }
+  if (f.enablePriorityAndFairness === true && c.flowControl.plugin !== 'apf') c.flowControl = { plugin: 'apf' };
+  if (c.flowControl.plugin !== 'apf') return;
+  const options = { ...c.flowControl.options };
+  if (read !== undefined || mutating !== undefined) options.serverConcurrencyLimit = (read ?? 400) + (mutating ?? 200);
+  if (f.requestTimeoutSeconds !== undefined) options.queueWaitSeconds = Math.min(60, f.requestTimeoutSeconds / 4);
+  c.flowControl = { plugin: 'apf', options };
 }
 
 /** The --help text. */

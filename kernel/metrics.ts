@@ -211,15 +211,17 @@ export class ResponseTap implements KResponse {
       };
     }
   }
+  /** Headers every answer of this request carries (flow control's classification). */
+  extraHeaders: Record<string, string> | undefined;
   get aborted(): boolean { return this.inner.aborted; }
   send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void {
     this.code = code;
-    this.inner.send(code, headers, body);
+    this.inner.send(code, this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers, body);
   }
   start(code: number, headers: Record<string, string>): void {
     this.code = code;
     this.streaming = true;
-    this.inner.start(code, headers);
+    this.inner.start(code, this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers);
   }
   write(chunk: Uint8Array | string): boolean { return this.inner.write(chunk); }
   onDrain(cb: () => void): void { this.inner.onDrain(cb); }

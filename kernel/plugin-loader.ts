@@ -20,6 +20,7 @@ export const KIND_DIRS: Record<PluginKind, string> = {
   storage: 'storage',
   types: 'types',
   audit: 'audit',
+  flowcontrol: 'flowcontrol',
 };
 
 /** Methods an instance must have, so a broken plugin fails at start rather than on the first request. */
@@ -32,6 +33,7 @@ const REQUIRED_METHODS: Record<PluginKind, string[]> = {
   storage: ['open', 'close', 'currentRevision', 'compactedRevision', 'get', 'range', 'all', 'write', 'history', 'onCommit', 'compact'],
   types: ['types'],
   audit: ['level', 'record'],
+  flowcontrol: ['admit'],
 };
 
 /** Version of this server package, checked against a plugin's `host` range. */

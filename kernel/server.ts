@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo } from './contracts.js';
+import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -39,6 +39,9 @@ function makeLogger(): Logger {
     process.stderr.write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }) + '\n');
   return { info: out('info'), warn: out('warn'), error: out('error') };
 }
+
+/** Sub-resources the reference counts as long-running: held open, never limited by flow control. */
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 
 export class Server {
   readonly brand: Brand;
@@ -77,6 +80,8 @@ export class Server {
   });
   /** Set when audit backends are configured; undefined keeps the request path free of audit work. */
   private auditor: Auditor | undefined;
+  /** Overload protection (API Priority and Fairness or the in-flight limits). */
+  private flowControl: FlowControl | undefined;
 
   constructor(readonly config: Config) {
     this.brand = getBrand(config.brand);
@@ -169,6 +174,7 @@ export class Server {
     const admissionConf = cfg.admissionConfigFile ? await readAdmissionConfig(cfg.admissionConfigFile, this.brand) : {};
     const admissionRefs = cfg.admission.map((r) => (admissionConf[r.plugin] ? { ...r, options: { ...r.options, ...admissionConf[r.plugin] } } : r));
     this.admission.plugins.push(...(await this.named<AdmissionPlugin>('admission', admissionRefs, host, configDir)));
+    this.flowControl = await loadPlugin('flowcontrol', cfg.flowControl, host, { configDir });
     const auditBackends = await this.named<AuditBackend>('audit', cfg.audit ?? [], host, configDir);
     if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
     this.metrics.instrumentWatchHub(this.hub);
@@ -260,8 +266,17 @@ export class Server {
       audit?.authenticated(caller);
       const user = await this.impersonate(req, caller);
       if (audit && user !== caller) audit.impersonated(user);
-      await this.authorize(user, info, audit);
-      await this.route(req, tap, info, user, audit);
+      // Flow control sits where the reference has it: after impersonation, before authorization.
+      const flow = this.flowControl ? await this.flowControl.admit(this.flowRequest(info, user, req, tap)) : undefined;
+      if (flow?.headers) tap.extraHeaders = flow.headers;
+      if (flow && !flow.run) return this.tooManyRequests(tap, flow.retryAfterSeconds);
+      try {
+        await this.authorize(user, info, audit);
+        await this.route(req, tap, info, user, audit);
+      } finally {
+        // a watch gives its seat back once it is established, as in the reference
+        flow?.release();
+      }
     } catch (e) {
       audit?.failed(e);
       this.sendError(tap, e);
@@ -271,6 +286,22 @@ export class Server {
       // A watch's last event goes out when its stream ends (AuditResponse.end).
       if (audit && !tap.streaming) audit.complete(tap.code);
     }
+  }
+
+  /** What flow control sees of a request; lists carry the number of objects they may read, for their seats. */
+  private flowRequest(info: RequestInfo, user: UserInfo, req: KRequest, res: KResponse): FlowRequest {
+    const fr: FlowRequest = { info, user, longRunning: info.verb === 'proxy' || LONG_RUNNING_SUBRESOURCES.has(info.subresource), aborted: () => res.aborted };
+    if (info.verb === 'list') {
+      const type = this.types.lookup(info.apiGroup, info.apiVersion, info.resource);
+      if (type) fr.listSize = this.cache.forType(type).byKey.size;
+      fr.limit = Number(req.query.get('limit')) || 0;
+    }
+    return fr;
+  }
+
+  /** The reference answers a request flow control turns away with plain text, not a Status. */
+  private tooManyRequests(res: KResponse, retryAfterSeconds: number): void {
+    res.send(429, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'retry-after': String(retryAfterSeconds) }, 'Too many requests, please try again later.\n');
   }
 
   sendError(res: KResponse, e: unknown) {
@@ -541,6 +572,7 @@ export class Server {
     for (const c of this.controllers) await c.plugin.stop();
     for (const p of [...this.authenticators, ...this.authorizers, ...this.admission.plugins]) await p.plugin.close?.();
     await this.auditor?.close();
+    await this.flowControl?.close?.();
     await this.backend?.close();
     this.log.info('stopped');
   }

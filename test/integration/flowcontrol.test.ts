@@ -1,0 +1,109 @@
+// Overload protection over HTTP: API Priority and Fairness classifies every request (the PF headers),
+// queues a non-exempt flow fairly and answers 429 with Retry-After once its queues are full, while
+// exempt users and health checks go straight through; with APF off the in-flight limits apply.
+import https from 'node:https';
+import t from 'tap';
+import { withServer, type TestServer } from '../lib/server.js';
+
+const D = 'cluster.io';
+const FS = 'x-kubernetes-pf-flowschema-uid';
+const PL = 'x-kubernetes-pf-prioritylevel-uid';
+
+/** Lets user "alice" (not in system:masters, so not exempt) write anything, through the default cluster-admin role. */
+async function grantAlice(s: TestServer) {
+  const r = await s.request('POST', `/apis/rbac.authorization.${D}/v1/clusterrolebindings`, {
+    body: { apiVersion: `rbac.authorization.${D}/v1`, kind: 'ClusterRoleBinding', metadata: { name: 'alice-admin' }, roleRef: { apiGroup: `rbac.authorization.${D}`, kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'User', apiGroup: `rbac.authorization.${D}`, name: 'alice' }] },
+  });
+  if (r.status !== 201) throw new Error(`binding: ${r.status} ${r.text}`);
+}
+
+interface Answer { status: number; headers: Record<string, string | string[] | undefined>; text: string; ms: number }
+
+/** `n` requests at once on `n` connections (the admin's token, impersonating `as` when given). */
+function burst(s: TestServer, n: number, make: (i: number) => { method: string; path: string; body?: unknown; as?: string }): Promise<Answer[]> {
+  const agent = new https.Agent({ keepAlive: false, maxSockets: n, ca: s.ca });
+  return Promise.all(Array.from({ length: n }, (_, i) => new Promise<Answer>((resolve) => {
+    const m = make(i);
+    const body = m.body === undefined ? undefined : JSON.stringify(m.body);
+    const headers: Record<string, string> = { authorization: `Bearer ${s.token}`, accept: 'application/json' };
+    if (m.as) headers['impersonate-user'] = m.as;
+    if (body) headers['content-type'] = 'application/json';
+    const t0 = performance.now();
+    const req = https.request({ host: '127.0.0.1', port: s.port, method: m.method, path: m.path, headers, agent }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, ms: performance.now() - t0 }));
+    });
+    req.on('error', (e) => resolve({ status: 0, headers: {}, text: e.message, ms: performance.now() - t0 }));
+    req.end(body);
+  }))).finally(() => agent.destroy());
+}
+
+const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } });
+
+t.test('every request is classified: the reference\'s PF headers, exempt for system:masters and probes', async (t) => {
+  const s = await withServer(t);
+  await grantAlice(s);
+  const admin = await s.get('/api/v1/namespaces');
+  const alice = await s.request('GET', '/api/v1/namespaces', { headers: { 'impersonate-user': 'alice' } });
+  const anon = await s.request('GET', '/livez', { token: null });
+  for (const [who, r] of [['admin', admin], ['alice', alice], ['anonymous /livez', anon]] as const) {
+    t.equal(r.status, 200, `${who}: 200`);
+    t.match(r.headers[FS], /^[0-9a-f-]{36}$/, `${who}: flow schema UID header`);
+    t.match(r.headers[PL], /^[0-9a-f-]{36}$/, `${who}: priority level UID header`);
+  }
+  t.equal(admin.headers[PL], anon.headers[PL], 'system:masters and probes share the exempt level');
+  t.not(alice.headers[PL], admin.headers[PL], 'an ordinary user is not exempt');
+  t.not(alice.headers[FS], admin.headers[FS], 'and matches another flow schema');
+});
+
+t.test('APF: one flow over its queues gets 429 with Retry-After; exempt requests and /livez stay fast', async (t) => {
+  // one seat for the whole server: the global-default level gets ceil(1 * 20 / 245) = 1 seat and
+  // 128 queues of which one flow may use its hand of 6, 50 requests each
+  const s = await withServer(t, { args: ['--max-requests-inflight=1', '--max-mutating-requests-inflight=0'] });
+  await grantAlice(s);
+  const n = 450;
+  const during = burst(s, n, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMap(`flood-${i}`), as: 'alice' }));
+  await new Promise((r) => setTimeout(r, 50));
+  const [livez, adminGet] = await Promise.all([
+    s.request('GET', '/livez', { token: null }),
+    s.get('/api/v1/namespaces/default/configmaps?limit=1'),
+  ]);
+  const answers = await during;
+  const created = answers.filter((a) => a.status === 201);
+  const refused = answers.filter((a) => a.status === 429);
+  t.equal(created.length + refused.length, n, `every answer is 201 or 429 (${[...new Set(answers.map((a) => a.status))].join(',')})`);
+  // at most 1 running + 6 queues × 50 waiting at any moment; the burst arrives over some milliseconds
+  t.ok(refused.length > 0, `the flow's queues overflowed: ${refused.length} refused`);
+  t.ok(created.length > 50, `queued requests ran in their turn: ${created.length} created`);
+  const r = refused[0];
+  t.match(r.headers['retry-after'], /^\d+$/, 'Retry-After in seconds');
+  t.equal(r.text, 'Too many requests, please try again later.\n', 'the reference\'s plain-text body');
+  t.match(r.headers['content-type'], /^text\/plain/);
+  t.ok(r.headers[FS] && r.headers[PL], 'a refusal carries the PF headers');
+  t.equal(livez.status, 200, '/livez answered during the flood');
+  t.equal(adminGet.status, 200, 'an exempt (system:masters) request answered during the flood');
+  const list = await s.get('/api/v1/namespaces/default/configmaps');
+  const names = new Set(list.json.items.map((o: any) => o.metadata.name));
+  t.equal([...names].filter((x) => String(x).startsWith('flood-')).length, created.length, 'exactly the 201s were stored');
+  const metrics = await s.get('/metrics');
+  t.match(metrics.text, /apiserver_flowcontrol_rejected_requests_total\{flow_schema="global-default",priority_level="global-default",reason="queue-full"\} \d+/);
+});
+
+t.test('APF off: --max-mutating-requests-inflight limits writes with 429, system:masters is not limited', async (t) => {
+  const s = await withServer(t, { args: ['--enable-priority-and-fairness=false', '--max-mutating-requests-inflight=1'] });
+  await grantAlice(s);
+  const alice = await burst(s, 60, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMap(`a-${i}`), as: 'alice' }));
+  const refused = alice.filter((a) => a.status === 429);
+  t.ok(refused.length > 0, `some of 60 concurrent writes over a limit of 1 were refused (${refused.length})`);
+  t.ok(alice.every((a) => a.status === 201 || a.status === 429), 'the rest were created');
+  t.equal(refused[0]?.headers['retry-after'], '1');
+  t.notOk(refused[0]?.headers[FS], 'no PF headers without APF');
+  const admin = await burst(s, 60, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMap(`m-${i}`) }));
+  t.ok(admin.every((a) => a.status === 201), 'system:masters writes are never limited');
+});
+
+t.test('bad flow-control flags and config are refused at start', async (t) => {
+  const { startServer } = await import('../lib/server.js');
+  await t.rejects(startServer({ args: ['--max-requests-inflight=lots'] }), /max-requests-inflight/);
+});
