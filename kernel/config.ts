@@ -38,6 +38,8 @@ export interface Config {
   emulatedVersion: { major: string; minor: string; gitVersion: string };
   /** Path given by --admission-control-config-file (or the file's admissionConfigFile). */
   admissionConfigFile?: string;
+  /** Serve a data directory other users can read (--insecure-data-dir-permissions). */
+  insecureDataDirPermissions?: boolean;
   /** Where the configuration was loaded from, for messages. */
   configFile?: string;
 }
@@ -98,6 +100,7 @@ export const configSchema = {
       },
     },
     admissionConfigFile: { type: 'string', minLength: 1 },
+    insecureDataDirPermissions: { type: 'boolean' },
   },
 } as const;
 

@@ -223,6 +223,16 @@ export type WriteResult =
   | { ok: false; reason: 'exists' | 'not-found' | 'conflict'; current?: KV };
 
 /**
+ * Turns a value into the bytes a storage backend keeps and back (encryption at rest, from
+ * --encryption-provider-config). key is the storage key, which ciphers may bind the value to.
+ */
+export interface ValueTransformer {
+  toStorage(key: string, value: Uint8Array): Uint8Array;
+  /** Throws when the stored bytes cannot be read with the configured providers. */
+  fromStorage(key: string, stored: Uint8Array): Uint8Array;
+}
+
+/**
  * The storage interface: a revisioned key-value log. Revisions are global and strictly increasing;
  * an etcd backend maps etcd revisions one to one. Every backend runs test/storage-conformance.
  */
@@ -526,6 +536,8 @@ export interface PluginHost {
   guardWrites(group: string, resource: string, guard: WriteGuard): void;
   /** Counters, gauges and histograms served on /metrics. */
   metrics: PluginMetrics;
+  /** For storage backends: what values go through before they are stored (encryption at rest), if configured. */
+  valueTransformer?: ValueTransformer;
 }
 
 export interface VirtualRoute {

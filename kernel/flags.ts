@@ -68,6 +68,7 @@ export interface ParsedFlags {
   auditLogMaxSize?: number;
   auditLogMaxBackup?: number;
   auditLogMaxAge?: number;
+  insecureDataDirPermissions?: boolean;
 }
 
 /**
@@ -142,6 +143,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'audit-log-maxsize': { key: 'auditLogMaxSize', kind: 'int', help: 'Rotate the audit log when it would grow past this many megabytes (0: never).' },
   'audit-log-maxbackup': { key: 'auditLogMaxBackup', kind: 'int', help: 'Rotated audit log files to keep (0: all).' },
   'audit-log-maxage': { key: 'auditLogMaxAge', kind: 'int', help: 'Days to keep rotated audit log files, by the time in their name (0: no limit).' },
+  'insecure-data-dir-permissions': { key: 'insecureDataDirPermissions', kind: 'bool', help: 'Serve a data directory that other users can read or enter (default false: such a directory is refused).' },
   help: { key: 'help', kind: 'bool', help: 'Print this help.' },
 };
 
@@ -470,6 +472,7 @@ function applyAuthenticationFlags(c: Config, f: ParsedFlags): void {
 export function applyFlags(base: Config, f: ParsedFlags): Config {
   const c = structuredClone(base);
   if (f.dataDir !== undefined) c.dataDir = f.dataDir;
+  if (f.insecureDataDirPermissions !== undefined) c.insecureDataDirPermissions = f.insecureDataDirPermissions;
   if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;
   if (f.securePort !== undefined) c.securePort = f.securePort;
   if (f.mtlsPort !== undefined) c.mtlsPort = f.mtlsPort;

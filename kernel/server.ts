@@ -22,6 +22,8 @@ import { errors, isStatusError, StatusError } from './status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
 import { TypeRegistry } from './types.js';
 import { WatchHub } from './watch.js';
+import { prepareDataDir, type DataDirLock } from './datadir.js';
+import { StoreDamageError } from './store/integrity.js';
 import { Auditor, type AuditContext } from './audit.js';
 import { ResponseTap, ServerMetrics } from './metrics.js';
 
@@ -69,6 +71,7 @@ export class Server {
   adminToken = '';
   caFile = '';
   kubeconfigPath = '';
+  private dataLock: DataDirLock | undefined;
 
   readonly featureGates: Record<string, boolean>;
   /** /metrics; plugins register theirs through PluginHost.metrics. */
@@ -135,6 +138,8 @@ export class Server {
     const cfg = this.config;
     const configDir = cfg.configFile ? path.dirname(path.resolve(cfg.configFile)) : process.cwd();
     const host = this.host();
+    this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
+    process.once('exit', () => this.dataLock?.release());
     const pki = await ensurePki(cfg.dataDir, { hosts: ['127.0.0.1', 'localhost', '::1', ...(cfg.bindAddress !== '127.0.0.1' && cfg.bindAddress !== '0.0.0.0' ? [cfg.bindAddress] : [])], brand: this.brand });
     this.adminToken = pki.adminToken;
     this.caFile = pki.caFile;
@@ -144,7 +149,14 @@ export class Server {
     this.types = new TypeRegistry(providers.flatMap((p) => p.types(this.brand)), cfg.runtimeConfig);
     for (const t of this.types.all) this.cache.register(t);
     this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
-    await this.backend.open();
+    try {
+      await this.backend.open();
+    } catch (e) {
+      if (!(e instanceof StoreDamageError)) throw e;
+      throw new Error(`the store is damaged: ${e.message}. Refusing to serve it, since acknowledged writes may be lost. ` +
+        `With the server stopped, run: cluster-apiserver repair --data-dir ${cfg.dataDir} (plus the same --config, if any); ` +
+        'it keeps every intact object and expires older resource versions (clients relist).');
+    }
     for await (const kv of this.backend.all()) this.cache.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
     this.cache.rev = this.backend.currentRevision();
     const history: StorageEvent[] = [];
@@ -574,6 +586,7 @@ export class Server {
     await this.auditor?.close();
     await this.flowControl?.close?.();
     await this.backend?.close();
+    this.dataLock?.release();
     this.log.info('stopped');
   }
 }

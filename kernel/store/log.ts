@@ -1,21 +1,39 @@
 // The embedded storage log: a revisioned key-value log on classic-level (LevelDB).
 //
-// Layout (one LevelDB, utf8 keys):
-//   c:<key>          current value      [modRev f64][createRev f64][value bytes]
-//   h:<rev hex16>    history event      [type u8][rev f64][createRev f64][prevRev f64][keyLen u16][key][value]
+// Layout (one LevelDB, utf8 keys; every record starts with a CRC-32 of the rest, the key included):
+//   c:<key>          current value      [crc u32][modRev f64][createRev f64][stored value]
+//   h:<rev hex16>    history event      [crc u32][type u8][rev f64][createRev f64][prevRev f64][keyLen u16][key][stored value]
 //   m:rev            latest committed revision (same batch as the write, so it is never behind)
+//   m:count, m:digest  number of current keys and StateDigest of them, as of m:rev (same batch)
 //   m:compacted      revision at or below which history was dropped
+//   m:gap:<from hex16>  revisions from+1..value were reserved but never written (an unclean stop)
+//   m:format         "2" (stores without it are upgraded at open)
+// Beside it, the HIGHWATER file (integrity.ts) holds the reserved revision and, after a clean stop,
+// the revision the store ended at. "stored value" is the value after the optional transformer
+// (encryption at rest); the index, the events and the cache hold the plain value.
 //
 // Writes are checked against an in-memory index (which includes writes still waiting for their
 // sync), assigned the next revision, and queued. One flush at a time writes every queued write in a
 // single synced batch (group commit): concurrent writers share one fsync. A write's promise
 // resolves, and its event reaches onCommit, only after that batch is durable.
+//
+// At open the store is checked (the write-ahead log's record checksums, every record's checksum, the
+// count and digest of current keys, contiguous history, the revision it was stopped at) and a damaged
+// store is refused with a StoreDamageError; StorageLog.repair salvages it.
 import { ClassicLevel } from 'classic-level';
-import type { KV, StorageBackend, StorageEvent, WriteOp, WriteResult } from '../contracts.js';
+import path from 'node:path';
+import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts.js';
 import { StatusError } from '../status.js';
+import { checkLogs, HIGH_WATER_FILE, readHighWater, recordCrc, StateDigest, StoreDamageError, writeHighWater, type HighWater } from './integrity.js';
+
+const FORMAT = '2';
+/** Revisions reserved in the high-water file per write of it: one extra fsync per this many revisions. */
+const RESERVE_BLOCK = 1000;
+/** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
+const UNKNOWN_RESERVATION = 1_000_000;
 
 const TYPE_CODE = { ADDED: 1, MODIFIED: 2, DELETED: 3 } as const;
-const TYPE_NAME = ['', 'ADDED', 'MODIFIED', 'DELETED'] as const;
+const TYPE_NAME = [undefined, 'ADDED', 'MODIFIED', 'DELETED'] as const;
 
 const revKey = (rev: number) => 'h:' + rev.toString(16).padStart(16, '0');
 
@@ -33,50 +51,96 @@ function prefixEnd(s: string): string {
   return '\u{10ffff}';
 }
 
-function encodeCurrent(kv: KV): Uint8Array {
-  const out = new Uint8Array(16 + kv.value.length);
-  const dv = new DataView(out.buffer);
-  dv.setFloat64(0, kv.modRevision);
-  dv.setFloat64(8, kv.createRevision);
-  out.set(kv.value, 16);
+const utf8 = (s: string) => Buffer.from(s, 'utf8');
+
+function withCrc(body: Uint8Array, key?: Uint8Array): Uint8Array {
+  const out = new Uint8Array(4 + body.length);
+  new DataView(out.buffer).setUint32(0, recordCrc(key ? [key, body] : [body]));
+  out.set(body, 4);
   return out;
 }
 
-function decodeCurrent(key: string, buf: Uint8Array): KV {
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  return { key, modRevision: dv.getFloat64(0), createRevision: dv.getFloat64(8), value: buf.subarray(16) };
+/** The record's body after its checksum is verified; undefined when it fails. Legacy records have none. */
+function verified(buf: Uint8Array, legacy: boolean, key?: Uint8Array): Uint8Array | undefined {
+  if (legacy) return buf;
+  if (buf.length < 4) return undefined;
+  const body = buf.subarray(4);
+  const crc = new DataView(buf.buffer, buf.byteOffset, 4).getUint32(0);
+  return crc === recordCrc(key ? [key, body] : [body]) ? body : undefined;
 }
 
-function encodeEvent(ev: StorageEvent): Uint8Array {
-  const key = Buffer.from(ev.key, 'utf8');
-  const out = new Uint8Array(27 + key.length + ev.value.length);
-  const dv = new DataView(out.buffer);
+function encodeCurrent(key: string, modRevision: number, createRevision: number, stored: Uint8Array): Uint8Array {
+  const body = new Uint8Array(16 + stored.length);
+  const dv = new DataView(body.buffer);
+  dv.setFloat64(0, modRevision);
+  dv.setFloat64(8, createRevision);
+  body.set(stored, 16);
+  return withCrc(body, utf8(key));
+}
+
+/** A current-value record: its revisions and stored value; undefined when damaged. */
+function decodeCurrent(key: string, buf: Uint8Array, legacy: boolean): { modRevision: number; createRevision: number; stored: Uint8Array } | undefined {
+  const body = verified(buf, legacy, utf8(key));
+  if (!body || body.length < 16) return undefined;
+  const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  return { modRevision: dv.getFloat64(0), createRevision: dv.getFloat64(8), stored: body.subarray(16) };
+}
+
+function encodeEvent(ev: StorageEvent, stored: Uint8Array): Uint8Array {
+  const key = utf8(ev.key);
+  const body = new Uint8Array(27 + key.length + stored.length);
+  const dv = new DataView(body.buffer);
   dv.setUint8(0, TYPE_CODE[ev.type]);
   dv.setFloat64(1, ev.revision);
   dv.setFloat64(9, ev.createRevision);
   dv.setFloat64(17, ev.prevRevision);
   dv.setUint16(25, key.length);
-  out.set(key, 27);
-  out.set(ev.value, 27 + key.length);
-  return out;
+  body.set(key, 27);
+  body.set(stored, 27 + key.length);
+  return withCrc(body);
 }
 
-function decodeEvent(buf: Uint8Array): StorageEvent {
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+/** A history record, its value still as stored; undefined when damaged. */
+function decodeEvent(buf: Uint8Array, legacy: boolean): StorageEvent | undefined {
+  const body = verified(buf, legacy);
+  if (!body || body.length < 27) return undefined;
+  const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const keyLen = dv.getUint16(25);
+  const type = TYPE_NAME[dv.getUint8(0)];
+  if (!type || body.length < 27 + keyLen) return undefined;
   return {
-    type: TYPE_NAME[dv.getUint8(0)] as StorageEvent['type'],
+    type,
     revision: dv.getFloat64(1),
     createRevision: dv.getFloat64(9),
     prevRevision: dv.getFloat64(17),
-    key: Buffer.from(buf.buffer, buf.byteOffset + 27, keyLen).toString('utf8'),
-    value: buf.subarray(27 + keyLen),
+    key: Buffer.from(body.buffer, body.byteOffset + 27, keyLen).toString('utf8'),
+    value: body.subarray(27 + keyLen),
   };
+}
+
+const num = (v: Uint8Array | undefined) => (v === undefined ? undefined : Number(Buffer.from(v).toString()));
+const str = (v: string | number) => Buffer.from(String(v));
+
+/** What StorageLog.repair did. */
+export interface RepairReport {
+  /** The damage found before repairing (file: problem), if any. */
+  damage: string[];
+  /** Keys whose current record was unreadable and was dropped. */
+  dropped: string[];
+  /** Objects kept. */
+  kept: number;
+  /** The store's revision after repair: above every revision handed out before; older ones are expired. */
+  revision: number;
+  /** The high-water file was missing or damaged, so the revision was raised by a wide margin. */
+  highWaterLost: boolean;
 }
 
 interface Pending {
   ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[];
   event: StorageEvent;
+  /** Number of keys and state digest once this write is applied. */
+  count: number;
+  digest: string;
   resolve: (r: WriteResult) => void;
   reject: (e: Error) => void;
 }
@@ -86,45 +150,167 @@ export interface LogOptions {
   groupCommit?: boolean;
   /** fsync every batch (default true). Only benchmarks turn this off. */
   sync?: boolean;
+  /** Turns values into what is stored and back (encryption at rest). */
+  transformer?: ValueTransformer;
+}
+
+type Db = ClassicLevel<string, Uint8Array>;
+const openDb = (dir: string): Db => new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+
+/** LevelDB refuses a second opener with its LOCK; say so plainly. */
+function openError(dir: string, e: unknown): Error {
+  const err = e as Error & { cause?: { code?: string; message?: string } };
+  if (err.cause?.code === 'LEVEL_LOCKED') return new Error(`the store ${dir} is in use by another process (${err.cause.message})`);
+  if (err.cause?.code === 'LEVEL_CORRUPTION') return new StoreDamageError(dir, err.cause.message ?? 'corrupt');
+  return new Error(`cannot open the store ${dir}: ${err.cause?.message ?? err.message}`);
 }
 
 export class StorageLog implements StorageBackend {
-  private db: ClassicLevel<string, Uint8Array>;
+  private db: Db;
   /** Current state including queued writes: conflict checks must see writes not yet synced. */
   private index = new Map<string, KV>();
+  private digest = new StateDigest();
+  /** Revision ranges (from, to] reserved but never written, which history skips. */
+  private gaps = new Map<number, number>();
   private queue: Pending[] = [];
   private flushing = false;
   private nextRev = 0;
   private committedRev = 0;
   private compactedRev = 0;
+  /** The high-water file says no revision above this was handed out. */
+  private reserved = 0;
   private listener: (events: StorageEvent[]) => void = () => {};
   private opened = false;
   private failed: Error | undefined;
   private readonly groupCommit: boolean;
   private readonly sync: boolean;
+  private readonly tx: ValueTransformer | undefined;
 
   constructor(readonly dir: string, opts: LogOptions = {}) {
-    this.db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    this.db = openDb(dir);
     this.groupCommit = opts.groupCommit ?? true;
     this.sync = opts.sync ?? true;
+    this.tx = opts.transformer;
+  }
+
+  private damage(problem: string): StoreDamageError {
+    return new StoreDamageError(this.dir, problem);
+  }
+
+  private plain(key: string, stored: Uint8Array): Uint8Array {
+    return this.tx ? this.tx.fromStorage(key, stored) : stored;
+  }
+
+  private current(key: string, buf: Uint8Array): KV {
+    const r = decodeCurrent(key, buf, false);
+    if (!r) throw this.damage(`the record of ${key} fails its checksum`);
+    return { key, modRevision: r.modRevision, createRevision: r.createRevision, value: this.plain(key, r.stored) };
+  }
+
+  private event(buf: Uint8Array): StorageEvent {
+    const ev = decodeEvent(buf, false);
+    if (!ev) throw this.damage('a history record fails its checksum');
+    ev.value = this.plain(ev.key, ev.value);
+    return ev;
   }
 
   async open(): Promise<void> {
-    await this.db.open();
-    const rev = await this.db.get('m:rev');
-    const compacted = await this.db.get('m:compacted');
-    this.committedRev = this.nextRev = rev ? Number(Buffer.from(rev).toString()) : 0;
-    this.compactedRev = compacted ? Number(Buffer.from(compacted).toString()) : 0;
-    for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;' })) {
-      const key = k.slice(2);
-      this.index.set(key, decodeCurrent(key, v));
+    checkLogs(this.dir);
+    const hw = readHighWater(this.dir);
+    try {
+      await this.db.open();
+    } catch (e) {
+      throw openError(this.dir, e);
+    }
+    try {
+      await this.load(hw);
+    } catch (e) {
+      await this.db.close();
+      throw e;
     }
     this.opened = true;
   }
 
+  /** Reads and checks the store; refuses it (StoreDamageError) unless everything agrees. */
+  private async load(hw: HighWater | undefined): Promise<void> {
+    const meta = async (k: string) => num(await this.db.get('m:' + k));
+    const stored = await this.db.get('m:format');
+    const upgraded = stored === undefined;
+    if (upgraded) await this.upgrade();
+    const format = upgraded ? FORMAT : Buffer.from(stored).toString();
+    if (format !== FORMAT) throw this.damage(`unknown store format "${format}"`);
+    const rev = (await meta('rev')) ?? 0;
+    this.compactedRev = (await meta('compacted')) ?? 0;
+    if (!hw && rev > 0 && !upgraded) throw new StoreDamageError(path.join(this.dir, HIGH_WATER_FILE), 'is missing');
+    for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;' })) {
+      const kv = this.current(k.slice(2), v);
+      this.index.set(kv.key, kv);
+      this.digest.toggle(kv.key, kv.modRevision);
+    }
+    const count = (await meta('count')) ?? 0;
+    if (count !== this.index.size) throw this.damage(`the store holds ${this.index.size} objects but recorded ${count} at revision ${rev}: records are lost`);
+    const digest = (await this.db.get('m:digest')) ?? str(new StateDigest().toString());
+    if (Buffer.from(digest).toString() !== this.digest.toString()) throw this.damage(`the current records do not match the digest recorded at revision ${rev}: records are lost or stale`);
+    for await (const [k, v] of this.db.iterator({ gt: 'm:gap:', lt: 'm:gap;' })) this.gaps.set(parseInt(k.slice(6), 16), num(v)!);
+    // History must hold every revision from the compacted one to the current one, gaps excepted.
+    let expect = this.skipGaps(this.compactedRev + 1);
+    for await (const [k, v] of this.db.iterator({ gt: revKey(this.compactedRev), lte: revKey(rev) })) {
+      const ev = decodeEvent(v, false);
+      if (!ev || k !== revKey(ev.revision)) throw this.damage(`the history record ${k} fails its checksum`);
+      if (ev.revision !== expect) throw this.damage(`history lacks revision ${expect}: records are lost`);
+      expect = this.skipGaps(expect + 1);
+    }
+    if (expect !== rev + 1 && rev > this.compactedRev) throw this.damage(`history ends at revision ${expect - 1}, the store at ${rev}: records are lost`);
+    if (hw?.closedAt !== undefined && hw.closedAt !== rev) {
+      throw this.damage(`the store ends at revision ${rev} but was stopped at revision ${hw.closedAt}: the last writes are lost`);
+    }
+    if (hw && rev > hw.reserved) throw new StoreDamageError(path.join(this.dir, HIGH_WATER_FILE), `reserves up to revision ${hw.reserved}, below the store's ${rev}`);
+    this.committedRev = this.nextRev = rev;
+    if (hw && hw.closedAt === undefined && hw.reserved > rev) {
+      // An unclean stop: revisions up to the reservation may have been handed out to writes that
+      // never committed. None is handed out again; history records the skipped range.
+      await this.db.batch([{ type: 'put', key: 'm:gap:' + revKey(rev).slice(2), value: str(hw.reserved) }, { type: 'put', key: 'm:rev', value: str(hw.reserved) }], { sync: true });
+      this.gaps.set(rev, hw.reserved);
+      this.committedRev = this.nextRev = hw.reserved;
+    }
+    this.reserved = this.nextRev + RESERVE_BLOCK;
+    await writeHighWater(this.dir, { reserved: this.reserved });
+  }
+
+  /** The first revision at or after rev that is not inside a gap. */
+  private skipGaps(rev: number): number {
+    for (let moved = true; moved;) {
+      moved = false;
+      for (const [from, to] of this.gaps) if (from < rev && rev <= to) { rev = to + 1; moved = true; }
+    }
+    return rev;
+  }
+
+  /** A store written before checksums (no m:format): every record rewritten with its checksum. */
+  private async upgrade(): Promise<void> {
+    const ops: { type: 'put'; key: string; value: Uint8Array }[] = [];
+    const digest = new StateDigest();
+    let count = 0;
+    for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;' })) {
+      const r = decodeCurrent(k.slice(2), v, true)!;
+      ops.push({ type: 'put', key: k, value: encodeCurrent(k.slice(2), r.modRevision, r.createRevision, r.stored) });
+      digest.toggle(k.slice(2), r.modRevision);
+      count++;
+    }
+    for await (const [k, v] of this.db.iterator({ gt: 'h:', lt: 'h;' })) {
+      const ev = decodeEvent(v, true);
+      if (ev) ops.push({ type: 'put', key: k, value: encodeEvent(ev, ev.value) });
+    }
+    ops.push({ type: 'put', key: 'm:count', value: str(count) }, { type: 'put', key: 'm:digest', value: str(digest.toString()) }, { type: 'put', key: 'm:format', value: str(FORMAT) });
+    await this.db.batch(ops, { sync: true });
+  }
+
   async close(): Promise<void> {
     while (this.flushing || this.queue.length) await new Promise((r) => setTimeout(r, 1));
+    if (!this.opened) return;
     this.opened = false;
+    // A clean stop records where the store ends, so that losing its last writes is noticed at open.
+    if (!this.failed) await writeHighWater(this.dir, { reserved: this.reserved, closedAt: this.committedRev });
     await this.db.close();
   }
 
@@ -134,20 +320,20 @@ export class StorageLog implements StorageBackend {
 
   async get(key: string): Promise<KV | undefined> {
     const v = await this.db.get('c:' + key);
-    return v ? decodeCurrent(key, v) : undefined;
+    return v ? this.current(key, v) : undefined;
   }
 
   async range(prefix: string, opts: { startKey?: string; limit?: number } = {}): Promise<KV[]> {
     const out: KV[] = [];
     const gte = 'c:' + (opts.startKey && opts.startKey > prefix ? opts.startKey : prefix);
     for await (const [k, v] of this.db.iterator({ gte, lt: prefixEnd('c:' + prefix), limit: opts.limit ?? -1 })) {
-      out.push(decodeCurrent(k.slice(2), v));
+      out.push(this.current(k.slice(2), v));
     }
     return out;
   }
 
   async *all(): AsyncIterable<KV> {
-    for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;' })) yield decodeCurrent(k.slice(2), v);
+    for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;' })) yield this.current(k.slice(2), v);
   }
 
   write(op: WriteOp): Promise<WriteResult> {
@@ -161,31 +347,34 @@ export class StorageLog implements StorageBackend {
       if (op.expectRevision && cur.modRevision !== op.expectRevision) return Promise.resolve({ ok: false, reason: 'conflict', current: cur });
     }
     const rev = this.nextRev + 1;
+    // The revision is taken only once the value (and its stored form) exists: a callback or
+    // transformer that throws must fail this write alone and leave no hole in the revision sequence.
+    let value: Uint8Array;
+    let stored: Uint8Array;
+    try {
+      value = op.type === 'delete' ? cur!.value : op.value(rev);
+      stored = this.tx ? this.tx.toStorage(op.key, value) : value;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.nextRev = rev;
     let event: StorageEvent;
     const ops: Pending['ops'] = [];
+    if (cur) this.digest.toggle(op.key, cur.modRevision);
     if (op.type === 'delete') {
-      this.nextRev = rev;
       this.index.delete(op.key);
-      event = { type: 'DELETED', key: op.key, revision: rev, value: cur!.value, createRevision: cur!.createRevision, prevRevision: cur!.modRevision };
+      event = { type: 'DELETED', key: op.key, revision: rev, value, createRevision: cur!.createRevision, prevRevision: cur!.modRevision };
       ops.push({ type: 'del', key: 'c:' + op.key });
     } else {
-      // The revision is taken only once the value exists: a callback that throws must fail this
-      // write alone (as a rejected promise) and leave no hole in the revision sequence.
-      let value: Uint8Array;
-      try {
-        value = op.value(rev);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      this.nextRev = rev;
       const kv: KV = { key: op.key, value, modRevision: rev, createRevision: cur ? cur.createRevision : rev };
       this.index.set(op.key, kv);
+      this.digest.toggle(op.key, rev);
       event = { type: cur ? 'MODIFIED' : 'ADDED', key: op.key, revision: rev, value, createRevision: kv.createRevision, prevRevision: cur ? cur.modRevision : 0 };
-      ops.push({ type: 'put', key: 'c:' + op.key, value: encodeCurrent(kv) });
+      ops.push({ type: 'put', key: 'c:' + op.key, value: encodeCurrent(op.key, rev, kv.createRevision, stored) });
     }
-    ops.push({ type: 'put', key: revKey(rev), value: encodeEvent(event) });
+    ops.push({ type: 'put', key: revKey(rev), value: encodeEvent(event, stored) });
     return new Promise((resolve, reject) => {
-      this.queue.push({ ops, event, resolve, reject });
+      this.queue.push({ ops, event, count: this.index.size, digest: this.digest.toString(), resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -197,9 +386,16 @@ export class StorageLog implements StorageBackend {
         const batch = this.groupCommit ? this.queue.splice(0) : this.queue.splice(0, 1);
         const ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[] = [];
         for (const p of batch) for (const o of p.ops) ops.push(o);
-        const last = batch[batch.length - 1].event.revision;
-        ops.push({ type: 'put', key: 'm:rev', value: Buffer.from(String(last)) });
+        const tail = batch[batch.length - 1];
+        const last = tail.event.revision;
+        ops.push({ type: 'put', key: 'm:rev', value: str(last) }, { type: 'put', key: 'm:count', value: str(tail.count) }, { type: 'put', key: 'm:digest', value: str(tail.digest) });
         try {
+          // A revision becomes durable only below a durable reservation, so none is handed out twice
+          // even if the log loses its tail.
+          if (last > this.reserved) {
+            await writeHighWater(this.dir, { reserved: last + RESERVE_BLOCK });
+            this.reserved = last + RESERVE_BLOCK;
+          }
           await this.db.batch(ops as never, { sync: this.sync });
         } catch (err) {
           // The in-memory index already reflects these writes; after a failed sync it cannot be
@@ -224,7 +420,7 @@ export class StorageLog implements StorageBackend {
   async *history(after: number, prefix = ''): AsyncIterable<StorageEvent> {
     if (after < this.compactedRev) throw new StatusError(410, 'Expired', `too old resource version: ${after} (${this.compactedRev})`);
     for await (const [, v] of this.db.iterator({ gt: revKey(after), lte: revKey(this.committedRev) })) {
-      const ev = decodeEvent(v);
+      const ev = this.event(v);
       if (!prefix || ev.key.startsWith(prefix)) yield ev;
     }
   }
@@ -237,7 +433,70 @@ export class StorageLog implements StorageBackend {
     // Mark first, then drop: a reader or a crash between the two must never find history that is
     // silently partial (a history(after) call below the mark fails with 410 instead).
     this.compactedRev = revision;
-    await this.db.put('m:compacted', Buffer.from(String(revision)));
+    await this.db.put('m:compacted', str(revision));
     await this.db.clear({ gt: 'h:', lte: revKey(revision) });
+    for (const [from, to] of this.gaps) {
+      if (to <= revision) {
+        this.gaps.delete(from);
+        await this.db.del('m:gap:' + revKey(from).slice(2));
+      }
+    }
+  }
+
+  /**
+   * Salvages a damaged store (the server must be stopped): LevelDB's own repair rebuilds its files from
+   * what is readable, then every current record that fails its checksum is dropped and all history is
+   * dropped. The store continues above every revision handed out before (the high-water file), with
+   * those revisions expired, so a watch resumed from before the repair gets 410 and relists.
+   */
+  static async repair(dir: string): Promise<RepairReport> {
+    const report: RepairReport = { damage: [], dropped: [], kept: 0, revision: 0, highWaterLost: false };
+    const note = (f: () => unknown) => { try { f(); } catch (e) { report.damage.push((e as Error).message); } };
+    note(() => checkLogs(dir));
+    let hw: HighWater | undefined;
+    note(() => { hw = readHighWater(dir); });
+    await ClassicLevel.repair(dir);
+    const db = openDb(dir);
+    try {
+      await db.open();
+    } catch (e) {
+      throw openError(dir, e);
+    }
+    try {
+      const legacy = (await db.get('m:format')) === undefined;
+      const ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[] = [];
+      const digest = new StateDigest();
+      let top = num(await db.get('m:rev')) ?? 0;
+      for await (const [k] of db.iterator({ gt: 'h:', lt: 'h;', values: false })) {
+        top = Math.max(top, parseInt(k.slice(2), 16) || 0);
+        ops.push({ type: 'del', key: k });
+      }
+      for await (const [k] of db.iterator({ gt: 'm:gap:', lt: 'm:gap;', values: false })) ops.push({ type: 'del', key: k });
+      for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) {
+        const key = k.slice(2);
+        const r = decodeCurrent(key, v, legacy);
+        if (!r) {
+          report.dropped.push(key);
+          ops.push({ type: 'del', key: k });
+          continue;
+        }
+        if (legacy) ops.push({ type: 'put', key: k, value: encodeCurrent(key, r.modRevision, r.createRevision, r.stored) });
+        digest.toggle(key, r.modRevision);
+        top = Math.max(top, r.modRevision);
+        report.kept++;
+      }
+      const found = hw as HighWater | undefined;
+      report.highWaterLost = !found && top > 0;
+      const revision = Math.max(top, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
+      report.revision = revision;
+      for (const [k, v] of [['rev', revision], ['compacted', revision], ['count', report.kept], ['digest', digest.toString()], ['format', FORMAT]] as const) {
+        ops.push({ type: 'put', key: 'm:' + k, value: str(v) });
+      }
+      await db.batch(ops as never, { sync: true });
+    } finally {
+      await db.close();
+    }
+    await writeHighWater(dir, { reserved: report.revision, closedAt: report.revision });
+    return report;
   }
 }

@@ -1,7 +1,7 @@
 // Start-up through the real command: flags, config files and their errors, --runtime-config, restarts.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { mainJs, withServer } from '../lib/server.js';
 
@@ -9,6 +9,7 @@ const run = (args: string[]) => spawnSync(process.execPath, [mainJs, ...args], {
 
 t.test('bad flags and bad config files fail start-up with a message naming the problem', async (t) => {
   const dir = t.testdir({});
+  chmodSync(dir, 0o700); // a data directory must be private to the server's user
   const unknown = run(['--data-dir', dir, '--no-such-flag=1']);
   t.not(unknown.status, 0);
   t.match(unknown.stderr, /unknown flag: --no-such-flag/);

@@ -9,7 +9,7 @@ const plugin: PluginModule<'storage'> = {
   name: 'embedded',
   create(options, host) {
     const dir = typeof options.dir === 'string' ? options.dir : path.join(host.dataDir, 'store');
-    return new StorageLog(dir, { groupCommit: options.groupCommit !== false, sync: options.sync !== false });
+    return new StorageLog(dir, { groupCommit: options.groupCommit !== false, sync: options.sync !== false, transformer: host.valueTransformer });
   },
 };
 export default plugin;

@@ -1,0 +1,164 @@
+// Damage detection for the embedded store, outside LevelDB.
+//
+// classic-level does not expose LevelDB's paranoid_checks, so LevelDB recovers from a damaged write-ahead
+// log by silently dropping the records it cannot read. Before the store is opened we therefore read each
+// *.log file ourselves and check every record's CRC-32C the way LevelDB's log reader would, but report
+// what it would skip. The high-water file keeps, outside LevelDB, the highest revision the log may have
+// handed out (reserved ahead in blocks) and, after a clean stop, the exact revision the store ended at.
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { open, rename, writeFile } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
+import path from 'node:path';
+
+/** The store cannot be trusted: names the file and what is wrong with it. */
+export class StoreDamageError extends Error {
+  constructor(readonly file: string, readonly problem: string) {
+    super(`${file}: ${problem}`);
+    this.name = 'StoreDamageError';
+  }
+}
+
+// ---------------------------------------------------------------- CRC-32C (Castagnoli), as LevelDB uses it
+
+const CRC32C_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+    t[i] = c >>> 0;
+  }
+  return t;
+})();
+
+export function crc32c(buf: Uint8Array, start = 0, end = buf.length): number {
+  let c = 0xffffffff;
+  for (let i = start; i < end; i++) c = CRC32C_TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** LevelDB stores CRCs masked (rotated and offset) so that CRCs of CRCs stay well spread. */
+const unmask = (m: number) => {
+  const rot = (m - 0xa282ead8) >>> 0;
+  return ((rot >>> 17) | (rot << 15)) >>> 0;
+};
+
+// ---------------------------------------------------------------- LevelDB write-ahead log
+
+const BLOCK = 32768;
+const HEADER = 7;
+const FULL = 1, FIRST = 2, MIDDLE = 3, LAST = 4;
+
+/**
+ * The first problem in one LevelDB log file, or undefined when every record is whole. A record cut off
+ * at the very end of the file is a write that never completed (so never acknowledged) and is not damage;
+ * zero bytes from some point to the end are unwritten space, also not damage.
+ */
+export function checkLogFile(buf: Uint8Array): string | undefined {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const restIsZero = (from: number) => { for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false; return true; };
+  let pos = 0;
+  let inRecord = false;
+  while (pos < buf.length) {
+    const left = BLOCK - (pos % BLOCK);
+    if (left < HEADER) { pos += left; continue; } // block trailer
+    if (pos + HEADER > buf.length) return undefined; // a header cut off by the end of the file
+    const stored = dv.getUint32(pos, true);
+    const len = dv.getUint16(pos + 4, true);
+    const type = buf[pos + 6];
+    if (type === 0 && len === 0 && stored === 0) {
+      if (restIsZero(pos)) return undefined;
+      return `zeroed record header at byte ${pos} followed by data`;
+    }
+    if (pos + HEADER + len > buf.length) return undefined; // torn final write
+    if (HEADER + len > left) return `record at byte ${pos} runs past its 32 KiB block (length ${len})`;
+    if (type < FULL || type > LAST) return `record at byte ${pos} has unknown type ${type}`;
+    if (unmask(stored) !== crc32c(buf, pos + 6, pos + HEADER + len)) return `record at byte ${pos} (${len} bytes) fails its checksum`;
+    if ((type === FULL || type === FIRST) && inRecord) return `record at byte ${pos} starts while the previous one is unfinished`;
+    if ((type === MIDDLE || type === LAST) && !inRecord) return `record fragment at byte ${pos} without a beginning`;
+    inRecord = type === FIRST || type === MIDDLE;
+    pos += HEADER + len;
+  }
+  return undefined;
+}
+
+/** Every LevelDB log file in dir checked; throws StoreDamageError for the first damaged one. */
+export function checkLogs(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.log') && /^\d+\.log$/.test(n)).sort();
+  } catch {
+    return; // no store yet
+  }
+  for (const n of names) {
+    const file = path.join(dir, n);
+    const problem = checkLogFile(readFileSync(file));
+    if (problem) throw new StoreDamageError(file, problem);
+  }
+}
+
+// ---------------------------------------------------------------- per-record checksums and the state digest
+
+export const recordCrc = (parts: Uint8Array[]): number => parts.reduce((c, p) => crc32(p, c), 0);
+
+/**
+ * An order-free digest of the current state: the XOR of one fingerprint per (key, modRevision). Kept
+ * up to date write by write and stored with each batch, it tells at open whether the records LevelDB
+ * returns are the records that were written (a lost or stale record changes it).
+ */
+export class StateDigest {
+  private a = 0;
+  private b = 0;
+  toggle(key: string, modRevision: number): void {
+    const h = createHash('sha256').update(key).update('\0' + modRevision).digest();
+    this.a = (this.a ^ h.readUInt32LE(0)) >>> 0;
+    this.b = (this.b ^ h.readUInt32LE(4)) >>> 0;
+  }
+  toString(): string {
+    return this.a.toString(16).padStart(8, '0') + this.b.toString(16).padStart(8, '0');
+  }
+}
+
+// ---------------------------------------------------------------- the high-water file
+
+export interface HighWater {
+  /** No revision above this was handed out; the log reserves ahead before it uses one. */
+  reserved: number;
+  /** Set by a clean stop: the store's revision at that moment. Absent while the server runs. */
+  closedAt?: number;
+}
+
+export const HIGH_WATER_FILE = 'HIGHWATER';
+
+/** The high-water file of a store dir: undefined when absent; StoreDamageError when unreadable. */
+export function readHighWater(dir: string): HighWater | undefined {
+  const file = path.join(dir, HIGH_WATER_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StoreDamageError(file, (e as Error).message);
+  }
+  const [body, sum] = text.trimEnd().split('\n');
+  if (!body || sum !== String(crc32(body))) throw new StoreDamageError(file, 'fails its checksum');
+  const hw = JSON.parse(body) as HighWater;
+  if (!Number.isSafeInteger(hw.reserved)) throw new StoreDamageError(file, 'has no reserved revision');
+  return hw;
+}
+
+/** Replace the high-water file durably: written aside, synced, renamed, and the directory synced. */
+export async function writeHighWater(dir: string, hw: HighWater): Promise<void> {
+  const file = path.join(dir, HIGH_WATER_FILE);
+  const body = JSON.stringify(hw);
+  const tmp = file + '.tmp';
+  await writeFile(tmp, `${body}\n${crc32(body)}\n`, { mode: 0o600 });
+  await syncPath(tmp);
+  await rename(tmp, file);
+  await syncPath(dir);
+}
+
+async function syncPath(p: string): Promise<void> {
+  const fh = await open(p, 'r');
+  try { await fh.sync(); } finally { await fh.close(); }
+}
