@@ -114,7 +114,7 @@ export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   });
   server.keepAliveTimeout = 60_000;
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'EADDRINUSE' ? new Error(`cannot listen on ${o.host}:${o.port}: port ${o.port} is already in use (another server?)`) : e));
     server.listen(o.port, o.host, () => {
       const addr = server.address();
       resolve({ port: typeof addr === 'object' && addr ? addr.port : o.port, close: () => { server.close(); server.closeIdleConnections(); } });
