@@ -36,9 +36,11 @@ rules:
   - level: Request
 `;
 
+/** The complete lines of the log: the server may be halfway through appending the last one. */
 function readEvents(file: string): any[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const text = readFileSync(file, 'utf8');
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /** Polls the log until the events of one audit ID satisfy `done` (events are written after the response). */

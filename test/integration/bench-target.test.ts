@@ -11,7 +11,7 @@ const resultsDir = path.join(repoRoot, 'bench/results');
 
 function bench(args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [runJs, ...args], { timeout: 120_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [runJs, ...args], { timeout: 240_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr });
     });
   });
@@ -26,7 +26,7 @@ function newestRecord(after: number): any {
 t.test('--target measures a running server with a token, in a namespace it removes after', async (t) => {
   const s = await withServer(t);
   const since = Date.now();
-  const r = await bench(['get', 'create', '--duration', '1', '--warmup', '0.2', '--concurrency', '2', '--workers', '1', '--target', s.url, '--token', s.token, '--insecure']);
+  const r = await bench(['get', 'create', '--duration', '2', '--warmup', '1', '--concurrency', '2', '--workers', '1', '--target', s.url, '--token', s.token, '--insecure']);
   t.equal(r.code, 0, r.out);
   const rec = newestRecord(since);
   t.ok(rec, 'a JSON record was written');
@@ -49,7 +49,7 @@ t.test('--target measures a running server with a token, in a namespace it remov
 
 t.test('--compare runs ours and the other server and prints ratios', async (t) => {
   const s = await withServer(t);
-  const r = await bench(['get', '--duration', '1', '--warmup', '0.2', '--concurrency', '2', '--workers', '1', '--compare', s.url, '--token', s.token, '--insecure']);
+  const r = await bench(['get', '--duration', '2', '--warmup', '1', '--concurrency', '2', '--workers', '1', '--compare', s.url, '--token', s.token, '--insecure']);
   t.equal(r.code, 0, r.out);
   t.match(r.out, /side by side, same run/);
   t.match(r.out, /ops\/s, concurrency 2 \(node\)\s+\d+\s+\d+\s+[\d.]+x/);

@@ -54,6 +54,8 @@ for (const v of variants) {
     };
     const load = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
     await sleep(LOAD_MS);
+    // on a loaded machine the first acknowledgements can take longer: kill only once there are some
+    for (let waited = 0; acks.length <= WORKERS && waited < 30_000; waited += 100) await sleep(100);
     const exited = new Promise<void>((r) => s.proc.once('exit', () => r()));
     const inFlightAtKill = outstanding;
     s.proc.kill('SIGKILL');
