@@ -72,9 +72,11 @@ const SCENARIOS: Scenario[] = [
     concurrency: [1, 8, 32, 64],
     unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/flags.ts)`,
   },
-  { name: 'get', description: 'GET of one ConfigMap by name', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },
-  { name: 'get-mtls', description: 'the same GET through the node:tls listener, with the admin token', kind: 'get', serverArgs: [], concurrency: [32, 64], listener: 'mtls' },
-  { name: 'get-mtls-cert', description: 'the same GET through the node:tls listener, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], listener: 'mtls', clientCert: true },
+  { name: 'get', description: 'GET of one ConfigMap by name (default: the secure port takes client certificates, node:tls front before uWS)', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },
+  { name: 'get-cert', description: 'the same GET on the secure port, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], clientCert: true },
+  { name: 'get-uws-tls', description: 'the same GET with --secure-port-client-certs=false: uWebSockets.js terminates TLS itself', kind: 'get', serverArgs: ['--secure-port-client-certs=false'], concurrency: [32, 64] },
+  { name: 'get-mtls', description: 'the same GET through the separate node:tls listener (--mtls-port), with the admin token', kind: 'get', serverArgs: ['--mtls-port', '0'], concurrency: [32, 64], listener: 'mtls' },
+  { name: 'get-mtls-cert', description: 'the same GET through the separate node:tls listener, authenticated by client certificate (x509)', kind: 'get', serverArgs: ['--mtls-port', '0'], concurrency: [32, 64], listener: 'mtls', clientCert: true },
 ];
 
 interface Options {

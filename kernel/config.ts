@@ -18,6 +18,8 @@ export interface Config {
   securePort: number;
   /** A second HTTPS listener on node:tls that hands verified client certificates to authenticators (unset: none). */
   mtlsPort?: number;
+  /** Whether the secure port asks for client certificates (a node:tls front before uWS); default: when an authenticator takes them. */
+  securePortClientCerts?: boolean;
   tls: { certFile?: string; keyFile?: string };
   maxRequestBodyBytes: number;
   storage: PluginRef;
@@ -71,6 +73,7 @@ export const configSchema = {
     bindAddress: { type: 'string', minLength: 1 },
     securePort: { type: 'integer', minimum: 0, maximum: 65535 },
     mtlsPort: { type: 'integer', minimum: 0, maximum: 65535 },
+    securePortClientCerts: { type: 'boolean' },
     tls: {
       type: 'object',
       additionalProperties: false,

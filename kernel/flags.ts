@@ -12,6 +12,7 @@ export interface ParsedFlags {
   bindAddress?: string;
   securePort?: number;
   mtlsPort?: number;
+  securePortClientCerts?: boolean;
   brand?: string;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
@@ -87,6 +88,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'data-dir': { key: 'dataDir', kind: 'string', help: 'Directory for stored data and first-start credentials (default ./data).' },
   'bind-address': { key: 'bindAddress', kind: 'string', help: 'Address to listen on (default 127.0.0.1).' },
   'secure-port': { key: 'securePort', kind: 'port', help: 'HTTPS port; 0 picks a free port (default 6443).' },
+  'secure-port-client-certs': { key: 'securePortClientCerts', kind: 'bool', help: 'Ask for client certificates on the secure port (node:tls terminates TLS in front of uWebSockets.js); default true when x509 or a front-proxy CA is configured, false serves the port with uWebSockets.js TLS alone.' },
   'mtls-port': { key: 'mtlsPort', kind: 'port', help: 'Also serve HTTPS on this port through node:tls, where client certificates signed by the cluster CA, a --client-ca-file CA or the --requestheader-client-ca-file CA reach authenticators (unset: off; 0 picks a free port).' },
   brand: { key: 'brand', kind: 'string', help: `Naming of groups and system objects: ${Object.keys(brands).join(' | ')} (default cluster).` },
   'tls-cert-file': { key: 'tlsCertFile', kind: 'string', help: 'Serving certificate (PEM); default: generated at first start.' },
@@ -100,7 +102,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'authorization-webhook-version': { key: 'authorizationWebhookVersion', kind: 'string', help: 'SubjectAccessReview version sent to the authorization webhook: v1beta1 (default) or v1.' },
   'token-auth-file': { key: 'tokenAuthFile', kind: 'string', help: 'Static token file (CSV: token,user,uid,"group1,group2").' },
   'anonymous-auth': { key: 'anonymousAuth', kind: 'bool', help: 'Treat requests without credentials as system:anonymous (default true).' },
-  'client-ca-file': { key: 'clientCAFile', kind: 'string', help: 'Client certificates signed by a CA in this PEM bundle authenticate (common name = user, organizations = groups); presented on the --mtls-port listener.' },
+  'client-ca-file': { key: 'clientCAFile', kind: 'string', help: 'Client certificates signed by a CA in this PEM bundle authenticate (common name = user, organizations = groups); presented on the secure port (and --mtls-port).' },
   'enable-bootstrap-token-auth': { key: 'enableBootstrapTokenAuth', kind: 'bool', help: 'Accept bootstrap tokens (<id>.<secret>) backed by bootstrap-token-<id> secrets in the system namespace.' },
   'service-account-key-file': { key: 'serviceAccountKeyFiles', kind: 'array', help: 'PEM public or private key (RSA or ECDSA) verifying service account tokens; repeatable (default: the serving key).' },
   'service-account-issuer': { key: 'serviceAccountIssuers', kind: 'array', help: 'Issuer of service account tokens; repeatable: the first signs, all are accepted (default https://<brand>.default.svc.cluster.local).' },
@@ -121,7 +123,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'requestheader-username-headers': { key: 'requestheaderUsernameHeaders', kind: 'list', help: 'Headers a front proxy puts the user name in, first with a value wins (e.g. X-Remote-User).' },
   'requestheader-group-headers': { key: 'requestheaderGroupHeaders', kind: 'list', help: 'Headers a front proxy puts groups in (e.g. X-Remote-Group).' },
   'requestheader-extra-headers-prefix': { key: 'requestheaderExtraHeadersPrefixes', kind: 'list', help: 'Header prefixes of extra user attributes (e.g. X-Remote-Extra-).' },
-  'requestheader-client-ca-file': { key: 'requestheaderClientCAFile', kind: 'string', help: 'CA bundle the front proxy\'s client certificate must verify against (on the --mtls-port listener); without it headers are ignored.' },
+  'requestheader-client-ca-file': { key: 'requestheaderClientCAFile', kind: 'string', help: 'CA bundle the front proxy\'s client certificate must verify against (presented on the secure port or --mtls-port); without it headers are ignored.' },
   'requestheader-allowed-names': { key: 'requestheaderAllowedNames', kind: 'list', help: 'Common names allowed for the front proxy\'s certificate (default: any from the CA).' },
   'enable-admission-plugins': { key: 'enableAdmissionPlugins', kind: 'list', help: 'Admission plugins to enable besides the default ones (order irrelevant).' },
   'disable-admission-plugins': { key: 'disableAdmissionPlugins', kind: 'list', help: 'Admission plugins to disable, default ones included.' },
@@ -476,6 +478,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;
   if (f.securePort !== undefined) c.securePort = f.securePort;
   if (f.mtlsPort !== undefined) c.mtlsPort = f.mtlsPort;
+  if (f.securePortClientCerts !== undefined) c.securePortClientCerts = f.securePortClientCerts;
   if (f.brand !== undefined) c.brand = f.brand;
   if (f.tlsCertFile !== undefined) c.tls.certFile = f.tlsCertFile;
   if (f.tlsPrivateKeyFile !== undefined) c.tls.keyFile = f.tlsPrivateKeyFile;

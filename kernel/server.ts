@@ -12,6 +12,7 @@ import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
 import { closeWorkers } from '../workers/pool.js';
 import { listenNodeTls } from './http/node.js';
+import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
 import { Registry, type Target } from './registry.js';
@@ -68,6 +69,8 @@ export class Server {
   readonly watches = new Set<() => void>();
   port = 0;
   mtlsPort = 0;
+  /** Whether the secure port takes client certificates (through the node:tls front). */
+  certsOnSecurePort = false;
   adminToken = '';
   caFile = '';
   kubeconfigPath = '';
@@ -205,32 +208,44 @@ export class Server {
     this.health.add({ name: 'shutdown', live: false, ready: true, run: () => (this.shuttingDown ? 'shutting down' : undefined) });
 
     const tls = { certFile: cfg.tls.certFile ?? pki.certFile, keyFile: cfg.tls.keyFile ?? pki.keyFile };
-    const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler: (req, res) => this.handle(req, res) });
-    this.listeners.push(l);
-    this.port = l.port;
-    // Client certificates need the node:tls listener: with x509 configured it runs by default on the
-    // next port (any free port when the main one is picked freely).
-    const mtlsPort = cfg.mtlsPort ?? (cfg.authentication.some((r) => r.plugin === 'x509') ? (cfg.securePort === 0 ? 0 : cfg.securePort + 1) : undefined);
-    if (mtlsPort !== undefined) {
-      // Client certificates are requested and verified against every client CA the server knows: the
-      // first-start CA plus each authenticator's `clientCAFile` option (--client-ca-file,
-      // --requestheader-client-ca-file). Authenticators re-verify against their own CA.
-      const clientCAFiles = [pki.caFile];
-      for (const r of cfg.authentication) {
-        const f = r.options?.clientCAFile;
-        for (const file of typeof f === 'string' ? [f] : Array.isArray(f) ? f : []) if (typeof file === 'string' && !clientCAFiles.includes(file)) clientCAFiles.push(file);
-      }
-      const m = await listenNodeTls({ host: cfg.bindAddress, port: mtlsPort, ...tls, clientCAFiles, handler: (req, res) => this.handle(req, res) });
+    const handler = (req: KRequest, res: KResponse) => this.handle(req, res);
+    // Client certificates are requested and verified against every client CA the server knows: the
+    // first-start CA plus each authenticator's `clientCAFile` option (--client-ca-file,
+    // --requestheader-client-ca-file). Authenticators re-verify against their own CA.
+    const clientCAFiles = [pki.caFile];
+    for (const r of cfg.authentication) {
+      const f = r.options?.clientCAFile;
+      for (const file of typeof f === 'string' ? [f] : Array.isArray(f) ? f : []) if (typeof file === 'string' && !clientCAFiles.includes(file)) clientCAFiles.push(file);
+    }
+    const wantsCerts = cfg.authentication.some((r) => r.plugin === 'x509' || r.options?.clientCAFile !== undefined);
+    this.certsOnSecurePort = cfg.securePortClientCerts ?? wantsCerts;
+    if (this.certsOnSecurePort) {
+      // The secure port takes client certificates: node:tls in front, uWS behind it (http/front.ts).
+      const sock = privateSocketPath();
+      const peers = new PeerTable();
+      const back = await listenUws({ host: '', port: 0, behindFront: { path: sock.path, peers }, handler });
+      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers }, sock.path);
+      this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); sock.cleanup(); } });
+      this.port = front.port;
+    } else {
+      const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler });
+      this.listeners.push(l);
+      this.port = l.port;
+    }
+    if (cfg.mtlsPort !== undefined) {
+      // The optional separate node:tls listener (kernel/http/node.ts).
+      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFiles, handler });
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     await writeKubeconfig(pki.kubeconfigPath, { server: `https://${hostForUrl}:${this.port}`, caPem: pki.caCertPem, token: pki.adminToken });
-    if (this.mtlsPort && cfg.authentication.some((r) => r.plugin === 'x509')) {
-      // The same admin, by client certificate, on the node:tls listener.
+    const certPort = this.certsOnSecurePort ? this.port : this.mtlsPort;
+    if (certPort && cfg.authentication.some((r) => r.plugin === 'x509')) {
+      // The same admin, by client certificate.
       const cert = await ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem);
-      await writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${this.mtlsPort}`, caPem: pki.caCertPem, cert });
+      await writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert });
     }
     const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
     this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));

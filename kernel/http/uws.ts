@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
 import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
 import { errors } from '../status.js';
+import { HANDLE_PREFIX, type PeerTable } from './front.js';
 
 type Uws = typeof import('uWebSockets.js');
 const require = createRequire(import.meta.url);
@@ -34,6 +35,8 @@ class UwsResponse implements KResponse {
   private writableSet = false;
   private closeCbs: (() => void)[] = [];
   upgrade?: (handlers: WebSocketHandlers) => boolean;
+  /** Set by makeRequest while a request body is still arriving: the answer waits for it (below). */
+  bodyPending?: { discard(): void; then: (() => void) | undefined };
 
   constructor(private res: HttpResponse) {
     res.onAborted(() => {
@@ -49,6 +52,17 @@ class UwsResponse implements KResponse {
 
   send(code: number, headers: Record<string, string>, body: Uint8Array | string = ''): void {
     if (this.aborted || this.done) return;
+    const pending = this.bodyPending;
+    if (pending) {
+      // An answer given before the body has arrived (401, 403, 413) waits for the rest of the body,
+      // read and dropped, for at most 5 s: uWS closes a `Connection: close` connection as soon as it
+      // has answered, and closing with unread input resets the connection, losing the answer.
+      this.bodyPending = undefined;
+      pending.discard();
+      const timer = setTimeout(() => pending.then?.(), 5000);
+      pending.then = () => { clearTimeout(timer); pending.then = undefined; this.send(code, headers, body); };
+      return;
+    }
     this.done = true;
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
     this.res.cork(() => {
@@ -115,7 +129,7 @@ class UwsResponse implements KResponse {
   }
 }
 
-function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse): KRequest {
+function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, peers: PeerTable | undefined): KRequest {
   // uWS request objects live only during the callback: copy everything now.
   const method = req.getCaseSensitiveMethod().toUpperCase();
   const rawUrl = req.getUrl();
@@ -128,7 +142,20 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse): KR
   });
   let path: string;
   try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
-  const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+  // Behind the TLS front the client's address (or the handle of its verified certificate) comes
+  // in the PROXY header (kernel/http/front.ts).
+  let remoteAddress: string;
+  let peerCertificate;
+  if (peers) {
+    remoteAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
+    if (remoteAddress.startsWith(HANDLE_PREFIX)) {
+      const conn = peers.get(remoteAddress);
+      remoteAddress = conn?.remoteAddress ?? '';
+      peerCertificate = conn?.peer;
+    }
+  } else {
+    remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+  }
 
   // Start collecting the body right away (uWS requires onData to be set synchronously).
   const chunks: Buffer[] = [];
@@ -138,8 +165,16 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse): KR
   let overLimit = false;
   let limit = Infinity;
   const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'DELETE' || (headers.get('content-length')?.[0] ?? '0') !== '0' || headers.has('transfer-encoding');
+  let discard = false;
   if (hasBody) {
+    const pending: NonNullable<UwsResponse['bodyPending']> = { discard: () => { discard = true; chunks.length = 0; }, then: undefined };
+    kres.bodyPending = pending;
     res.onData((ab, isLast) => {
+      if (isLast && kres.bodyPending === pending) kres.bodyPending = undefined;
+      if (discard) {
+        if (isLast) pending.then?.();
+        return;
+      }
       if (!overLimit) {
         size += ab.byteLength;
         if (size > limit) {
@@ -162,6 +197,7 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse): KR
     path,
     query,
     remoteAddress,
+    peerCertificate,
     header: (name) => headers.get(name.toLowerCase())?.[0],
     headerValues: (name) => headers.get(name.toLowerCase()) ?? [],
     headerNames: () => [...headers.keys()],
@@ -180,15 +216,18 @@ export interface UwsListenOptions {
   host: string;
   port: number;
   tls?: { certFile: string; keyFile: string };
+  /** Serve plain HTTP on this Unix socket behind the TLS front, which speaks PROXY v2 (host, port and tls are then unused). */
+  behindFront?: { path: string; peers: PeerTable };
   handler: Handler;
 }
 
 export function listenUws(opts: UwsListenOptions): Promise<Listener> {
   const lib = uws();
-  const app: TemplatedApp = opts.tls ? lib.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile }) : lib.App();
+  const front = opts.behindFront;
+  const app: TemplatedApp = opts.tls && !front ? lib.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile }) : lib.App();
   const serve = (res: HttpResponse, req: HttpRequest, wsContext?: unknown) => {
     const kres = new UwsResponse(res);
-    const kreq = makeRequest(res, req, kres);
+    const kreq = makeRequest(res, req, kres, front?.peers);
     if (wsContext) {
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
@@ -220,6 +259,11 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
     drain: (ws) => ws.getUserData().handlers.drain?.(),
     close: (ws) => ws.getUserData().handlers.close(),
   });
+  if (front) {
+    return new Promise((resolve, reject) => {
+      app.listen_unix((sock) => (sock ? resolve({ port: 0, close: () => lib.us_listen_socket_close(sock) }) : reject(new Error(`cannot listen on ${front.path}`))), front.path);
+    });
+  }
   return new Promise((resolve, reject) => {
     // LIBUS_LISTEN_EXCLUSIVE_PORT: without it uWS sets SO_REUSEPORT and a second server would share the
     // port (and split clients between two stores) instead of failing.

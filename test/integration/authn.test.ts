@@ -150,6 +150,8 @@ const s: TestServer = await withServer(t, {
     '--requestheader-username-headers', 'X-Remote-User', '--requestheader-group-headers', 'X-Remote-Group', '--requestheader-extra-headers-prefix', 'X-Remote-Extra-',
   ],
 });
+/** Client certificates work on the secure port (node:tls front before uWS) and on the separate --mtls-port listener. */
+const LISTENERS: [string, () => number][] = [['the secure port', () => s.port], ['the --mtls-port listener', () => s.mtlsPort]];
 const ANON = { status: 403, user: 'system:anonymous', groups: ['system:unauthenticated'] };
 
 t.test('the echo authorizer reports the caller', async (t) => {
@@ -158,17 +160,16 @@ t.test('the echo authorizer reports the caller', async (t) => {
   t.equal((await s.get('/api/v1/namespaces/default')).status, 200, 'other requests are allowed');
 });
 
-t.test('x509 client certificates from --client-ca-file on the node:tls listener', async (t) => {
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: carol }), { status: 403, user: 'carol', groups: ['team-a', 'team-b', 'system:authenticated'] });
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: stranger }), ANON, 'a certificate no configured CA signed never reaches authenticators');
+for (const [where, port] of LISTENERS) t.test(`x509 client certificates from --client-ca-file on ${where}`, async (t) => {
+  t.match(await whoami(port(), s.ca, { cert: carol }), { status: 403, user: 'carol', groups: ['team-a', 'team-b', 'system:authenticated'] });
+  t.match(await whoami(port(), s.ca, { cert: stranger }), ANON, 'a certificate no configured CA signed never reaches authenticators');
   // The listener trusts the union of client CAs; x509 re-verifies against --client-ca-file only and
   // refuses the others, and a refused credential is never served as anonymous.
-  t.equal((await whoami(s.mtlsPort, s.ca, { cert: proxy })).status, 401, 'the front proxy\'s certificate is not a user certificate');
+  t.equal((await whoami(port(), s.ca, { cert: proxy })).status, 401, 'the front proxy\'s certificate is not a user certificate');
   const firstStart = await signCert({ caCertPem: readFileSync(path.join(s.dataDir, 'pki/ca.crt'), 'utf8'), caKeyPem: readFileSync(path.join(s.dataDir, 'pki/ca.key'), 'utf8'), subject: { CN: 'dave' }, usages: ['clientAuth'], days: 1 });
-  t.equal((await whoami(s.mtlsPort, s.ca, { cert: firstStart })).status, 401, 'the first-start CA is not --client-ca-file: x509 re-verifies');
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: firstStart, token: s.token }), { user: 'admin' }, 'a refused certificate does not stop a valid token');
-  t.match(await whoami(s.port, s.ca, { cert: carol }), ANON, 'the uWS listener does not see certificates');
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: carol, token: s.token }), { user: 'carol' }, 'x509 comes before tokens');
+  t.equal((await whoami(port(), s.ca, { cert: firstStart })).status, 401, 'the first-start CA is not --client-ca-file: x509 re-verifies');
+  t.match(await whoami(port(), s.ca, { cert: firstStart, token: s.token }), { user: 'admin' }, 'a refused certificate does not stop a valid token');
+  t.match(await whoami(port(), s.ca, { cert: carol, token: s.token }), { user: 'carol' }, 'x509 comes before tokens');
 });
 
 t.test('bootstrap tokens backed by secrets created through the API', async (t) => {
@@ -249,17 +250,17 @@ t.test('token webhook over mutual TLS, answers cached for the TTL', async (t) =>
   t.equal(callsFor('hook-alice'), 2, 'asked again after the TTL');
 });
 
-t.test('front proxy: headers count only with the proxy\'s certificate', async (t) => {
+for (const [where, port] of LISTENERS) t.test(`front proxy on ${where}: headers count only with the proxy's certificate`, async (t) => {
   const headers = { 'X-Remote-User': 'bob', 'X-Remote-Group': ['g1', 'g2'], 'X-Remote-Extra-Scopes': 'all' };
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: proxy, headers }), { status: 403, user: 'bob', groups: ['g1', 'g2', 'system:authenticated'], extra: { scopes: ['all'] } });
-  t.same((await whoami(s.mtlsPort, s.ca, { cert: proxy, headers: { 'X-Remote-User': 'bob', 'X-Remote-Extra-Acme.com%2Fproject': ['p1', 'p2'] } })).extra, { 'acme.com/project': ['p1', 'p2'] }, 'extra keys lower-cased and percent-decoded');
-  t.match(await whoami(s.mtlsPort, s.ca, { headers }), ANON, 'forged headers from a plain client: anonymous');
-  t.match(await whoami(s.port, s.ca, { headers }), ANON, 'forged headers on the uWS listener: anonymous');
-  t.equal((await whoami(s.mtlsPort, s.ca, { cert: sneakyProxy, headers })).status, 401, 'a proxy CA certificate with a name not allowed: headers ignored, x509 refuses it');
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: stranger, headers }), ANON, 'a certificate from an unknown CA');
-  t.match(await whoami(s.mtlsPort, s.ca, { cert: carol, headers }), { user: 'carol', groups: ['team-a', 'team-b', 'system:authenticated'] }, 'a user certificate cannot claim another user through headers');
-  t.equal((await whoami(s.mtlsPort, s.ca, { cert: proxy })).status, 401, 'the proxy without a user header: only x509 looks, and refuses');
-  t.equal((await whoami(s.mtlsPort, s.ca, { headers, token: 'not-a-valid-token' })).status, 401, 'forged headers plus a bad token: 401');
+  t.match(await whoami(port(), s.ca, { cert: proxy, headers }), { status: 403, user: 'bob', groups: ['g1', 'g2', 'system:authenticated'], extra: { scopes: ['all'] } });
+  // uWebSockets.js drops a request whose header name holds a '.', so this one runs on node:tls only.
+  if (where !== 'the secure port') t.same((await whoami(port(), s.ca, { cert: proxy, headers: { 'X-Remote-User': 'bob', 'X-Remote-Extra-Acme.com%2Fproject': ['p1', 'p2'] } })).extra, { 'acme.com/project': ['p1', 'p2'] }, 'extra keys lower-cased and percent-decoded');
+  t.match(await whoami(port(), s.ca, { headers }), ANON, 'forged headers from a plain client: anonymous');
+  t.equal((await whoami(port(), s.ca, { cert: sneakyProxy, headers })).status, 401, 'a proxy CA certificate with a name not allowed: headers ignored, x509 refuses it');
+  t.match(await whoami(port(), s.ca, { cert: stranger, headers }), ANON, 'a certificate from an unknown CA');
+  t.match(await whoami(port(), s.ca, { cert: carol, headers }), { user: 'carol', groups: ['team-a', 'team-b', 'system:authenticated'] }, 'a user certificate cannot claim another user through headers');
+  t.equal((await whoami(port(), s.ca, { cert: proxy })).status, 401, 'the proxy without a user header: only x509 looks, and refuses');
+  t.equal((await whoami(port(), s.ca, { headers, token: 'not-a-valid-token' })).status, 401, 'forged headers plus a bad token: 401');
 });
 
 t.test('kubernetes brand: kube-system bootstrap secrets, the kubernetes.io claim and the default serving key', async (t) => {

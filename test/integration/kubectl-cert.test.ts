@@ -1,13 +1,14 @@
-// The default configuration: stock kubectl with a client certificate on the node:tls listener, RBAC
+// The default configuration: stock kubectl with a client certificate on the secure port, RBAC
 // deciding, anonymous users reaching only health and version.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { withServer } from '../lib/server.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
 
 t.test('defaults: Node,RBAC; anonymous only for public info', async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
-  t.ok(s.mtlsPort > 0, 'the client-certificate listener runs by default');
+  t.equal(s.mtlsPort, 0, 'no separate client-certificate listener by default: the secure port takes certificates');
   t.equal((await s.request('GET', '/version', { token: null })).status, 200, 'anonymous may read /version');
   t.equal((await s.request('GET', '/readyz', { token: null })).status, 200, 'anonymous may read /readyz');
   const anon = await s.request('GET', '/api/v1/namespaces', { token: null });
@@ -19,6 +20,7 @@ t.test('defaults: Node,RBAC; anonymous only for public info', async (t) => {
 t.test('kubectl with a client certificate', { skip: noKubectl }, async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
   const certCfg = path.join(s.dataDir, 'admin-cert.kubeconfig');
+  t.match(readFileSync(certCfg, 'utf8'), `server: https://127.0.0.1:${s.port}`, 'the certificate kubeconfig names the secure port');
   const who = await kubectl(s, ['--kubeconfig', certCfg, 'auth', 'whoami', '-o', 'json']);
   t.equal(who.code, 0, who.stderr);
   const info = JSON.parse(who.stdout).status.userInfo;
