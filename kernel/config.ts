@@ -139,7 +139,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     tls: {},
     maxRequestBodyBytes: 3 * 1024 * 1024,
     storage: { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } },
-    types: [{ plugin: 'builtin' }, { plugin: 'access' }],
+    types: [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }],
     // What a careful operator runs: client certificates from the first-start CA, the first-start
     // admin token, service-account and bootstrap tokens; anonymous requests reach only what the
     // default RBAC roles grant them (health and version); Node then RBAC decide.
@@ -153,7 +153,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     authorization: [{ plugin: 'node' }, { plugin: 'rbac' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
-    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }],
+    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }],
     signers: [],
     audit: [],
     // the reference's defaults: 400 + 200 seats in all, a quarter of the 1m request timeout in a queue at most

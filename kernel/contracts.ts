@@ -471,6 +471,14 @@ export interface TypeDef {
   deprecated?: boolean;
   /** Release the deprecated version is removed in, e.g. "1.25" (the metric's removed_release label). */
   removedRelease?: string;
+  /** Warning header text sent with every request to this version (a custom resource's deprecationWarning). */
+  deprecationWarning?: string;
+  /** false: strategic merge patch is refused with 415 even with a schema (custom resources have no patch strategies). */
+  strategicMerge?: boolean;
+  /** Where the scale sub-resource reads and writes (dotted paths, "spec.replicas"); default spec.replicas, status.replicas, spec.selector as matchLabels. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /** Refuses creates with this message while set (a custom resource whose definition is being deleted). */
+  createForbidden?: string;
 }
 
 export interface FieldCause {
@@ -538,6 +546,15 @@ export interface PluginHost {
   metrics: PluginMetrics;
   /** For storage backends: what values go through before they are stored (encryption at rest), if configured. */
   valueTransformer?: ValueTransformer;
+  /**
+   * Serves types that appear and disappear at run time (custom resources): replaces the types this
+   * plugin last served under `owner` by `types` (an empty list stops serving them). Objects already
+   * stored under a type's storage prefix are served again; watches on a type no longer served end.
+   * Throws when a type is already served by someone else.
+   */
+  serveTypes(owner: string, types: TypeDef[]): void;
+  /** Called after the served types changed (serveTypes): plugins that follow every type take in the new ones. */
+  onTypesChanged(listener: () => void): void;
 }
 
 export interface VirtualRoute {

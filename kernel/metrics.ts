@@ -213,15 +213,22 @@ export class ResponseTap implements KResponse {
   }
   /** Headers every answer of this request carries (flow control's classification). */
   extraHeaders: Record<string, string> | undefined;
+  /** A Warning header value every response of this request carries (a deprecated version's warning). */
+  warning?: string;
+  private withExtra(headers: Record<string, string>): Record<string, string> {
+    const h = this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers;
+    if (!this.warning) return h;
+    return { ...h, warning: h.warning ? `${this.warning}, ${h.warning}` : this.warning };
+  }
   get aborted(): boolean { return this.inner.aborted; }
   send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void {
     this.code = code;
-    this.inner.send(code, this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers, body);
+    this.inner.send(code, this.withExtra(headers), body);
   }
   start(code: number, headers: Record<string, string>): void {
     this.code = code;
     this.streaming = true;
-    this.inner.start(code, this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers);
+    this.inner.start(code, this.withExtra(headers));
   }
   write(chunk: Uint8Array | string): boolean { return this.inner.write(chunk); }
   onDrain(cb: () => void): void { this.inner.onDrain(cb); }

@@ -386,6 +386,7 @@ export class Registry {
       matches: sel.matches,
       rep: acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : 'json',
       encode: (evType, e) => frame(evType, encodeObject(e)),
+      close: () => finish(),
       deliver: (line, rev) => {
         if (closed || rev <= lastRev) return;
         lastRev = rev;
@@ -586,6 +587,7 @@ export class Registry {
     const type = t.type;
     this.checkTypeMeta(t, obj);
     const md = obj.metadata!;
+    if (type.createForbidden) throw errors.methodNotAllowed(type.createForbidden);
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
     if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager, fm.size ?? 0);
@@ -748,7 +750,7 @@ export class Registry {
     const type = t.type;
     const ct = (req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
     const ssa = this.ctx.featureGates.ServerSideApply !== false;
-    const accepted = ['application/json-patch+json', 'application/merge-patch+json', ...(ssa ? ['application/apply-patch+yaml'] : []), ...(type.schema ? ['application/strategic-merge-patch+json'] : [])];
+    const accepted = ['application/json-patch+json', 'application/merge-patch+json', ...(ssa ? ['application/apply-patch+yaml'] : []), ...(type.schema && type.strategicMerge !== false ? ['application/strategic-merge-patch+json'] : [])];
     if (!accepted.includes(ct)) throw errors.unsupportedMediaType(accepted);
     const raw = await req.body(this.ctx.maxBodyBytes);
     const isApply = ct === 'application/apply-patch+yaml';
@@ -834,15 +836,25 @@ export class Registry {
 
   private scaleOf(type: TypeDef, obj: KObject): KObject {
     if (!type.subresources?.includes('scale')) throw errors.pathNotFound();
-    const spec = (obj.spec ?? {}) as Record<string, unknown>;
-    const status = (obj.status ?? {}) as Record<string, unknown>;
-    const sel = (spec.selector ?? {}) as { matchLabels?: Record<string, string> };
-    const selector = typeof sel === 'object' && sel.matchLabels ? Object.entries(sel.matchLabels).map(([k, v]) => `${k}=${v}`).join(',') : '';
+    let replicas: unknown, current: unknown, selector = '';
+    if (type.scale) {
+      replicas = getPath(obj, type.scale.specReplicasPath);
+      current = getPath(obj, type.scale.statusReplicasPath);
+      const sel = type.scale.labelSelectorPath ? getPath(obj, type.scale.labelSelectorPath) : undefined;
+      if (typeof sel === 'string') selector = sel;
+    } else {
+      const spec = (obj.spec ?? {}) as Record<string, unknown>;
+      const status = (obj.status ?? {}) as Record<string, unknown>;
+      const sel = (spec.selector ?? {}) as { matchLabels?: Record<string, string> };
+      selector = typeof sel === 'object' && sel.matchLabels ? Object.entries(sel.matchLabels).map(([k, v]) => `${k}=${v}`).join(',') : '';
+      replicas = spec.replicas;
+      current = status.replicas;
+    }
     return {
       kind: 'Scale', apiVersion: 'autoscaling/v1',
       metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace, uid: obj.metadata?.uid, resourceVersion: obj.metadata?.resourceVersion, creationTimestamp: obj.metadata?.creationTimestamp },
-      spec: { replicas: spec.replicas ?? 0 },
-      status: { replicas: status.replicas ?? 0, ...(selector ? { selector } : {}) },
+      spec: { replicas: replicas ?? 0 },
+      status: { replicas: current ?? 0, ...(selector ? { selector } : {}) },
     };
   }
 
@@ -861,7 +873,7 @@ export class Registry {
       }
       const rv = scale.metadata?.resourceVersion;
       if (rv && rv !== cur.metadata?.resourceVersion) throw errors.conflict(t.type.group, t.type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
-      (cur.spec as Record<string, unknown>).replicas = replicas;
+      setPath(cur, t.type.scale?.specReplicasPath ?? 'spec.replicas', replicas);
       return cur;
     }));
     res.send(200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));

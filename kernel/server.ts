@@ -116,8 +116,22 @@ export class Server {
       guardWrites: (group, resource, guard) => this.registry.addGuard(group, resource, guard),
       servePath: (p, handler) => { this.paths.set(p, handler); },
       metrics: this.metrics.registry,
+      serveTypes: (owner, types) => this.serveTypes(owner, types),
+      onTypesChanged: (l) => { this.typeListeners.push(l); },
     };
   }
+
+  /** Run-time types (PluginHost.serveTypes): the catalog, the cache, the OpenAPI documents and watches follow. */
+  private serveTypes(owner: string, types: TypeDef[]): void {
+    const gone = this.types.replace(owner, types);
+    for (const t of types) this.cache.register(t);
+    for (const t of gone) this.hub.closeAll(this.cache.forType(t));
+    this.openapi?.reset();
+    for (const l of this.typeListeners) {
+      try { l(); } catch (e) { this.log.warn('types-changed listener failed', { error: String(e) }); }
+    }
+  }
+  private typeListeners: (() => void)[] = [];
 
   private virtualHandlers = new Map<string, VirtualHandler>();
   /** Non-resource GET paths plugins answer. */
@@ -498,6 +512,7 @@ export class Server {
       this.metrics.deprecatedRequest(type, sub);
       audit?.deprecated(type);
     }
+    if (type.deprecationWarning && res instanceof ResponseTap) res.warning = `299 - ${JSON.stringify(type.deprecationWarning)}`;
     const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: info.name, subresource: sub, audit };
     const r = this.registry;
     const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';

@@ -19,24 +19,49 @@ export class TypeRegistry {
     for (const k of Object.keys(runtimeConfig)) {
       if (!known.has(k)) throw new Error(`--runtime-config: "${k}" is not a group/version or group/version/resource this server serves`);
     }
-    for (const t of types) {
-      if (!enabled(t, runtimeConfig)) continue;
-      const k = `${t.group}/${t.version}/${t.resource}`;
-      if (this.byResource.has(k)) throw new Error(`type ${k} is provided twice`);
-      this.byResource.set(k, t);
-      // The first version listed for a group-resource is the preferred one.
-      if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) this.byGroupResource.set(`${t.group}/${t.resource}`, t);
-      this.all.push(t);
-    }
+    for (const t of types) if (enabled(t, runtimeConfig)) this.add(t);
+  }
+
+  private index(t: TypeDef): void {
+    this.byResource.set(`${t.group}/${t.version}/${t.resource}`, t);
+    // The first version listed for a group-resource is the preferred one.
+    if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) this.byGroupResource.set(`${t.group}/${t.resource}`, t);
   }
 
   /** Adds a type a plugin serves after start-up (virtual types). */
   add(t: TypeDef): void {
     const k = `${t.group}/${t.version}/${t.resource}`;
     if (this.byResource.has(k)) throw new Error(`type ${k} is provided twice`);
-    this.byResource.set(k, t);
-    if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) this.byGroupResource.set(`${t.group}/${t.resource}`, t);
+    this.index(t);
     this.all.push(t);
+  }
+
+  /** Types served at run time, by owner (PluginHost.serveTypes). */
+  private dynamic = new Map<string, TypeDef[]>();
+
+  /**
+   * Replaces the run-time types of one owner, all or nothing: a type another owner (or the static
+   * catalog) serves is refused. Returns one type of each group/resource the owner served before and no longer does.
+   */
+  replace(owner: string, types: TypeDef[]): TypeDef[] {
+    const old = new Set(this.dynamic.get(owner) ?? []);
+    const seen = new Set<string>();
+    for (const t of types) {
+      const k = `${t.group}/${t.version}/${t.resource}`;
+      const cur = this.byResource.get(k);
+      if (seen.has(k) || (cur && !old.has(cur))) throw new Error(`type ${k} is already served`);
+      seen.add(k);
+    }
+    const kept = this.all.filter((t) => !old.has(t));
+    this.all.length = 0;
+    this.all.push(...kept, ...types);
+    if (types.length) this.dynamic.set(owner, types); else this.dynamic.delete(owner);
+    this.byResource.clear();
+    this.byGroupResource.clear();
+    for (const t of this.all) this.index(t);
+    const gone = new Map<string, TypeDef>();
+    for (const t of old) if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) gone.set(`${t.group}/${t.resource}`, t);
+    return [...gone.values()];
   }
 
   /** Every served version of a group-resource. */

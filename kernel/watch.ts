@@ -23,6 +23,8 @@ export interface Watcher {
   deliver(line: Buffer, rev: number): void;
   /** Writes what deliver() queued; called once per committed batch, so a watcher gets one socket write per batch. */
   flush?(): void;
+  /** Ends the watch (its type is no longer served). */
+  close?(): void;
 }
 
 interface Index {
@@ -106,6 +108,14 @@ export class WatchHub {
       : w.namespace ? removeFrom(ix.byNamespace, w.namespace, w)
       : ix.all.delete(w);
     if (removed) this.count--;
+  }
+
+  /** Ends every watch on a resource (a run-time type that stopped being served). */
+  closeAll(rc: ResourceCache): void {
+    const ix = this.indexes.get(rc);
+    if (!ix) return;
+    const ws = [ix.all, ...ix.byNamespace.values(), ...ix.byName.values(), ...ix.byField.values()].flatMap((set) => [...set]);
+    for (const w of ws) w.close?.();
   }
 
   dispatch(ev: CacheEvent, rc: ResourceCache): void {

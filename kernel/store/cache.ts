@@ -2,7 +2,7 @@
 // few parsed facts reads need (labels, selector fields, finalizers). Reads, lists and watches are
 // served from here; an unchanged object is never serialized again. It is fed in revision order by
 // the storage backend's onCommit, so after a commit returns the cache already holds it.
-import type { StorageEvent, TypeDef, KObject } from '../contracts.js';
+import type { KV, StorageEvent, TypeDef, KObject } from '../contracts.js';
 import { SortedEntries, before } from './sorted.js';
 
 export interface Entry {
@@ -33,6 +33,10 @@ export interface CacheEvent {
 export function resourcePrefix(type: Pick<TypeDef, 'group' | 'resource' | 'storageResource'>): string {
   return `/${type.group || 'core'}/${type.storageResource ?? type.resource}/`;
 }
+/** The resource prefix of a storage key ("/<group>/<resource>/"). */
+function prefixOf(key: string): string {
+  return key.slice(0, key.indexOf('/', key.indexOf('/', 1) + 1) + 1);
+}
 export function storageKey(type: TypeDef, namespace: string, name: string): string {
   return resourcePrefix(type) + (type.namespaced ? `${namespace}/${name}` : name);
 }
@@ -52,7 +56,8 @@ export class ResourceCache {
   listMemo: { key: string; body: Buffer } | undefined;
   /** Events in revision order, newest last; trimmed to the retention window. */
   events: CacheEvent[] = [];
-  constructor(readonly type: TypeDef) {}
+  /** Replaced when a run-time type is served again with a new definition (PluginHost.serveTypes). */
+  constructor(public type: TypeDef) {}
 
   /** Index of the first event with rev > r. */
   eventsAfter(r: number): number {
@@ -143,11 +148,31 @@ export class ObjectCache {
   /** Called after each applied batch of events. */
   onBatch: () => void = () => {};
 
+  /**
+   * The cache of a type's storage prefix. A type registered after start-up (served at run time) takes
+   * over what start-up loaded under its prefix; a new definition of a served type replaces the old one.
+   */
   register(type: TypeDef): ResourceCache {
     const p = resourcePrefix(type);
     let rc = this.resources.get(p);
-    if (!rc) this.resources.set(p, (rc = new ResourceCache(type)));
+    if (rc) { rc.type = type; return rc; }
+    this.resources.set(p, (rc = new ResourceCache(type)));
+    const d = this.dormant.get(p);
+    if (d) {
+      this.dormant.delete(p);
+      for (const kv of d.values) this.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
+      this.replay(rc, d.events);
+    }
     return rc;
+  }
+
+  /** Values and history start-up found under prefixes no type claims yet, kept until one does (custom resources). */
+  private dormant = new Map<string, { values: KV[]; events: StorageEvent[] }>();
+  private dormantFor(key: string) {
+    const p = prefixOf(key);
+    let d = this.dormant.get(p);
+    if (!d) this.dormant.set(p, (d = { values: [], events: [] }));
+    return d;
   }
 
   forType(type: TypeDef): ResourceCache {
@@ -155,14 +180,13 @@ export class ObjectCache {
   }
 
   private forKey(key: string): ResourceCache | undefined {
-    const i = key.indexOf('/', key.indexOf('/', 1) + 1);
-    return this.resources.get(key.slice(0, i + 1));
+    return this.resources.get(prefixOf(key));
   }
 
   /** Load one stored value at start-up (no events). */
   load(key: string, value: Uint8Array, rev: number, createRev: number): void {
     const rc = this.forKey(key);
-    if (!rc) return; // a type no longer served (runtime-config): kept in storage, not served
+    if (!rc) { this.dormantFor(key).values.push({ key, value, modRevision: rev, createRevision: createRev }); return; }
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     rc.put(makeEntry(rc.type, key, bytes, JSON.parse(bytes.toString('utf8')), rev, createRev));
   }
@@ -174,12 +198,28 @@ export class ObjectCache {
    * floor moves above it. Call after load() and before any live event.
    */
   preload(events: Iterable<StorageEvent>, compacted: number): void {
-    const last = new Map<string, Entry>();
-    let floor = compacted;
-    const at = Date.now();
+    const byRc = new Map<ResourceCache, StorageEvent[]>();
     for (const ev of events) {
       const rc = this.forKey(ev.key);
-      if (!rc) continue;
+      if (!rc) { this.dormantFor(ev.key).events.push(ev); continue; }
+      let l = byRc.get(rc);
+      if (!l) byRc.set(rc, (l = []));
+      l.push(ev);
+    }
+    this.floor = compacted;
+    for (const [rc, evs] of byRc) this.replay(rc, evs);
+  }
+
+  /**
+   * Rebuilds one resource's in-memory history from the log's events. A modification whose previous
+   * version is older than the log's history cannot be undone, so the floor moves above it; history
+   * before the floor is dropped everywhere.
+   */
+  private replay(rc: ResourceCache, events: StorageEvent[]): void {
+    const last = new Map<string, Entry>();
+    let floor = this.floor;
+    const at = Date.now();
+    for (const ev of events) {
       const bytes = Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
       const obj = JSON.parse(bytes.toString('utf8')) as KObject;
       let entry: Entry;
@@ -199,11 +239,10 @@ export class ObjectCache {
       rc.events.push({ type: ev.type, rev: ev.revision, at, entry, prev });
       this.eventCount++;
     }
-    // History before the floor cannot be rebuilt: drop it.
     this.floor = floor;
-    for (const rc of this.resources.values()) {
-      const i = rc.eventsAfter(floor);
-      if (i) { rc.events = rc.events.slice(i); this.eventCount -= i; }
+    for (const r of this.resources.values()) {
+      const i = r.eventsAfter(floor);
+      if (i) { r.events = r.events.slice(i); this.eventCount -= i; }
     }
   }
 

@@ -395,30 +395,45 @@ const plugin: PluginModule<'controller'> = {
 
     // ---------------------------------------------------------------- lifecycle
 
+    /** Takes in the served types it does not know yet; returns one type per new storage prefix (to watch and list). */
+    const seenPrefixes = new Set<string>();
+    const seenTypes = new Set<TypeDef>();
+    function track(): TypeDef[] {
+      const fresh: TypeDef[] = [];
+      for (const t of host.allTypes()) {
+        if (seenTypes.has(t)) continue;
+        seenTypes.add(t);
+        const k = `${t.group}\0${t.kind}`;
+        kinds.set(k, [...(kinds.get(k) ?? []).filter((x) => x.version !== t.version), t]);
+        // Versions of one resource share storage: watch and list each store once.
+        const p = storagePrefix(t);
+        if (seenPrefixes.has(p)) continue;
+        seenPrefixes.add(p);
+        fresh.push(t);
+      }
+      return fresh;
+    }
+
+    async function observeAll(t: TypeDef) {
+      let objs: KObject[] = [];
+      try { objs = await host.objects.list(t); } catch (e) { host.log.warn('garbage collector: cannot list', { resource: t.resource, error: String(e) }); }
+      for (const o of objs) {
+        try { observe(t, 'ADDED', o); } catch { /* malformed object: skip */ }
+      }
+    }
+
     return {
       async start() {
         stopped = false;
-        const seen = new Set<string>();
-        const types: TypeDef[] = [];
-        for (const t of host.allTypes()) {
-          const k = `${t.group}\0${t.kind}`;
-          const list = kinds.get(k) ?? [];
-          list.push(t);
-          kinds.set(k, list);
-          // Versions of one resource share storage: watch and list each store once.
-          const p = storagePrefix(t);
-          if (seen.has(p)) continue;
-          seen.add(p);
-          types.push(t);
-        }
+        const types = track();
         for (const t of types) unwatches.push(host.objects.watch(t, onEvent(t)));
-        for (const t of types) {
-          let objs: KObject[] = [];
-          try { objs = await host.objects.list(t); } catch (e) { host.log.warn('garbage collector: cannot list', { resource: t.resource, error: String(e) }); }
-          for (const o of objs) {
-            try { observe(t, 'ADDED', o); } catch { /* malformed object: skip */ }
-          }
-        }
+        for (const t of types) await observeAll(t);
+        // Types served later (custom resources) join the graph as they appear.
+        host.onTypesChanged(() => {
+          const added = track();
+          for (const t of added) unwatches.push(host.objects.watch(t, onEvent(t)));
+          void Promise.all(added.map(observeAll)).then(() => pump());
+        });
         const replay = buffered ?? [];
         buffered = undefined;
         for (const { type, ev, obj } of replay) {
