@@ -182,6 +182,8 @@ const P = {
 const LIST_PARAMS = [P.allowWatchBookmarks, P.continue, P.fieldSelector, P.labelSelector, P.limit, P.resourceVersion, P.resourceVersionMatch, P.sendInitialEvents, P.timeoutSeconds, P.watch];
 const WRITE_PARAMS = [P.dryRun, P.fieldManager, P.fieldValidation];
 const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
+/** The patch types a type accepts, as the registry does: strategic merge only with a schema that allows it (clients pick their patch type from this). */
+const patchTypes = (t: TypeDef) => (t.schema && t.strategicMerge !== false ? PATCH_TYPES : PATCH_TYPES.filter((x) => x !== 'application/strategic-merge-patch+json'));
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 /** Verbs of a sub-resource (the same table discovery serves). */
 const SUB_VERBS: Record<string, string[]> = { status: ['get', 'patch', 'update'], scale: ['get', 'patch', 'update'], finalize: ['update'] };
@@ -244,7 +246,7 @@ function typePaths(t: TypeDef, c: Context): Record<string, PathItem> {
   if (verbs.has('update')) itemOps.put = op('replace', 'put', ns + t.kind, { params: WRITE_PARAMS, body: { def, required: true, consumes: ['*/*'] }, responses: created(def) });
   if (verbs.has('patch')) {
     itemOps.patch = op('patch', 'patch', ns + t.kind, {
-      params: [...WRITE_PARAMS, P.force], body: { def: c.patch, required: true, consumes: PATCH_TYPES }, responses: created(def),
+      params: [...WRITE_PARAMS, P.force], body: { def: c.patch, required: true, consumes: patchTypes(t) }, responses: created(def),
     });
   }
   if (verbs.has('delete')) {
@@ -280,7 +282,7 @@ function typePaths(t: TypeDef, c: Context): Record<string, PathItem> {
     if (subVerbs.has('get')) ops.get = op('read', 'get', suffix, { gvk: subGvk, responses: ok(subDef) });
     if (subVerbs.has('update')) ops.put = op('replace', 'put', suffix, { gvk: subGvk, params: WRITE_PARAMS, body: { def: subDef, required: true, consumes: ['*/*'] }, responses: created(subDef) });
     if (subVerbs.has('patch')) {
-      ops.patch = op('patch', 'patch', suffix, { gvk: subGvk, params: [...WRITE_PARAMS, P.force], body: { def: c.patch, required: true, consumes: PATCH_TYPES }, responses: created(subDef) });
+      ops.patch = op('patch', 'patch', suffix, { gvk: subGvk, params: [...WRITE_PARAMS, P.force], body: { def: c.patch, required: true, consumes: patchTypes(t) }, responses: created(subDef) });
     }
     paths[`${item}/${sub}`] = { params: [P.name, ...scope, P.pretty], ops };
   }

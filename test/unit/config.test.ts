@@ -23,7 +23,7 @@ t.test('defaults', async (t) => {
   t.equal(c.securePort, 6443);
   t.equal(c.maxRequestBodyBytes, 3145728);
   t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
-  t.same(c.types, [{ plugin: 'builtin' }, { plugin: 'access' }]);
+  t.same(c.types, [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }]);
   t.same(c.authentication, [
     { plugin: 'x509', options: { clientCAFile: path.join('data', 'pki', 'ca.crt') } },
     { plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } },
@@ -32,7 +32,7 @@ t.test('defaults', async (t) => {
     { plugin: 'anonymous' },
   ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
   t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
-  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }]);
+  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }]);
   t.same(c.signers, []);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
   t.equal(c.configFile, undefined);
