@@ -433,6 +433,13 @@ export interface TypeDef {
   hasSpec?: boolean;
   /** Fields a write to the main resource may not change via the status sub-resource, and vice versa: the status field name. */
   statusField?: string;
+  /**
+   * metadata fields a write to the status sub-resource does not change (its strategy resets them from
+   * the stored object): e.g. ["labels"] for Deployments. Other metadata changes there apply, as in the reference.
+   */
+  statusKeepsMetadata?: string[];
+  /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
+  unconditionalUpdate?: boolean;
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */

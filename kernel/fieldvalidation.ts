@@ -92,6 +92,33 @@ export function pruneUnknown(obj: unknown, schema: Schema | undefined, definitio
   }
 }
 
+/**
+ * Removes, in place, the fields whose value is JSON null: for a typed decoder null is the field's zero
+ * value, that is, unset (`"expirationSeconds": null`). Maps and free-form values keep their nulls;
+ * without a schema every object's null fields go.
+ */
+export function dropNullFields(obj: unknown, schema: Schema | undefined, definitions?: Defs): void {
+  const stack: [unknown, Schema | undefined][] = [[obj, schema]];
+  while (stack.length) {
+    const [value, raw] = stack.pop()!;
+    const s = raw ? resolve(raw, definitions) : undefined;
+    if (raw && !s) continue;
+    if (isObject(value)) {
+      if (s && (s.type !== 'object' || !s.fields)) {
+        if (s.type === 'object' && s.additional) for (const v of Object.values(value)) stack.push([v, s.additional]);
+        continue;
+      }
+      for (const [k, v] of Object.entries(value)) {
+        if (v === null) delete value[k];
+        else stack.push([v, s?.type === 'object' ? s.fields?.[k] ?? { type: 'any' } : undefined]);
+      }
+    } else if (Array.isArray(value)) {
+      const items = s?.type === 'array' ? s.items : undefined;
+      if (!s || items) for (const v of value) stack.push([v, items]);
+    }
+  }
+}
+
 /** Unknown fields of an object of a served type; none when the type is unstructured. */
 export function unknownFields(type: TypeDef, obj: unknown): string[] {
   return type.schema ? checkFields(obj, type.schema, type.definitions).unknown : [];

@@ -12,14 +12,15 @@ import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
 import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
-import { validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
+import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import YAML from 'yaml';
 import { decodeProtobuf } from './protobuf.js';
+import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
-import { compileValidator, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import { compileValidator, dropNullFields, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -88,12 +89,6 @@ function withWarnings(headers: Record<string, string>, warned: string[]): Record
   if (!warned.length) return headers;
   const more = warned.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
   return { ...headers, warning: headers.warning ? `${headers.warning}, ${more}` : more };
-}
-
-function dryRunOf(q: URLSearchParams): boolean {
-  const vals = q.getAll('dryRun');
-  for (const v of vals) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
-  return vals.includes('All');
 }
 
 export interface Target {
@@ -256,9 +251,10 @@ export class Registry {
     const q = req.query;
     const acc = negotiate(req.header('accept'), this.ctx.brand, true);
     const cont = q.get('continue') ?? '';
-    const limitParam = q.get('limit');
-    const limit = limitParam ? Number(limitParam) : 0;
-    if (!Number.isInteger(limit) || limit < 0) throw errors.badRequest(`invalid limit "${limitParam}"`);
+    // A negative limit means no limit, as in the reference's storage. timeoutSeconds is decoded (and
+    // refused when malformed) with the other ListOptions even though a list does not use it.
+    const limit = Math.max(0, queryInt(q, 'limit') ?? 0);
+    queryInt(q, 'timeoutSeconds');
     const sel = this.selectors(t.type, q);
     const { rev, start } = await this.listRevision(q, limit, cont);
     if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) { this.sendList(req, res, t, acc, [], rev, '', undefined); return; }
@@ -331,10 +327,9 @@ export class Registry {
     const sel = this.selectors(t.type, q);
     const rv = q.get('resourceVersion') ?? '';
     const rvm = q.get('resourceVersionMatch') ?? '';
-    const truthy = (k: string) => ['true', '1'].includes((q.get(k) ?? '').toLowerCase());
-    const bookmarks = truthy('allowWatchBookmarks');
+    const bookmarks = queryBool(q, 'allowWatchBookmarks') ?? false;
     const sie = q.get('sendInitialEvents');
-    const sendInitial = sie !== null && sie.toLowerCase() === 'true';
+    const sendInitial = queryBool(q, 'sendInitialEvents') ?? false;
     const causes: FieldCause[] = [];
     const forbid = (field: string, message: string) => causes.push({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${message}` });
     if (sie !== null) {
@@ -345,8 +340,9 @@ export class Registry {
     }
     if (causes.length) throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', causes);
     if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
-    const timeoutParam = q.get('timeoutSeconds');
-    const timeout = timeoutParam !== null ? Math.max(0, Number(timeoutParam) || 0) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
+    queryInt(q, 'limit'); // decoded with the other ListOptions: malformed is a 400 here too
+    const timeoutParam = queryInt(q, 'timeoutSeconds');
+    const timeout = timeoutParam !== undefined ? Math.max(0, timeoutParam) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
     const rc = this.rc(t.type);
     const include = (q.get('includeObject') as IncludeObject) || 'Metadata';
     const brand = this.ctx.brand;
@@ -539,11 +535,11 @@ export class Registry {
   }
 
   async create(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
-    const dryRun = dryRunOf(req.query);
+    const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'CreateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
     const obj = this.decode(req, t, raw);
     const warnings = this.fieldValidation(req, t, obj, this.isProtobuf(req) ? undefined : raw);
-    const fm = { ...this.fieldManager(req, false), size: raw.length };
+    const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
     res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
   }
@@ -554,16 +550,19 @@ export class Registry {
 
   /** A create or update body: JSON, YAML, or Protobuf for types whose catalog entry has a Protobuf schema. */
   private decode(req: KRequest, t: Target, raw: Buffer): KObject {
-    return this.isProtobuf(req) ? decodeProtobuf(raw, this.ctx.brand, t.type) : decodeBody(req.header('content-type'), raw);
+    if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type);
+    const obj = decodeBody(req.header('content-type'), raw);
+    if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
+    return obj;
   }
 
   /**
-   * fieldValidation=Strict | Warn (the default) | Ignore: unknown and duplicate fields are a 422 with
-   * one cause each (Strict), one Warning each (Warn), or nothing (Ignore).
+   * fieldValidation=Strict | Warn (the default) | Ignore: unknown and duplicate fields are a 400 naming
+   * them all (Strict: the reference's strict decoding error), one Warning each (Warn), or nothing
+   * (Ignore). The mode itself was checked with the write options.
    */
-  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined): Record<string, string> {
-    const mode = req.query.get('fieldValidation') ?? 'Warn';
-    if (!['Strict', 'Warn', 'Ignore', ''].includes(mode)) throw errors.badRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got "${mode}"`);
+  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown): Record<string, string> {
+    const mode = req.query.get('fieldValidation') || 'Warn';
     const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
     let dups: string[] = [];
     if (mode !== 'Ignore' && raw) {
@@ -575,10 +574,9 @@ export class Registry {
     if (!unknown.length && !dups.length) return {};
     const msgs = strictErrors(unknown, dups);
     if (mode === 'Strict') {
-      const causes = [...unknown.map((f) => ({ reason: 'FieldValueInvalid', field: f, message: `unknown field "${f}"` })), ...dups.map((f) => ({ reason: 'FieldValueDuplicate', field: f, message: `duplicate field "${f}"` }))];
-      const e = errors.invalid(t.type.group, t.type.kind, obj.metadata?.name ?? '', causes);
-      e.message = strictDecodingMessage(t.type.kind, t.type.version, msgs);
-      throw e;
+      if (patch === undefined) throw errors.badRequest(strictDecodingMessage(t.type.kind, t.type.version, msgs));
+      // A patch's strict errors are an Invalid on the field "patch", the patch printed as a Go map.
+      throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(goPrint(patch))}: strict decoding error: ${msgs.join(', ')}` }]);
     }
     return { warning: msgs.map((m) => `299 - ${JSON.stringify(m)}`).join(', ') };
   }
@@ -612,7 +610,11 @@ export class Registry {
     this.validate(t, obj, undefined);
     attrs.name = md.name!;
     await this.ctx.admission.validate(attrs);
-    if (dryRun) return Buffer.from(JSON.stringify(obj));
+    if (dryRun) {
+      // A dry run answers what the real create would: an existing name is a conflict.
+      if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
+      return Buffer.from(JSON.stringify(obj));
+    }
     for (let attempt = 0; ; attempt++) {
       const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), obj);
       if (r.ok) return r.bytes!;
@@ -626,7 +628,7 @@ export class Registry {
   }
 
   async update(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
-    const dryRun = dryRunOf(req.query);
+    const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'UpdateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
     const body = this.decode(req, t, raw);
     if (t.subresource === 'scale') return this.updateScale(res, t, user, dryRun, () => body);
@@ -634,7 +636,13 @@ export class Registry {
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
-    const fm = { ...this.fieldManager(req, false), size: raw.length };
+    // Types whose strategy disallows unconditional updates want the version the client read.
+    if (!body.metadata!.resourceVersion && t.type.unconditionalUpdate === false) {
+      if (!this.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
+      // The reference names the resource where the kind would be ("leases.coordination.k8s.io").
+      throw errors.invalid(t.type.group, t.type.resource, t.name, [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+    }
+    const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm)));
     res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
@@ -661,7 +669,21 @@ export class Registry {
       const sub = t.subresource;
       const subField = sub === 'status' ? type.statusField : sub === 'finalize' ? type.finalizersField : undefined;
       if (sub && !subField) throw errors.methodNotAllowed();
-      if (subField) {
+      if (sub === 'status' && subField) {
+        // The status strategy: everything outside metadata and status stays as stored; metadata
+        // changes apply except what the type's strategy resets (statusKeepsMetadata).
+        const sent = obj;
+        obj = clone(old);
+        setPath(obj, subField, clone(getPath(sent, subField)));
+        const keep = new Set(type.statusKeepsMetadata ?? []);
+        const smd = (sent.metadata ?? {}) as Record<string, unknown>;
+        const md = obj.metadata as Record<string, unknown>;
+        for (const k of new Set([...Object.keys(smd), ...Object.keys(md)])) {
+          if (keep.has(k)) continue;
+          if (smd[k] === undefined) delete md[k];
+          else md[k] = clone(smd[k]);
+        }
+      } else if (subField) {
         const v = getPath(obj, subField);
         // An apply to the sub-resource computed the ownership of this write: keep it.
         const applied = fm?.applied ? obj.metadata?.managedFields : undefined;
@@ -714,15 +736,9 @@ export class Registry {
   }
 
   /** The manager a write records: fieldManager, else derived from the User-Agent as the reference does. */
-  private fieldManager(req: KRequest, apply: boolean): FieldManagement {
-    const named = req.query.get('fieldManager');
-    if (named !== null && (named.length > 128 || /[^\x20-\x7e]/.test(named))) {
-      throw errors.invalid(`meta.${this.ctx.brand.domain}`, apply ? 'PatchOptions' : 'UpdateOptions', '', [{ reason: 'FieldValueInvalid', field: 'fieldManager', message: `Invalid value: ${JSON.stringify(named)}: must be at most 128 printable characters` }]);
-    }
-    if (apply && !named) {
-      throw errors.badRequest(`PatchOptions.meta.${this.ctx.brand.domain} "" is invalid: fieldManager: Required value: is required for apply patch`);
-    }
-    return { manager: named || managerFromUserAgent(req.header('user-agent') ?? '') };
+  /** (checkWriteOptions has already refused a bad fieldManager, or a missing one on apply.) */
+  private fieldManager(req: KRequest): FieldManagement {
+    return { manager: req.query.get('fieldManager') || managerFromUserAgent(req.header('user-agent') ?? '') || 'unknown' };
   }
 
   /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
@@ -746,7 +762,6 @@ export class Registry {
    * for large ones; every write records field ownership.
    */
   async patch(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
-    const dryRun = dryRunOf(req.query);
     const type = t.type;
     const ct = (req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
     const ssa = this.ctx.featureGates.ServerSideApply !== false;
@@ -754,10 +769,8 @@ export class Registry {
     if (!accepted.includes(ct)) throw errors.unsupportedMediaType(accepted);
     const raw = await req.body(this.ctx.maxBodyBytes);
     const isApply = ct === 'application/apply-patch+yaml';
-    const force = req.query.get('force');
-    if (force !== null && !isApply) {
-      throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'PatchOptions', '', [{ reason: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }]);
-    }
+    const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'PatchOptions', isApply);
+    const force = queryBool(req.query, 'force') ?? false;
     let patch: unknown;
     try {
       // An apply body is YAML or JSON: JSON (what clients send) goes through the fast native parser;
@@ -768,7 +781,7 @@ export class Registry {
       throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
     }
     if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');
-    const fm = { ...this.fieldManager(req, isApply), size: raw.length };
+    const fm = { ...this.fieldManager(req), size: raw.length };
     const size = raw.length + (this.current(type, t.namespace, t.name)?.bytes.length ?? 0);
     const key = defsKey(type);
     const merge = async (cur: KObject): Promise<KObject> => {
@@ -783,7 +796,7 @@ export class Registry {
       const rv = (out as KObject).metadata?.resourceVersion;
       if (rv !== undefined && rv !== cur.metadata?.resourceVersion) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
       // The patched object is checked like a created or updated one (unknown fields named, then dropped).
-      patchWarnings = this.fieldValidation(req, t, out as KObject, ct === 'application/json-patch+json' ? undefined : raw);
+      patchWarnings = this.fieldValidation(req, t, out as KObject, ct === 'application/json-patch+json' ? undefined : raw, patch);
       return out as KObject;
     };
     let patchWarnings: Record<string, string> = {};
@@ -792,7 +805,7 @@ export class Registry {
       const rv = (patch as KObject).metadata?.resourceVersion;
       if (rv !== undefined && rv !== '' && rv !== live?.metadata?.resourceVersion) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
       const r = await runMerge({
-        op: 'apply', live, applied: patch as KObject, manager: fm.manager, force: force === 'true' || force === '1', schema: type.schema, definitions: type.definitions,
+        op: 'apply', live, applied: patch as KObject, manager: fm.manager, force, schema: type.schema, definitions: type.definitions,
         apiVersion: gv(type), kind: type.kind, time: now(), subresource: t.subresource || undefined, defaultManagerName: this.ctx.brand.kubectlManager,
         lastAppliedAnnotation: this.ctx.brand.lastAppliedAnnotation, serverSideApply: ssa, metaGroup: `meta.${this.ctx.brand.domain}`, resetFields: resetFields(type, t.subresource),
       }, size, key);
@@ -893,7 +906,7 @@ export class Registry {
     for (const [k, v] of req.query) {
       const bool = ['stdin', 'stdout', 'stderr', 'tty'].includes(k);
       if (k === 'command') options.command = [...((options.command as string[]) ?? []), v];
-      else options[k] = bool ? v === 'true' || v === '1' : v;
+      else options[k] = bool ? queryBool(req.query, k) : v;
     }
     // As in the reference, the object of a CONNECT is the options; plugins read the pod themselves.
     const attrs = this.attrs('CONNECT', t, user, false, options as KObject, undefined, options);
@@ -911,17 +924,23 @@ export class Registry {
       try { opts = JSON.parse(raw.toString('utf8')); } catch (e) { throw errors.badRequest(`error decoding DeleteOptions: ${(e as Error).message}`); }
     }
     const q = req.query;
-    if (q.get('propagationPolicy')) opts.propagationPolicy = q.get('propagationPolicy');
-    if (q.get('gracePeriodSeconds')) opts.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'));
-    if (q.get('orphanDependents')) opts.orphanDependents = q.get('orphanDependents') === 'true';
-    if (q.getAll('dryRun').length) opts.dryRun = q.getAll('dryRun');
-    if (opts.dryRun !== undefined) {
-      for (const v of [].concat(opts.dryRun)) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
+    // Without a body the options come from the query, decoded as the reference's ParameterCodec does.
+    if (!raw.length) {
+      if (q.get('propagationPolicy') !== null) opts.propagationPolicy = q.get('propagationPolicy');
+      const grace = queryInt(q, 'gracePeriodSeconds');
+      if (grace !== undefined) opts.gracePeriodSeconds = grace;
+      const orphan = queryBool(q, 'orphanDependents');
+      if (orphan !== undefined) opts.orphanDependents = orphan;
+      if (q.getAll('dryRun').length) opts.dryRun = q.getAll('dryRun');
     }
+    const causes: FieldCause[] = [];
     const pp = opts.propagationPolicy;
-    if (pp !== undefined && !['Foreground', 'Background', 'Orphan'].includes(pp)) {
-      throw errors.invalid('', 'DeleteOptions', '', [{ reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: "${pp}": supported values: "Foreground", "Background", "Orphan"` }]);
+    if (opts.orphanDependents != null && pp != null) causes.push({ reason: 'FieldValueInvalid', field: 'propagationPolicy', message: `Invalid value: ${goQuote(String(pp))}: orphanDependents and deletionPropagation cannot be both set` });
+    if (pp != null && !['Foreground', 'Background', 'Orphan'].includes(pp)) {
+      causes.push({ reason: 'FieldValueNotSupported', field: 'propagationPolicy', message: `Unsupported value: ${goQuote(String(pp))}: supported values: "Foreground", "Background", "Orphan", "nil"` });
     }
+    causes.push(...dryRunCauses([].concat(opts.dryRun ?? [])));
+    if (causes.length) throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'DeleteOptions', '', causes);
     return opts;
   }
 
@@ -939,8 +958,9 @@ export class Registry {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
       const old = parse(e);
-      if (pre.uid && pre.uid !== e.uid) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${e.uid}`);
-      if (pre.resourceVersion && pre.resourceVersion !== String(e.rev)) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${e.rev}`);
+      // Checked before deletion begins, as the reference's BeforeDelete does: it names the Kind, not the resource.
+      if (pre.uid && pre.uid !== e.uid) throw errors.conflict(type.group, type.kind, t.name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${e.uid}). The object might have been deleted and then recreated`);
+      if (pre.resourceVersion && pre.resourceVersion !== String(e.rev)) throw errors.conflict(type.group, type.kind, t.name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${e.rev}). The object might have been modified`);
       await this.ctx.admission.admit(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
       await this.ctx.admission.validate(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
       const policy: string = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : 'Background');

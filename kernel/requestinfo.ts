@@ -1,10 +1,9 @@
 // Request path → RequestInfo: the attributes authorizers see (Part B, Authorization).
 import type { RequestInfo } from './contracts.js';
+import { queryBool } from './options.js';
 
 // Sub-paths of /namespaces/{name} that are sub-resources of the namespace itself.
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
-
-const isTrue = (v: string | null) => v === '1' || (v !== null && v.toLowerCase() === 'true');
 
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const parts = path.split('/').filter((p) => p !== '');
@@ -40,7 +39,7 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   switch (method) {
     case 'POST': info.verb = 'create'; break;
     case 'GET': case 'HEAD':
-      info.verb = info.name ? 'get' : isTrue(query.get('watch')) ? 'watch' : 'list';
+      info.verb = info.name ? 'get' : queryBool(query, 'watch') ? 'watch' : 'list';
       break;
     case 'PUT': info.verb = 'update'; break;
     case 'PATCH': info.verb = 'patch'; break;

@@ -17,7 +17,9 @@ import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
-import { decodeBody } from './negotiate.js';
+import { decodeBody, encodeAs, negotiate } from './negotiate.js';
+import { dropNullFields } from './fieldvalidation.js';
+import { checkWriteOptions } from './options.js';
 import { OpenAPIService } from './openapi.js';
 import { errors, isStatusError, StatusError } from './status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
@@ -352,6 +354,7 @@ export class Server {
       this.log.error('internal error', { error: (e as Error)?.stack ?? String(e) });
       se = errors.internal((e as Error)?.message ?? String(e));
     }
+    if (se.plainText !== undefined) return res.send(se.code, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', ...se.headers }, se.plainText);
     res.send(se.code, { 'content-type': 'application/json', ...se.headers }, JSON.stringify(se.toStatus()));
   }
 
@@ -498,11 +501,11 @@ export class Server {
         if (parts.length === 2) { const g = apiGroup(this.types, parts[1]); if (g) return this.json(res, g); }
         if (parts.length === 3) { const l = apiResourceList(this.types, parts[1], parts[2]); if (l) return this.json(res, l); }
       }
-      throw errors.pathNotFound();
+      throw this.notFound(info);
     }
     if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.pathNotFound();
     const type = this.types.lookup(info.apiGroup, info.apiVersion, info.resource);
-    if (!type) throw errors.pathNotFound();
+    if (!type) throw this.notFound(info);
     const inNamespacePath = /^\/apis?\/(?:[^/]+\/)?[^/]+\/namespaces\/[^/]+\/[^/]+/.test(p) && type.namespaced;
     if (type.namespaced && info.name && !inNamespacePath) throw errors.pathNotFound();
     if (!type.namespaced && info.namespace && info.resource !== 'namespaces') throw errors.pathNotFound();
@@ -546,13 +549,25 @@ export class Server {
     }
   }
 
+  /**
+   * The reference's two 404s: a Status (with empty details) under a served group-version, whose web
+   * service claims the path; Go's plain "404 page not found" anywhere else.
+   */
+  private notFound(info: RequestInfo): StatusError {
+    const served = (info.apiPrefix === 'api' || info.apiPrefix === 'apis') && info.apiVersion !== '' &&
+      this.types.all.some((t) => t.group === info.apiGroup && t.version === info.apiVersion);
+    return served ? errors.pathNotFound() : errors.pageNotFound();
+  }
+
   private async runVirtual(req: KRequest, res: KResponse, t: Target, user: UserInfo, handler: VirtualHandler) {
-    const dryRun = req.query.getAll('dryRun');
-    for (const v of dryRun) if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid dry run value: "${v}": valid values are "All"`);
+    // No Table for these kinds (the reference has no table convertor for them): such an Accept is a 406.
+    const acc = negotiate(req.header('accept'), this.brand, false);
+    const dryRun = checkWriteOptions(req.query, this.brand, 'CreateOptions');
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
     const body = decodeBody(req.header('content-type'), await req.body(this.config.maxRequestBodyBytes));
-    const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun: dryRun.includes('All') });
-    res.send(out.code ?? 201, { 'content-type': 'application/json' }, JSON.stringify(out.object));
+    dropNullFields(body, undefined);
+    const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
+    res.send(out.code ?? 201, { 'content-type': acc.contentType }, encodeAs(acc, JSON.stringify(out.object)));
   }
 
   version() {

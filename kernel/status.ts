@@ -29,6 +29,8 @@ export class StatusError extends Error {
   headers?: Record<string, string>;
   /** ListMeta carried by some errors (an expired continue token carries a fresh one). */
   listMeta?: Record<string, string>;
+  /** Sent as this plain text instead of a Status (the reference's 404 for paths outside its API). */
+  plainText?: string;
   constructor(code: number, reason: string, message: string, details?: StatusDetails) {
     super(message);
     this.code = code;
@@ -39,7 +41,8 @@ export class StatusError extends Error {
     // Field order as the reference writes it: ..., message, reason, details, code.
     const s: StatusBody = { kind: 'Status', apiVersion: 'v1', metadata: this.listMeta ?? {}, status: 'Failure', message: this.message } as StatusBody;
     if (this.reason) s.reason = this.reason;
-    if (this.details && Object.keys(this.details).length) s.details = this.details;
+    // Present whenever the reference sets it, even empty (clients such as kubectl debug read it).
+    if (this.details) s.details = this.details;
     s.code = this.code;
     return s;
   }
@@ -74,7 +77,10 @@ export const errors = {
   notFound(group: string, resource: string, name: string): StatusError {
     return new StatusError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, { name, group: group || undefined, kind: resource });
   },
-  pathNotFound: () => new StatusError(404, 'NotFound', 'the server could not find the requested resource'),
+  /** A path under a served group-version that names nothing served (the reference's go-restful 404). */
+  pathNotFound: () => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {}),
+  /** A path outside every served group-version: the reference answers Go's plain-text 404. */
+  pageNotFound: () => { const e = new StatusError(404, 'NotFound', 'the server could not find the requested resource'); e.plainText = '404 page not found\n'; return e; },
   alreadyExists(group: string, resource: string, name: string): StatusError {
     return new StatusError(409, 'AlreadyExists', `${qualifiedResource(group, resource)} "${name}" already exists`, { name, group: group || undefined, kind: resource });
   },
@@ -86,7 +92,7 @@ export const errors = {
     const gk = group ? `${kind}.${group}` : kind;
     const list = causes.map((c) => `${c.field}: ${c.message}`);
     const msg = `${gk} "${name}" is invalid: ` + (list.length === 1 ? list[0] : `[${list.join(', ')}]`);
-    return new StatusError(422, 'Invalid', msg, { name, group: group || undefined, kind, causes });
+    return new StatusError(422, 'Invalid', msg, { name: name || undefined, group: group || undefined, kind: kind || undefined, causes });
   },
   methodNotAllowed: (msg = 'the server does not allow this method on the requested resource') => new StatusError(405, 'MethodNotAllowed', msg),
   notAcceptable: (msg: string) => new StatusError(406, 'NotAcceptable', msg),

@@ -27,6 +27,14 @@ export function goQuote(s: string): string {
   return out + '"';
 }
 
+/** A decoded JSON value as Go's %+v prints it: `map[a:1 b:[x y]]`, keys sorted, `<nil>` for null. */
+export function goPrint(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goPrint).join(' ')}]`;
+  if (typeof v === 'object') return `map[${Object.keys(v).sort().map((k) => `${k}:${goPrint((v as Record<string, unknown>)[k])}`).join(' ')}]`;
+  return String(v);
+}
+
 /** How a bad value is printed after "Invalid value: " (Go's %q / %v / %#v, approximated for structs). */
 export function formatValue(v: unknown): string {
   if (v === null || v === undefined) return 'null';

@@ -523,6 +523,11 @@ function checkApplied(input: ApplyInput): { error: PatchErrorData } | undefined 
   if (isObject(applied.metadata) && Array.isArray(applied.metadata.managedFields)) {
     return err(400, 'BadRequest', 'metadata.managedFields must be nil');
   }
+  // Anything else but null there cannot be read as the typed object: refused too, never ignored.
+  const mf = isObject(applied.metadata) ? applied.metadata.managedFields : undefined;
+  if (mf !== undefined && mf !== null) {
+    return err(400, 'BadRequest', `failed to create typed patch object (${gvkString(applied)}): .metadata.managedFields: expected list, got ${JSON.stringify(mf)}`);
+  }
   return undefined;
 }
 

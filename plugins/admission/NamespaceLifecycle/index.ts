@@ -13,7 +13,7 @@ const plugin: PluginModule<'admission'> = {
       handles: (op, a) => (op === 'DELETE' && isNamespaces(a)) || (op === 'CREATE' && a.type.namespaced && !!a.namespace),
       async validate(a) {
         if (a.operation === 'DELETE') {
-          if (immortal.has(a.name)) throw host.errors.status(403, 'Forbidden', `namespaces "${a.name}" is forbidden: this namespace may not be deleted`);
+          if (immortal.has(a.name)) throw host.errors.admissionForbidden(a, 'this namespace may not be deleted');
           return;
         }
         const nsType = host.type('', 'namespaces');

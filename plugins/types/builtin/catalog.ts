@@ -28,6 +28,10 @@ export interface Row {
   /** See TypeDef: finalizers outside metadata, and the phase of a lingering deletion. */
   finalizersField?: string;
   terminatingPhase?: string;
+  /** See TypeDef: metadata the status strategy resets from the stored object. */
+  statusKeepsMetadata?: string[];
+  /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
+  conditionalUpdateOnly?: boolean;
 }
 
 const NS = true;
@@ -35,6 +39,8 @@ const CLUSTER = false;
 const ALL = ['all']; // the reference's `kubectl get all` category
 const S = ['status'];
 const SCALE = ['status', 'scale'];
+/** What the reference's ResetObjectMetaForStatus keeps from the stored object on a status write. */
+const STATUS_ONLY = ['labels', 'annotations', 'finalizers', 'ownerReferences'];
 
 function row(group: string, version: string, kind: string, resource: string, namespaced: boolean, more: Partial<Row> = {}): Row {
   return { group, version, kind, resource, namespaced, ...more };
@@ -45,7 +51,7 @@ function row(group: string, version: string, kind: string, resource: string, nam
 export const CATALOG: Row[] = [
   // core v1
   row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
-  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S, indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
+  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S, statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
   row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
   // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
   row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label' }),
@@ -61,7 +67,7 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),
   row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true }),
   // apps/v1
-  row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true, statusKeepsMetadata: ['labels'] }),
   row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
   row('apps', 'v1', 'StatefulSet', 'statefulsets', NS, { shortNames: ['sts'], categories: ALL, subresources: SCALE, hasSpec: true }),
   row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
@@ -70,19 +76,20 @@ export const CATALOG: Row[] = [
   row('batch', 'v1', 'Job', 'jobs', NS, { categories: ALL, subresources: S, hasSpec: true }),
   row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),
   // named groups
-  row('coordination.cluster.io', 'v1', 'Lease', 'leases', NS),
+  row('coordination.cluster.io', 'v1', 'Lease', 'leases', NS, { conditionalUpdateOnly: true }),
   row('networking.cluster.io', 'v1', 'Ingress', 'ingresses', NS, { shortNames: ['ing'], subresources: S, hasSpec: true }),
   row('networking.cluster.io', 'v1', 'IngressClass', 'ingressclasses', CLUSTER, { hasSpec: true }),
   row('networking.cluster.io', 'v1', 'NetworkPolicy', 'networkpolicies', NS, { shortNames: ['netpol'], hasSpec: true }),
-  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { shortNames: ['pdb'], subresources: S, hasSpec: true }),
+  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { shortNames: ['pdb'], subresources: S, hasSpec: true, conditionalUpdateOnly: true }),
   row('scheduling.cluster.io', 'v1', 'PriorityClass', 'priorityclasses', CLUSTER, { shortNames: ['pc'] }),
   row('storage.cluster.io', 'v1', 'StorageClass', 'storageclasses', CLUSTER, { shortNames: ['sc'] }),
-  row('storage.cluster.io', 'v1', 'CSIDriver', 'csidrivers', CLUSTER),
-  row('storage.cluster.io', 'v1', 'CSINode', 'csinodes', CLUSTER),
-  row('storage.cluster.io', 'v1', 'VolumeAttachment', 'volumeattachments', CLUSTER, { subresources: S }),
+  row('storage.cluster.io', 'v1', 'CSIDriver', 'csidrivers', CLUSTER, { conditionalUpdateOnly: true }),
+  row('storage.cluster.io', 'v1', 'CSINode', 'csinodes', CLUSTER, { conditionalUpdateOnly: true }),
+  row('storage.cluster.io', 'v1', 'VolumeAttachment', 'volumeattachments', CLUSTER, { subresources: S, conditionalUpdateOnly: true, statusKeepsMetadata: STATUS_ONLY }),
+  row('storage.cluster.io', 'v1', 'CSIStorageCapacity', 'csistoragecapacities', NS, { conditionalUpdateOnly: true }),
   // Endpoint slices have no spec, but the reference still bumps generation on every change.
   row('discovery.cluster.io', 'v1', 'EndpointSlice', 'endpointslices', NS, { hasSpec: true }),
-  row('node.cluster.io', 'v1', 'RuntimeClass', 'runtimeclasses', CLUSTER),
+  row('node.cluster.io', 'v1', 'RuntimeClass', 'runtimeclasses', CLUSTER, { conditionalUpdateOnly: true }),
   row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   // RBAC: no short names in the reference; names are path segments ("system:controller:x").
   row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { nameRule: 'path-segment' }),
@@ -92,8 +99,8 @@ export const CATALOG: Row[] = [
   // Webhook configurations. The reference release this catalog follows serves only v1; the older
   // v1beta1 (same objects, other defaults) is an opt-in types plugin,
   // plugins/admission/webhook-common/v1beta1-types.ts, sharing these rows' storage.
-  row('admissionregistration.cluster.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'] }),
-  row('admissionregistration.cluster.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'] }),
+  row('admissionregistration.cluster.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true }),
+  row('admissionregistration.cluster.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true }),
 ];
 
 /** How the hook tables name a row: "pods", "deployments.apps", "ingresses.networking.cluster.io". */

@@ -35,6 +35,8 @@ export function builtinTypes(brand: Brand): TypeDef[] {
       t.subresourceInfo = Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : 'PodProxyOptions' }]));
     }
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
+    if (r.statusKeepsMetadata) t.statusKeepsMetadata = [...r.statusKeepsMetadata];
+    if (r.conditionalUpdateOnly) t.unconditionalUpdate = false;
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';
     if (DEFAULTERS[key]) t.defaults = DEFAULTERS[key];
