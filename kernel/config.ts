@@ -40,6 +40,10 @@ export interface Config {
   emulatedVersion: { major: string; minor: string; gitVersion: string };
   /** Path given by --admission-control-config-file (or the file's admissionConfigFile). */
   admissionConfigFile?: string;
+  /** Log lines as klog-style text or JSON (--logging-format). */
+  loggingFormat: 'text' | 'json';
+  /** Log verbosity (-v): 3 logs every request. */
+  verbosity: number;
   /** Serve a data directory other users can read (--insecure-data-dir-permissions). */
   insecureDataDirPermissions?: boolean;
   /** Where the configuration was loaded from, for messages. */
@@ -104,6 +108,8 @@ export const configSchema = {
     },
     admissionConfigFile: { type: 'string', minLength: 1 },
     insecureDataDirPermissions: { type: 'boolean' },
+    loggingFormat: { type: 'string', enum: ['text', 'json'] },
+    verbosity: { type: 'integer', minimum: 0, maximum: 10 },
   },
 } as const;
 
@@ -163,6 +169,8 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     shutdownDelaySeconds: 0,
     livezGracePeriodSeconds: 0,
     emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.0' },
+    loggingFormat: 'text',
+    verbosity: 0,
   };
 }
 

@@ -70,6 +70,8 @@ export interface ParsedFlags {
   auditLogMaxBackup?: number;
   auditLogMaxAge?: number;
   insecureDataDirPermissions?: boolean;
+  loggingFormat?: string;
+  verbosity?: number;
 }
 
 /**
@@ -146,6 +148,8 @@ export const FLAGS: Record<string, FlagDef> = {
   'audit-log-maxbackup': { key: 'auditLogMaxBackup', kind: 'int', help: 'Rotated audit log files to keep (0: all).' },
   'audit-log-maxage': { key: 'auditLogMaxAge', kind: 'int', help: 'Days to keep rotated audit log files, by the time in their name (0: no limit).' },
   'insecure-data-dir-permissions': { key: 'insecureDataDirPermissions', kind: 'bool', help: 'Serve a data directory that other users can read or enter (default false: such a directory is refused).' },
+  'logging-format': { key: 'loggingFormat', kind: 'string', help: 'Log format: text (klog-style lines, the default) or json (one JSON object a line).' },
+  v: { key: 'verbosity', kind: 'int', help: 'Log verbosity, also -v: 0 start-up, warnings and errors (default); 3 one line per request (method, path, user, status, latency).' },
   help: { key: 'help', kind: 'bool', help: 'Print this help.' },
 };
 
@@ -334,6 +338,13 @@ export function parseFlags(argv: string[]): ParsedFlags {
       out.help = true;
       continue;
     }
+    // -v is the one shorthand, as in the reference: -v=3, -v 3, -v3
+    const short = /^-v(=?)(.*)$/.exec(arg);
+    if (short) {
+      const raw = short[2] || (short[1] ? '' : argv[++i] ?? '');
+      out.verbosity = convert('v', FLAGS.v, raw);
+      continue;
+    }
     if (!arg.startsWith('--') || arg === '--') throw new Error(`unexpected argument: ${arg} (flags look like --name=value)`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
@@ -360,6 +371,7 @@ export function parseFlags(argv: string[]): ParsedFlags {
   if (f.webhookVersion !== undefined && f.webhookVersion !== 'v1beta1' && f.webhookVersion !== 'v1') {
     throw new Error(`invalid value "${f.webhookVersion}" for --authentication-token-webhook-version: must be v1beta1 or v1`);
   }
+  if (f.loggingFormat !== undefined && f.loggingFormat !== 'text' && f.loggingFormat !== 'json') throw new Error(`invalid value "${f.loggingFormat}" for --logging-format: must be text or json`);
   if (f.oidcIssuerURL !== undefined && !f.oidcIssuerURL.startsWith('https://')) throw new Error(`invalid value "${f.oidcIssuerURL}" for --oidc-issuer-url: must be an https URL`);
   checkAdmissionNames(f);
   return f;
@@ -475,6 +487,8 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   const c = structuredClone(base);
   if (f.dataDir !== undefined) c.dataDir = f.dataDir;
   if (f.insecureDataDirPermissions !== undefined) c.insecureDataDirPermissions = f.insecureDataDirPermissions;
+  if (f.loggingFormat !== undefined) c.loggingFormat = f.loggingFormat as Config['loggingFormat'];
+  if (f.verbosity !== undefined) c.verbosity = f.verbosity;
   if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;
   if (f.securePort !== undefined) c.securePort = f.securePort;
   if (f.mtlsPort !== undefined) c.mtlsPort = f.mtlsPort;

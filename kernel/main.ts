@@ -25,6 +25,18 @@ async function repair(config: Config): Promise<void> {
   }
 }
 
+/** What a person needs after start: where it serves and how to talk to it. */
+function welcome(server: Server): string {
+  const kubeconfig = path.resolve(server.kubeconfigPath);
+  const lines = [
+    `cluster-apiserver is serving ${server.url} (brand ${server.brand.name}, data directory ${path.resolve(server.config.dataDir)})`,
+    `  kubeconfig: ${kubeconfig} (user admin, group system:masters)`,
+    `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces`,
+  ];
+  if (server.brand.name !== 'kubernetes') lines.push('  stock kubectl and client libraries expect the Kubernetes names: serve a new data directory with --brand kubernetes for them');
+  return lines.join('\n') + '\n';
+}
+
 async function main() {
   const argv = process.argv.slice(2);
   const isRepair = argv[0] === 'repair';
@@ -52,6 +64,7 @@ async function main() {
     process.stderr.write(`cluster-apiserver: start-up failed: ${(e as Error).message}\n`);
     process.exit(1);
   }
+  process.stdout.write(welcome(server));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, Logger, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
+import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -26,6 +26,7 @@ import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
 import { TypeRegistry } from './types.js';
 import { WatchHub } from './watch.js';
 import { prepareDataDir, type DataDirLock } from './datadir.js';
+import { makeLogger, type ServerLogger } from './logging.js';
 import { StoreDamageError } from './store/integrity.js';
 import { Auditor, type AuditContext } from './audit.js';
 import { ResponseTap, ServerMetrics } from './metrics.js';
@@ -39,18 +40,12 @@ const WATCH_BUDGET_BYTES = Number(process.env.CAPI_WATCH_BUDGET_BYTES ?? 16 * 10
 /** Bookmarks about once a minute, as the reference sends them; tests shorten it. */
 const BOOKMARK_INTERVAL_MS = Number(process.env.CAPI_BOOKMARK_INTERVAL_MS ?? 60_000);
 
-function makeLogger(): Logger {
-  const out = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }) + '\n');
-  return { info: out('info'), warn: out('warn'), error: out('error') };
-}
-
 /** Sub-resources the reference counts as long-running: held open, never limited by flow control. */
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 
 export class Server {
   readonly brand: Brand;
-  readonly log = makeLogger();
+  readonly log: ServerLogger;
   readonly cache = new ObjectCache();
   readonly hub = new WatchHub();
   readonly health: Health;
@@ -76,6 +71,8 @@ export class Server {
   adminToken = '';
   caFile = '';
   kubeconfigPath = '';
+  /** https://host:port the main listener serves, once started. */
+  url = '';
   private dataLock: DataDirLock | undefined;
 
   readonly featureGates: Record<string, boolean>;
@@ -93,6 +90,7 @@ export class Server {
 
   constructor(readonly config: Config) {
     this.brand = getBrand(config.brand);
+    this.log = makeLogger(config.loggingFormat, config.verbosity);
     this.featureGates = resolveFeatureGates(config.featureGates);
     this.health = new Health(config.livezGracePeriodSeconds);
   }
@@ -256,7 +254,8 @@ export class Server {
     }
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
-    await writeKubeconfig(pki.kubeconfigPath, { server: `https://${hostForUrl}:${this.port}`, caPem: pki.caCertPem, token: pki.adminToken });
+    this.url = `https://${hostForUrl}:${this.port}`;
+    await writeKubeconfig(pki.kubeconfigPath, { server: this.url, caPem: pki.caCertPem, token: pki.adminToken });
     const certPort = this.certsOnSecurePort ? this.port : this.mtlsPort;
     if (certPort && cfg.authentication.some((r) => r.plugin === 'x509')) {
       // The same admin, by client certificate.
@@ -304,10 +303,11 @@ export class Server {
     } else {
       tap = new ResponseTap(res);
     }
+    let user: UserInfo | undefined;
     try {
       const caller = await this.authenticate(req);
       audit?.authenticated(caller);
-      const user = await this.impersonate(req, caller);
+      user = await this.impersonate(req, caller);
       if (audit && user !== caller) audit.impersonated(user);
       // Flow control sits where the reference has it: after impersonation, before authorization.
       const flow = this.flowControl ? await this.flowControl.admit(this.flowRequest(info, user, req, tap)) : undefined;
@@ -326,9 +326,19 @@ export class Server {
     } finally {
       this.inFlight--;
       this.metrics.request(req, info, tap.code, started);
+      if (this.log.verbosity >= 3) this.logRequest(req, user, tap.code, started);
       // A watch's last event goes out when its stream ends (AuditResponse.end).
       if (audit && !tap.streaming) audit.complete(tap.code);
     }
+  }
+
+  /** The reference's -v=3 request line. */
+  private logRequest(req: KRequest, user: UserInfo | undefined, code: number, started: number): void {
+    const qs = req.query.toString();
+    this.log.v(3, 'HTTP', {
+      verb: req.method, URI: qs ? `${req.path}?${qs}` : req.path, user: user?.username ?? '', latency: `${(performance.now() - started).toFixed(3)}ms`,
+      userAgent: req.header('user-agent') ?? '', srcIP: req.remoteAddress, resp: code,
+    });
   }
 
   /** What flow control sees of a request; lists carry the number of objects they may read, for their seats. */

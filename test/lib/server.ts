@@ -52,13 +52,14 @@ function waitForServing(proc: ChildProcess, logs: string[], mtls: { port: number
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
         logs.push(line);
-        try {
-          const o = JSON.parse(line);
-          if (o.msg === 'serving') {
-            if (o.mtls) mtls.port = Number(/:(\d+)$/.exec(o.mtls)![1]);
-            resolve(Number(/:(\d+)$/.exec(o.address)![1]));
-          }
-        } catch { /* not JSON */ }
+        // the serving line, as JSON (--logging-format=json) or as text (the default)
+        let o: { msg?: string; address?: string; mtls?: string } | undefined;
+        try { o = JSON.parse(line); } catch { /* text */ }
+        if (!o && line.includes('] "serving" ')) o = { msg: 'serving', address: /address="([^"]+)"/.exec(line)?.[1], mtls: /mtls="([^"]+)"/.exec(line)?.[1] };
+        if (o?.msg === 'serving' && o.address) {
+          if (o.mtls) mtls.port = Number(/:(\d+)$/.exec(o.mtls)![1]);
+          resolve(Number(/:(\d+)$/.exec(o.address)![1]));
+        }
       }
     };
     proc.stderr!.on('data', onData);
