@@ -16,6 +16,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import tls, { type PeerCertificate, type TLSSocket } from 'node:tls';
 import type { Listener } from './types.js';
+import { listenError } from './listen.js';
 
 const SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
 /** Text form uWS gives a handle address: the first four groups of 100::/64. */
@@ -134,7 +135,7 @@ export function listenFront(o: FrontOptions, backendPath: string): Promise<Liste
   });
   server.on('tlsClientError', () => { /* a failed handshake is the client's problem */ });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, o.port, e)));
     server.listen(o.port, o.host, () => {
       const addr = server.address();
       resolve({ port: typeof addr === 'object' && addr ? addr.port : o.port, close: () => server.close() });

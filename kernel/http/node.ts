@@ -7,6 +7,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { Handler, KRequest, KResponse, Listener } from './types.js';
 import { errors } from '../status.js';
+import { listenError } from './listen.js';
 
 class NodeResponse implements KResponse {
   private closeCbs: (() => void)[] = [];
@@ -114,7 +115,7 @@ export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   });
   server.keepAliveTimeout = 60_000;
   return new Promise((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(e.code === 'EADDRINUSE' ? new Error(`cannot listen on ${o.host}:${o.port}: port ${o.port} is already in use (another server?)`) : e));
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, o.port, e)));
     server.listen(o.port, o.host, () => {
       const addr = server.address();
       resolve({ port: typeof addr === 'object' && addr ? addr.port : o.port, close: () => { server.close(); server.closeIdleConnections(); } });

@@ -3,10 +3,10 @@
 // falls back to a slow pure-JavaScript implementation when the binary does not load; here that is an error.
 import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
-import net from 'node:net';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
 import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
 import { errors } from '../status.js';
+import { probeListenFailure } from './listen.js';
 import { HANDLE_PREFIX, type PeerTable } from './front.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -270,17 +270,7 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
     const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
     listen.call(app, opts.host, opts.port, 1, (sock: us_listen_socket | false) => {
       if (sock) return resolve({ port: lib.us_socket_local_port(sock), close: () => lib.us_listen_socket_close(sock) });
-      void listenFailure(opts.host, opts.port).then(reject);
+      void probeListenFailure(opts.host, opts.port).then(reject);
     });
-  });
-}
-
-/** uWS does not say why a listen failed; binding the same address with node:net does. */
-function listenFailure(host: string, port: number): Promise<Error> {
-  return new Promise((resolve) => {
-    const probe = net.createServer();
-    const fail = (why: string) => resolve(new Error(`cannot listen on ${host}:${port}: ${why}`));
-    probe.once('error', (e: NodeJS.ErrnoException) => fail(e.code === 'EADDRINUSE' ? `port ${port} is already in use (another server?)` : e.code === 'EACCES' ? `not permitted to use port ${port}` : e.message));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => fail('the address is not available')));
   });
 }

@@ -75,9 +75,14 @@ t.test('a port in use fails start-up with an error naming the port', async (t) =
   const r = run(['--data-dir', other, '--secure-port', String(s.port)]);
   t.not(r.status, 0, 'the second server does not start');
   t.match(r.stderr, new RegExp(`port ${s.port} is already in use`), 'names the port');
-  const m = run(['--data-dir', tmpDir(t), '--secure-port', '0', '--mtls-port', String(s.mtlsPort || s.port)]);
-  t.not(m.status, 0, 'the mTLS listener too');
-  t.match(m.stderr, /is already in use/);
+  // uWebSockets.js serving the port itself (no client certificates) must not share it through SO_REUSEPORT
+  const u = await withServer(t, { args: ['--secure-port-client-certs=false'] });
+  for (const args of [['--secure-port-client-certs=false'], []]) {
+    const r2 = run(['--data-dir', tmpDir(t), '--secure-port', String(u.port), ...args]);
+    t.not(r2.status, 0, `a second server on a uWS-served port does not start (${args.join(' ') || 'node:tls front'})`);
+    t.match(r2.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${u.port}: port ${u.port} is already in use`), 'names the port');
+  }
+  t.equal((await u.get('/readyz')).status, 200, 'the first server keeps serving');
 });
 
 t.test('a data directory created with one brand refuses the other', async (t) => {
