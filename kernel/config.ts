@@ -38,6 +38,12 @@ export interface Config {
   shutdownDelaySeconds: number;
   livezGracePeriodSeconds: number;
   emulatedVersion: { major: string; minor: string; gitVersion: string };
+  /** --service-cluster-ip-range: the built-in types' cluster IP allocator and the serving certificate's service IP. */
+  serviceClusterIPRange: string;
+  /** --service-node-port-range. */
+  serviceNodePortRange: string;
+  /** --advertise-address: what the server's own Service's endpoints list (unset: derived from the bind address). */
+  advertiseAddresses?: string[];
   /** Path given by --admission-control-config-file (or the file's admissionConfigFile). */
   admissionConfigFile?: string;
   /** Log lines as klog-style text or JSON (--logging-format). */
@@ -110,6 +116,9 @@ export const configSchema = {
     insecureDataDirPermissions: { type: 'boolean' },
     loggingFormat: { type: 'string', enum: ['text', 'json'] },
     verbosity: { type: 'integer', minimum: 0, maximum: 10 },
+    serviceClusterIPRange: { type: 'string', minLength: 1 },
+    serviceNodePortRange: { type: 'string', pattern: '^[0-9]+[-+][0-9]+$' },
+    advertiseAddresses: { type: 'array', items: { type: 'string', minLength: 1 } },
   },
 } as const;
 
@@ -159,7 +168,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     authorization: [{ plugin: 'node' }, { plugin: 'rbac' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
-    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }],
+    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }, { plugin: 'apiserver-service' }],
     signers: [],
     audit: [],
     // the reference's defaults: 400 + 200 seats in all, a quarter of the 1m request timeout in a queue at most
@@ -171,6 +180,8 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.0' },
     loggingFormat: 'text',
     verbosity: 0,
+    serviceClusterIPRange: '10.96.0.0/12',
+    serviceNodePortRange: '30000-32767',
   };
 }
 
@@ -239,6 +250,18 @@ function fillServiceAccountKeys(c: Config): void {
   }
 }
 
+/** The service ranges and advertised addresses reach the plugins that use them, unless their options say otherwise. */
+export function fillServiceOptions(c: Config): void {
+  const fill = (ref: PluginRef, values: Record<string, unknown>) => {
+    const given = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== undefined && ref.options?.[k] === undefined));
+    if (Object.keys(given).length) ref.options = { ...ref.options, ...given };
+  };
+  for (const ref of c.types) if (ref.plugin === 'builtin') fill(ref, { serviceClusterIPRange: c.serviceClusterIPRange, serviceNodePortRange: c.serviceNodePortRange });
+  for (const ref of c.controllers) {
+    if (ref.plugin === 'apiserver-service') fill(ref, { serviceClusterIPRange: c.serviceClusterIPRange, advertiseAddresses: c.advertiseAddresses, bindAddress: c.bindAddress });
+  }
+}
+
 /**
  * Flags over config file over defaults. The file is `--config`, else env CLUSTER_APISERVER_CONFIG.
  * `--help` prints usage and exits.
@@ -256,6 +279,7 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   const cfg = applyFlags(mergeConfig(defaultConfig(dataDir), file), flags);
   fillTokenFile(cfg);
   fillServiceAccountKeys(cfg);
+  fillServiceOptions(cfg);
   check(cfg, 'configuration'); // catches out-of-range flag values too
   if (configFile) cfg.configFile = path.resolve(configFile);
   return cfg;

@@ -189,6 +189,8 @@ export interface Controller {
   start(): Promise<void> | void;
   stop(): Promise<void> | void;
   ready?(): boolean;
+  /** Called once the server listens, with the port it serves on (the --secure-port 0 case). */
+  listening?(info: { port: number }): void | Promise<void>;
 }
 
 // ---------------------------------------------------------------- storage backend
@@ -486,6 +488,35 @@ export interface TypeDef {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** Refuses creates with this message while set (a custom resource whose definition is being deleted). */
   createForbidden?: string;
+  /** Per-type hooks on the write path that need state or other objects (allocators, graceful deletion). */
+  strategy?: TypeStrategy;
+}
+
+/** What a strategy hook knows of the write it runs in. */
+export interface WriteContext {
+  dryRun: boolean;
+  user: UserInfo;
+  subresource: string;
+}
+
+/** Called once a write that a strategy prepared has committed (true) or failed (false): keep or undo what it reserved. */
+export type WriteFinisher = (committed: boolean) => void | Promise<void>;
+
+/**
+ * The reference's registry strategy hooks that data cannot express. They run after mutating admission
+ * and before validation, so what they set (an allocated cluster IP) is validated and stored with the
+ * object; a StatusError they throw refuses the write.
+ */
+export interface TypeStrategy {
+  beginCreate?(obj: KObject, ctx: WriteContext): Promise<WriteFinisher | void> | WriteFinisher | void;
+  beginUpdate?(obj: KObject, old: KObject, ctx: WriteContext): Promise<WriteFinisher | void> | WriteFinisher | void;
+  /** After the object has left storage (released allocations). */
+  afterDelete?(obj: KObject): void | Promise<void>;
+  /**
+   * Graceful deletion: how many seconds the object lingers with deletionTimestamp set before it goes
+   * (0: at once). `requested` is DeleteOptions.gracePeriodSeconds when given.
+   */
+  gracePeriod?(obj: KObject, requested: number | undefined): number | Promise<number>;
 }
 
 export interface FieldCause {
@@ -496,6 +527,9 @@ export interface FieldCause {
 
 export interface TypeProvider {
   types(brand: Brand): TypeDef[];
+  /** Called once storage is loaded and objects are readable, before serving (allocation repair, system objects). */
+  start?(): void | Promise<void>;
+  stop?(): void | Promise<void>;
 }
 
 // ---------------------------------------------------------------- host: what plugins may use
@@ -562,6 +596,16 @@ export interface PluginHost {
   serveTypes(owner: string, types: TypeDef[]): void;
   /** Called after the served types changed (serveTypes): plugins that follow every type take in the new ones. */
   onTypesChanged(listener: () => void): void;
+  /** Durable records a plugin keeps outside the API (allocation tables), in the storage backend under its own prefix. */
+  state(owner: string): PluginState;
+}
+
+/** A plugin's durable key-value records: creates are atomic (race-free reservations) and resolve once durable. */
+export interface PluginState {
+  list(): Promise<{ key: string; value: string }[]>;
+  /** false when the key exists already. */
+  create(key: string, value: string): Promise<boolean>;
+  delete(key: string): Promise<void>;
 }
 
 export interface VirtualRoute {

@@ -72,6 +72,9 @@ export interface ParsedFlags {
   insecureDataDirPermissions?: boolean;
   loggingFormat?: string;
   verbosity?: number;
+  serviceClusterIPRange?: string;
+  serviceNodePortRange?: string;
+  advertiseAddresses?: string[];
 }
 
 /**
@@ -150,6 +153,9 @@ export const FLAGS: Record<string, FlagDef> = {
   'insecure-data-dir-permissions': { key: 'insecureDataDirPermissions', kind: 'bool', help: 'Serve a data directory that other users can read or enter (default false: such a directory is refused).' },
   'logging-format': { key: 'loggingFormat', kind: 'string', help: 'Log format: text (klog-style lines, the default) or json (one JSON object a line).' },
   v: { key: 'verbosity', kind: 'int', help: 'Log verbosity, also -v: 0 start-up, warnings and errors (default); 3 one line per request (method, path, user, status, latency).' },
+  'service-cluster-ip-range': { key: 'serviceClusterIPRange', kind: 'string', help: 'CIDR(s) Service cluster IPs come from: one, or an IPv4 and an IPv6 one for dual-stack (default 10.96.0.0/12).' },
+  'service-node-port-range': { key: 'serviceNodePortRange', kind: 'string', help: 'Port range of Service node ports (default 30000-32767).' },
+  'advertise-address': { key: 'advertiseAddresses', kind: 'list', help: 'Address(es) the server advertises in the endpoints of its own Service (default: the bind address, or the first host address when binding a wildcard).' },
   help: { key: 'help', kind: 'bool', help: 'Print this help.' },
 };
 
@@ -513,6 +519,9 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (Object.keys(tolerations).length) {
     c.admission = c.admission.map((r) => (r.plugin === 'DefaultTolerationSeconds' ? { ...r, options: { ...r.options, ...tolerations } } : r));
   }
+  if (f.serviceClusterIPRange !== undefined) c.serviceClusterIPRange = f.serviceClusterIPRange;
+  if (f.serviceNodePortRange !== undefined) c.serviceNodePortRange = f.serviceNodePortRange;
+  if (f.advertiseAddresses !== undefined) c.advertiseAddresses = f.advertiseAddresses;
   if (f.runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...f.runtimeConfig };
   if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };
   if (f.shutdownDelaySeconds !== undefined) c.shutdownDelaySeconds = f.shutdownDelaySeconds;

@@ -1,7 +1,7 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
 import { randomUUID, randomBytes } from 'node:crypto';
-import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteGuard, WriteResult } from './contracts.js';
+import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteFinisher, WriteGuard, WriteResult } from './contracts.js';
 import type { Brand } from './brand.js';
 import type { KRequest, KResponse } from './http/types.js';
 import { errors, StatusError } from './status.js';
@@ -607,24 +607,27 @@ export class Registry {
     }
     const generate = !md.name && !!md.generateName;
     if (generate) md.name = md.generateName + randomSuffix();
-    this.validate(t, obj, undefined);
-    attrs.name = md.name!;
-    await this.ctx.admission.validate(attrs);
-    if (dryRun) {
-      // A dry run answers what the real create would: an existing name is a conflict.
-      if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
-      return Buffer.from(JSON.stringify(obj));
-    }
-    for (let attempt = 0; ; attempt++) {
-      const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), obj);
-      if (r.ok) return r.bytes!;
-      if (r.reason === 'exists' && generate && attempt < MAX_NAME_ATTEMPTS) {
-        md.name = md.generateName + randomSuffix();
-        continue;
+    const finish = await type.strategy?.beginCreate?.(obj, { dryRun, user, subresource: t.subresource });
+    return settle(finish, async () => {
+      this.validate(t, obj, undefined);
+      attrs.name = md.name!;
+      await this.ctx.admission.validate(attrs);
+      if (dryRun) {
+        // A dry run answers what the real create would: an existing name is a conflict.
+        if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
+        return { ok: false, value: Buffer.from(JSON.stringify(obj)) };
       }
-      if (generate) throw new StatusError(409, 'AlreadyExists', `${type.group ? `${type.resource}.${type.group}` : type.resource} "${md.name}" already exists, the server was not able to generate a unique name for the object`, { name: md.name, group: type.group || undefined, kind: type.resource });
-      throw errors.alreadyExists(type.group, type.resource, md.name!);
-    }
+      for (let attempt = 0; ; attempt++) {
+        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), obj);
+        if (r.ok) return { ok: true, value: r.bytes! };
+        if (r.reason === 'exists' && generate && attempt < MAX_NAME_ATTEMPTS) {
+          md.name = md.generateName + randomSuffix();
+          continue;
+        }
+        if (generate) throw new StatusError(409, 'AlreadyExists', `${type.group ? `${type.resource}.${type.group}` : type.resource} "${md.name}" already exists, the server was not able to generate a unique name for the object`, { name: md.name, group: type.group || undefined, kind: type.resource });
+        throw errors.alreadyExists(type.group, type.resource, md.name!);
+      }
+    });
   }
 
   async update(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
@@ -707,24 +710,32 @@ export class Registry {
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
       const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
       await this.ctx.admission.admit(attrs);
-      this.validate(t, obj, old);
-      await this.ctx.admission.validate(attrs);
-      // The last finalizer removed from an object being deleted: the object goes.
-      if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
-        if (dryRun) return { code: 200, bytes: Buffer.from(JSON.stringify(obj)) };
-        const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
-        if (r.ok) return { code: 200, bytes: Buffer.from(JSON.stringify(obj)) };
+      const finish = await type.strategy?.beginUpdate?.(obj, old, { dryRun, user, subresource: t.subresource });
+      const out = await settle(finish, async (): Promise<{ ok: boolean; value: { code: number; bytes: Buffer } | undefined }> => {
+        this.validate(t, obj, old);
+        await this.ctx.admission.validate(attrs);
+        // The last finalizer removed from an object being deleted: the object goes.
+        if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
+          if (dryRun) return { ok: false, value: { code: 200, bytes: Buffer.from(JSON.stringify(obj)) } };
+          const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
+          if (r.ok) {
+            await type.strategy?.afterDelete?.(obj);
+            return { ok: true, value: { code: 200, bytes: Buffer.from(JSON.stringify(obj)) } };
+          }
+          if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
+          await this.afterConflict(t, r);
+          return { ok: false, value: undefined };
+        }
+        const bytes = Buffer.from(JSON.stringify(obj));
+        if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: e.bytes } }; // no change: no write, no event
+        if (dryRun) return { ok: false, value: { code: 200, bytes } };
+        const r = await this.commit('update', e.key, obj, e.rev);
+        if (r.ok) return { ok: true, value: { code: 200, bytes: r.bytes! } };
         if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
         await this.afterConflict(t, r);
-        continue;
-      }
-      const bytes = Buffer.from(JSON.stringify(obj));
-      if (bytes.equals(e.bytes)) return { code: 200, bytes: e.bytes }; // no change: no write, no event
-      if (dryRun) return { code: 200, bytes };
-      const r = await this.commit('update', e.key, obj, e.rev);
-      if (r.ok) return { code: 200, bytes: r.bytes! };
-      if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
-      await this.afterConflict(t, r);
+        return { ok: false, value: undefined };
+      });
+      if (out) return out;
     }
   }
 
@@ -967,11 +978,28 @@ export class Registry {
       const finalizers = [...(old.metadata!.finalizers ?? [])];
       // Foreground and Orphan deletion are carried out by the garbage collector through finalizers.
       const gcFinalizer = policy === 'Foreground' ? 'foregroundDeletion' : policy === 'Orphan' ? 'orphan' : '';
-      const graceful = finalizers.length > 0 || this.extraFinalizers(type, old) || (gcFinalizer && !old.metadata!.deletionTimestamp);
-      if (graceful) {
-        if (old.metadata!.deletionTimestamp && !gcFinalizer) return { code: 200, body: e.bytes, obj: old };
+      // Graceful deletion (pods): the object lingers for its grace period; a shorter grace shortens it.
+      const grace = type.strategy?.gracePeriod ? await type.strategy.gracePeriod(old, typeof opts.gracePeriodSeconds === 'number' ? opts.gracePeriodSeconds : undefined) : 0;
+      const lingering = old.metadata!.deletionGracePeriodSeconds;
+      if (grace > 0 && (lingering === undefined || grace < lingering || !old.metadata!.deletionTimestamp)) {
         const obj = clone(old);
         const md = obj.metadata!;
+        md.deletionTimestamp = new Date(Math.floor(Date.now() / 1000) * 1000 + grace * 1000).toISOString().replace('.000Z', 'Z');
+        md.deletionGracePeriodSeconds = grace;
+        if (gcFinalizer && !finalizers.includes(gcFinalizer)) md.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
+        if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
+        const r = await this.commit('update', e.key, obj, e.rev);
+        if (r.ok) return { code: 200, body: r.bytes!, obj };
+        await this.afterConflict(t, r);
+        continue;
+      }
+      if (grace > 0) return { code: 200, body: e.bytes, obj: old }; // already lingering with a grace no longer than this one
+      const graceful = finalizers.length > 0 || this.extraFinalizers(type, old) || (gcFinalizer && !old.metadata!.deletionTimestamp);
+      if (graceful) {
+        if (old.metadata!.deletionTimestamp && !gcFinalizer && (old.metadata!.deletionGracePeriodSeconds ?? 0) === 0) return { code: 200, body: e.bytes, obj: old };
+        const obj = clone(old);
+        const md = obj.metadata!;
+        if (md.deletionGracePeriodSeconds) { md.deletionTimestamp = now(); md.deletionGracePeriodSeconds = 0; }
         md.deletionTimestamp ??= now();
         md.deletionGracePeriodSeconds ??= 0;
         if (gcFinalizer && !finalizers.includes(gcFinalizer)) md.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
@@ -985,7 +1013,10 @@ export class Registry {
       const status = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: t.name, group: type.group || undefined, kind: type.resource, uid: e.uid } });
       if (dryRun) return { code: 200, body: status, obj: old };
       const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
-      if (r.ok) return { code: 200, body: status, obj: old };
+      if (r.ok) {
+        await type.strategy?.afterDelete?.(old);
+        return { code: 200, body: status, obj: old };
+      }
       // Preconditions are checked again against the fresh object on the next attempt.
       await this.afterConflict(t, r);
     }
@@ -1007,6 +1038,22 @@ export class Registry {
     }
     res.send(200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
   }
+}
+
+/**
+ * Runs the rest of a write a strategy prepared, then tells the strategy whether it committed: `ok`
+ * false (dry run, failure, a retry) undoes its reservations. `value` undefined asks the caller to retry.
+ */
+async function settle<T>(finish: WriteFinisher | void, rest: () => Promise<{ ok: boolean; value: T }>): Promise<T> {
+  let r: { ok: boolean; value: T };
+  try {
+    r = await rest();
+  } catch (e) {
+    if (finish) await finish(false);
+    throw e;
+  }
+  if (finish) await finish(r.ok);
+  return r.value;
 }
 
 /** Who a write records as the owner of the fields it sets; `applied` when server-side apply already computed ownership. */

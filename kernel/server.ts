@@ -15,6 +15,7 @@ import { listenNodeTls } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
+import { firstAddress } from './ipnet.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
 import { decodeBody, encodeAs, negotiate } from './negotiate.js';
@@ -56,6 +57,7 @@ export class Server {
   private authorizers: { name: string; plugin: Authorizer }[] = [];
   private admission = new AdmissionChain([]);
   private controllers: { name: string; plugin: Controller }[] = [];
+  private typeProviders: TypeProvider[] = [];
   signers: Signer[] = [];
   private listeners: Listener[] = [];
   private internalWatchers = new Map<string, Set<(t: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void>>();
@@ -118,6 +120,27 @@ export class Server {
       metrics: this.metrics.registry,
       serveTypes: (owner, types) => this.serveTypes(owner, types),
       onTypesChanged: (l) => { this.typeListeners.push(l); },
+      state: (owner) => this.pluginState(owner),
+    };
+  }
+
+  /** A plugin's durable records live in the storage log under /~state/<owner>/, where no type's prefix reaches. */
+  private pluginState(owner: string): import('./contracts.js').PluginState {
+    const prefix = `/~state/${owner}/`;
+    return {
+      list: async () => (await this.backend.range(prefix)).map((kv) => ({ key: kv.key.slice(prefix.length), value: Buffer.from(kv.value).toString('utf8') })),
+      create: async (key, value) => {
+        const r = await this.backend.write({ type: 'create', key: prefix + key, value: () => Buffer.from(value) });
+        return r.ok;
+      },
+      delete: async (key) => {
+        for (;;) {
+          const kv = await this.backend.get(prefix + key);
+          if (!kv) return;
+          const r = await this.backend.write({ type: 'delete', key: prefix + key, expectRevision: kv.modRevision });
+          if (r.ok || r.reason === 'not-found') return;
+        }
+      },
     };
   }
 
@@ -157,12 +180,16 @@ export class Server {
     const host = this.host();
     this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
     process.once('exit', () => this.dataLock?.release());
-    const pki = await ensurePki(cfg.dataDir, { hosts: ['127.0.0.1', 'localhost', '::1', ...(cfg.bindAddress !== '127.0.0.1' && cfg.bindAddress !== '0.0.0.0' ? [cfg.bindAddress] : [])], brand: this.brand });
+    // The serving certificate also names the server's own Service: its DNS names and first service IP.
+    const svc = this.brand.name;
+    const serviceNames = [svc, `${svc}.default`, `${svc}.default.svc`, `${svc}.default.svc.cluster.local`];
+    const hosts = ['127.0.0.1', 'localhost', '::1', ...(cfg.bindAddress !== '127.0.0.1' && cfg.bindAddress !== '0.0.0.0' ? [cfg.bindAddress] : []), ...serviceNames, firstAddress(cfg.serviceClusterIPRange), ...(cfg.advertiseAddresses ?? [])];
+    const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand });
     this.adminToken = pki.adminToken;
     this.caFile = pki.caFile;
 
     // Types, then storage, then the cache warmed from storage.
-    const providers = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[];
+    const providers = (this.typeProviders = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[]);
     this.types = new TypeRegistry(providers.flatMap((p) => p.types(this.brand)), cfg.runtimeConfig);
     for (const t of this.types.all) this.cache.register(t);
     this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
@@ -210,6 +237,7 @@ export class Server {
 
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
     this.signers = (await loadAll('signer', cfg.signers, host, { configDir })) as Signer[];
+    for (const p of providers) await p.start?.();
     this.controllers = await this.named('controller', cfg.controllers, host, configDir);
     for (const c of this.controllers) await c.plugin.start();
 
@@ -252,6 +280,7 @@ export class Server {
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
+    for (const c of this.controllers) await c.plugin.listening?.({ port: this.port });
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     this.url = `https://${hostForUrl}:${this.port}`;
@@ -637,6 +666,7 @@ export class Server {
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.compactTimer) clearInterval(this.compactTimer);
     for (const c of this.controllers) await c.plugin.stop();
+    for (const p of this.typeProviders) await p.stop?.();
     for (const p of [...this.authenticators, ...this.authorizers, ...this.admission.plugins]) await p.plugin.close?.();
     await this.auditor?.close();
     await this.flowControl?.close?.();

@@ -206,8 +206,9 @@ t.test('service, namespace, secret and storage defaults', async (t) => {
   t.equal(svc.spec.sessionAffinity, 'None');
   t.same(svc.spec.ports, [{ port: 80, protocol: 'TCP', targetPort: 80 }, { port: 53, protocol: 'UDP', targetPort: 5353 }]);
   t.equal(svc.spec.internalTrafficPolicy, 'Cluster');
-  t.equal(svc.spec.ipFamilyPolicy, 'SingleStack');
-  t.same(svc.spec.ipFamilies, ['IPv4']);
+  // Families depend on the cluster's ranges: the service strategy sets them with the allocation.
+  t.equal(svc.spec.ipFamilyPolicy, undefined);
+  t.equal(svc.spec.ipFamilies, undefined);
 
   for (const [brand, fin, label] of [[cluster, 'cluster', 'cluster.io/metadata.name'], [kube, 'kubernetes', 'kubernetes.io/metadata.name']] as const) {
     const ns = defaulted(find(builtinTypes(brand), '', 'namespaces'), { metadata: { name: 'team' } }, brand) as any;

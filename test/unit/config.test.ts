@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { defaultConfig, loadConfig, configSchema } from '../../kernel/config.js';
+import { defaultConfig, fillServiceOptions, loadConfig, configSchema } from '../../kernel/config.js';
 import { DEFAULT_ADMISSION_PLUGINS } from '../../kernel/flags.js';
 
 const noEnv = {};
@@ -16,14 +16,16 @@ async function tmpFile(name: string, text: string): Promise<string> {
 
 t.test('defaults', async (t) => {
   const c = await loadConfig([], noEnv);
-  t.same(c, defaultConfig());
+  const d = defaultConfig();
+  fillServiceOptions(d); // the service ranges reach the plugins that use them
+  t.same(c, d);
   t.equal(c.brand, 'cluster');
   t.equal(c.dataDir, './data');
   t.equal(c.bindAddress, '127.0.0.1');
   t.equal(c.securePort, 6443);
   t.equal(c.maxRequestBodyBytes, 3145728);
   t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
-  t.same(c.types, [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }]);
+  t.same(c.types, [{ plugin: 'builtin', options: { serviceClusterIPRange: '10.96.0.0/12', serviceNodePortRange: '30000-32767' } }, { plugin: 'access' }, { plugin: 'apiextensions' }]);
   t.same(c.authentication, [
     { plugin: 'x509', options: { clientCAFile: path.join('data', 'pki', 'ca.crt') } },
     { plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } },
@@ -32,7 +34,7 @@ t.test('defaults', async (t) => {
     { plugin: 'anonymous' },
   ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
   t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
-  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }]);
+  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }, { plugin: 'apiserver-service', options: { serviceClusterIPRange: '10.96.0.0/12', bindAddress: '127.0.0.1' } }]);
   t.same(c.signers, []);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
   t.equal(c.configFile, undefined);

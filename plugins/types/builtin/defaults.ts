@@ -277,10 +277,8 @@ function service(o: KObject): void {
   if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') def(spec, 'externalTrafficPolicy', 'Cluster');
   if (spec.type === 'LoadBalancer') def(spec, 'allocateLoadBalancerNodePorts', true);
   def(spec, 'internalTrafficPolicy', 'Cluster');
-  // Headless services without a selector ask for every family the cluster has.
-  const headlessNoSelector = spec.clusterIP === 'None' && empty(spec.selector);
-  def(spec, 'ipFamilyPolicy', headlessNoSelector ? 'RequireDualStack' : 'SingleStack');
-  def(spec, 'ipFamilies', ['IPv4']);
+  // ipFamilyPolicy, ipFamilies and clusterIPs depend on the cluster's ranges: the service strategy
+  // (strategies/services.ts) sets them with the allocation.
 }
 
 function endpoints(o: KObject): void {

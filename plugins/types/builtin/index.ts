@@ -1,16 +1,17 @@
 // The built-in types plugin: turns the catalog's rows into TypeDefs for one brand and attaches the
 // per-type hooks (defaulting, validation, table columns, field selectors) by row key.
 import { brandGroup, type Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts.js';
 import { CATALOG, FIELD_SELECTORS, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
 import { PROTOBUF_MESSAGES, SCHEMA as PROTOBUF_SCHEMA } from './protobuf.js';
+import { strategies, type StrategyOptions } from './strategies/index.js';
 
-/** Every built-in type, with groups in the brand's domain. */
-export function builtinTypes(brand: Brand): TypeDef[] {
+/** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
+export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined): TypeDef[] {
   const columns = columnsFor(brand);
   return CATALOG.map((r) => {
     const key = rowKey(r);
@@ -43,6 +44,8 @@ export function builtinTypes(brand: Brand): TypeDef[] {
     if (VALIDATORS[key]) t.validate = VALIDATORS[key];
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
+    const st = strategy(key);
+    if (st) t.strategy = st;
     if (PROTOBUF_MESSAGES[key]) t.protobuf = { schema: PROTOBUF_SCHEMA, message: PROTOBUF_MESSAGES[key] };
     attachSchema(t, r.group, brand);
     return t;
@@ -53,7 +56,10 @@ const plugin: PluginModule<'types'> = {
   kind: 'types',
   contract: CONTRACT_VERSION,
   name: 'builtin',
-  create: () => ({ types: (brand: Brand) => builtinTypes(brand) }),
+  create: (options, host: PluginHost) => {
+    const s = strategies(host, options as StrategyOptions);
+    return { types: (brand: Brand) => builtinTypes(brand, s.byKey), start: s.start, stop: s.stop };
+  },
 };
 
 export default plugin;
