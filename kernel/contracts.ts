@@ -445,7 +445,7 @@ export interface TypeDef {
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */
-  validate?: (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
+  validate?: (obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string) => FieldCause[];
   /** Extra table columns beyond Name; Created At/Age is the default last column. */
   columns?: TableColumn[];
   /**

@@ -119,6 +119,51 @@ export function dropNullFields(obj: unknown, schema: Schema | undefined, definit
   }
 }
 
+/** The number as the client wrote it ("1E+308", "1e400"): the first literal in the body with that value. */
+function numberLiteral(raw: string | undefined, value: number): string | undefined {
+  if (!raw) return undefined;
+  for (const m of raw.matchAll(/-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g)) if (Object.is(Number(m[0]), value)) return m[0];
+  return undefined;
+}
+
+const INT_RANGE: Record<string, [number, number]> = { int32: [-2147483648, 2147483647], int64: [-9223372036854775808, 9223372036854775807] };
+
+/**
+ * The first integer field (format int32 or int64) whose value a Go client could not decode into its
+ * field's type, worded as Go's decoder words it: `json: cannot unmarshal number 2147483648 into Go
+ * struct field DeploymentSpec.spec.replicas of type int32` (the struct is the innermost definition;
+ * the path has no list indexes, as Go's field stack has none).
+ */
+export function integerDecodeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string): string | undefined {
+  type Frame = [value: unknown, schema: Schema | undefined, path: string, struct: string];
+  const stack: Frame[] = [[obj, schema, '', '']];
+  while (stack.length) {
+    const [value, declared, path, outer] = stack.pop()!;
+    let struct = outer;
+    let s = declared;
+    for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
+      struct = s.ref.slice(s.ref.lastIndexOf('.') + 1);
+      s = definitions?.[s.ref];
+    }
+    if (!s || value === null || value === undefined) continue;
+    if (s.type === 'integer' && typeof value === 'number') {
+      const range = INT_RANGE[s.format ?? 'int64'] ?? INT_RANGE.int64;
+      if (!Number.isInteger(value) || value < range[0] || value > range[1]) {
+        const shown = numberLiteral(body, value) ?? (Number.isInteger(value) && Math.abs(value) < 1e21 ? BigInt(value).toString() : String(value));
+        return `json: cannot unmarshal number ${shown} into Go struct field ${struct}.${path} of type ${s.format ?? 'int64'}`;
+      }
+    } else if (s.type === 'object' && isObject(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        const f = s.fields?.[k] ?? s.additional;
+        if (f) stack.push([v, f, join(path, k), struct]);
+      }
+    } else if (s.type === 'array' && Array.isArray(value)) {
+      for (const v of value) stack.push([v, s.items, path, struct]);
+    }
+  }
+  return undefined;
+}
+
 /** Unknown fields of an object of a served type; none when the type is unstructured. */
 export function unknownFields(type: TypeDef, obj: unknown): string[] {
   return type.schema ? checkFields(obj, type.schema, type.definitions).unknown : [];

@@ -20,7 +20,7 @@ import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
-import { compileValidator, dropNullFields, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import { compileValidator, dropNullFields, findDuplicateFields, integerDecodeError, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -501,7 +501,7 @@ export class Registry {
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
     if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
     causes.push(...compileValidator(type)(obj));
-    if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand));
+    if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
     if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
   }
 
@@ -563,6 +563,9 @@ export class Registry {
    */
   fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
+    // A number the typed decoding cannot hold is a decode error, whatever the mode.
+    const intError = t.type.schema ? integerDecodeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
+    if (intError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${intError}`);
     const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
     let dups: string[] = [];
     if (mode !== 'Ignore' && raw) {

@@ -156,6 +156,42 @@ t.test('exact answers (kubernetes brand)', async (t) => {
     t.equal((await own('two', '2', '&force=True')).status, 200, 'force=True forces');
   });
 
+  await t.test('numbers a Go client cannot decode into the field\'s type: 400', async (t) => {
+    const deploy = (replicas: string) => `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"num"},"spec":{"replicas":${replicas},"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`;
+    for (const n of ['1E+308', '2147483648', '1.5', '-2147483649']) {
+      const r = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { raw: deploy(n), headers: { 'content-type': 'application/json' } });
+      t.same(r.json, status(400, 'BadRequest', `Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number ${n} into Go struct field DeploymentSpec.spec.replicas of type int32`), `replicas: ${n}`);
+    }
+    t.equal((await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { raw: deploy('2147483647'), headers: { 'content-type': 'application/json' } })).status, 201, 'the largest int32 is fine');
+    for (const n of ['1e300', '1e400']) {
+      const r = await s.request('POST', CM, { raw: `{"metadata":{"name":"gen","generation":${n}}}`, headers: { 'content-type': 'application/json' } });
+      t.equal(r.json.message, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number ${n} into Go struct field ObjectMeta.metadata.generation of type int64`, `generation: ${n}`);
+    }
+    const port = await s.request('POST', '/api/v1/namespaces/default/pods', { raw: '{"metadata":{"name":"np"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":99999999999}]}]}}', headers: { 'content-type': 'application/json' } });
+    t.equal(port.json.message, 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number 99999999999 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32');
+    const patched = await s.request('PATCH', '/apis/apps/v1/namespaces/default/deployments/num', { raw: '{"spec":{"replicas":2147483648}}', headers: { 'content-type': 'application/merge-patch+json' } });
+    t.equal(patched.status, 400, 'a patch too');
+    t.equal((await s.get('/apis/apps/v1/namespaces/default/deployments/num')).json.spec.replicas, 2147483647, 'nothing stored');
+  });
+
+  await t.test('Table column types and formats are the reference\'s', async (t) => {
+    const cols = async (path: string) => (await s.get(path, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' })).json.columnDefinitions
+      .map((c: { name: string; type: string; format: string; priority: number }) => `${c.name}:${c.type}${c.format ? `:${c.format}` : ''}${c.priority ? ':wide' : ''}`);
+    t.same(await cols(CM), ['Name:string:name', 'Data:string', 'Age:string']);
+    t.same(await cols('/api/v1/namespaces/default/secrets'), ['Name:string:name', 'Type:string', 'Data:string', 'Age:string']);
+    t.same(await cols('/api/v1/namespaces/default/serviceaccounts'), ['Name:string:name', 'Secrets:string', 'Age:string']);
+    t.same(await cols('/apis/apps/v1/namespaces/default/deployments'), ['Name:string:name', 'Ready:string', 'Up-to-date:string', 'Available:string', 'Age:string', 'Containers:string:wide', 'Images:string:wide', 'Selector:string:wide']);
+    t.same(await cols('/apis/apps/v1/namespaces/default/replicasets'), ['Name:string:name', 'Desired:integer', 'Current:integer', 'Ready:integer', 'Age:string', 'Containers:string:wide', 'Images:string:wide', 'Selector:string:wide']);
+    t.same(await cols('/apis/apps/v1/namespaces/default/controllerrevisions'), ['Name:string:name', 'Controller:string', 'Revision:string', 'Age:string']);
+    t.same(await cols('/apis/storage.k8s.io/v1/volumeattachments'), ['Name:string:name', 'Attacher:string:name', 'PV:string', 'Node:string', 'Attached:boolean', 'Age:string']);
+    t.same(await cols('/apis/rbac.authorization.k8s.io/v1/clusterroles'), ['Name:string:name', 'Created At:date']);
+    t.same(await cols('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'), ['Name:string:name', 'Role:string', 'Age:string', 'Users:string:wide', 'Groups:string:wide', 'ServiceAccounts:string:wide']);
+    t.same(await cols('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations'), ['Name:string:name', 'Webhooks:integer', 'Age:string']);
+    t.same(await cols('/api/v1/namespaces/default/limitranges'), ['Name:string:name', 'Created At:date']);
+    const crb = (await s.get('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/cluster-admin', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' })).json.rows[0].cells;
+    t.same([crb[1], crb[4]], ['ClusterRole/cluster-admin', 'system:masters']);
+  });
+
   await t.test('a Table of a kind that has none (access reviews): 406', async (t) => {
     const body = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } };
     const r = await s.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { body, headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });

@@ -70,4 +70,91 @@ t.test('per-type rules (kubernetes brand)', async (t) => {
     const { resourceVersion: _p, ...pmd } = pdb.metadata;
     t.equal((await s.request('PUT', '/apis/policy/v1/namespaces/default/poddisruptionbudgets/p', { body: { ...pdb, metadata: pmd } })).status, 422, 'PodDisruptionBudget does not either');
   });
+
+  const invalid = (kind: string, name: string, causes: { reason: string; message: string; field: string }[], group?: string) => ({
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+    message: `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${causes.length === 1 ? `${causes[0].field}: ${causes[0].message}` : `[${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`}`,
+    reason: 'Invalid', details: { name, ...(group ? { group } : {}), kind, causes }, code: 422,
+  });
+  const SYSCTL = 'must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$';
+
+  await t.test('pod sysctl names are validated', async (t) => {
+    const r = await s.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'sys' }, spec: { ...tpl.spec, securityContext: { sysctls: [{ name: 'foo-', value: '1' }, { name: 'bar..', value: '1' }, { name: 'kernel.shm_rmid_forced', value: '0' }, { name: 'kernel.shm_rmid_forced', value: '1' }] } } } });
+    t.same(r.json, invalid('Pod', 'sys', [
+      { reason: 'FieldValueInvalid', message: `Invalid value: "foo-": ${SYSCTL}`, field: 'spec.securityContext.sysctls[0].name' },
+      { reason: 'FieldValueInvalid', message: `Invalid value: "bar..": ${SYSCTL}`, field: 'spec.securityContext.sysctls[1].name' },
+      { reason: 'FieldValueDuplicate', message: 'Duplicate value: "kernel.shm_rmid_forced"', field: 'spec.securityContext.sysctls[3].name' },
+    ]));
+    const ok = await s.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: 'sys' }, spec: { ...tpl.spec, securityContext: { sysctls: [{ name: 'net.ipv4.ip_local_port_range', value: '1024 65535' }, { name: 'net/ipv4/conf/eth0.1/forwarding', value: '1' }] } } } });
+    t.equal(ok.status, 201, ok.text);
+    const d = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: { metadata: { name: 'sysd' }, spec: { selector: { matchLabels: { app: 'x' } }, template: { ...tpl, spec: { ...tpl.spec, securityContext: { sysctls: [{ name: 'foo-' }] } } } } } });
+    t.equal(d.status, 422, 'templates too');
+    t.equal(d.json.details.causes[0].field, 'spec.template.spec.securityContext.sysctls[0].name');
+  });
+
+  await t.test('pod updates change only what the reference allows; resources are immutable', async (t) => {
+    const made = await mk('/api/v1/namespaces/default/pods', { metadata: { name: 'upd' }, spec: { containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '100m' } } }] } });
+    const img = await s.request('PATCH', '/api/v1/namespaces/default/pods/upd', { body: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } }, headers: { 'content-type': 'application/strategic-merge-patch+json' } });
+    t.equal(img.status, 200, `image may change: ${img.text}`);
+    const lbl = await s.request('PATCH', '/api/v1/namespaces/default/pods/upd', { body: { metadata: { labels: { a: 'b' } }, spec: { activeDeadlineSeconds: 30 } }, headers: MERGE });
+    t.equal(lbl.status, 200, 'labels and activeDeadlineSeconds may change');
+    const res = await s.request('PATCH', '/api/v1/namespaces/default/pods/upd', { body: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '200m' } } }] } }, headers: { 'content-type': 'application/strategic-merge-patch+json' } });
+    t.equal(res.status, 422, res.text);
+    t.equal(res.json.reason, 'Invalid');
+    t.same(res.json.details.causes, [{ reason: 'FieldValueForbidden', field: 'spec', message: 'Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)' }]);
+    t.match(res.json.message, /^Pod "upd" is invalid: spec: Forbidden: pod updates may not change fields other than /);
+    const restart = await s.request('PATCH', '/api/v1/namespaces/default/pods/upd', { body: { spec: { restartPolicy: 'Never' } }, headers: MERGE });
+    t.equal(restart.status, 422, 'nor any other spec field');
+    const stored = (await s.get('/api/v1/namespaces/default/pods/upd')).json;
+    t.same(stored.spec.containers[0].resources, made.spec.containers[0].resources, 'resources unchanged');
+    t.equal(stored.spec.containers[0].image, 'busybox:2');
+  });
+
+  await t.test('PriorityClass value and preemptionPolicy are immutable', async (t) => {
+    const pc = '/apis/scheduling.k8s.io/v1/priorityclasses';
+    await mk(pc, { metadata: { name: 'high' }, value: 1000 });
+    const v = await s.request('PATCH', `${pc}/high`, { body: { value: 2000 }, headers: MERGE });
+    t.same(v.json, invalid('PriorityClass', 'high', [{ reason: 'FieldValueForbidden', message: 'Forbidden: may not be changed in an update.', field: 'value' }], 'scheduling.k8s.io'));
+    const p = await s.request('PATCH', `${pc}/high`, { body: { preemptionPolicy: 'Never' }, headers: MERGE });
+    t.same(p.json.details.causes, [{ reason: 'FieldValueInvalid', message: 'Invalid value: "Never": field is immutable', field: 'preemptionPolicy' }]);
+    t.equal((await s.request('PATCH', `${pc}/high`, { body: { description: 'ok' }, headers: MERGE })).status, 200, 'other fields may change');
+    const big = await s.request('POST', pc, { body: { metadata: { name: 'too-high' }, value: 2000000000 } });
+    t.same(big.json.details.causes, [{ reason: 'FieldValueForbidden', message: 'Forbidden: maximum allowed value of a user defined priority is 1000000000', field: 'value' }]);
+  });
+
+  await t.test('core/v1 Event field selectors', async (t) => {
+    const ev = (name: string, more: Record<string, unknown>) => mk('/api/v1/namespaces/default/events', { metadata: { name }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p1', uid: 'u1', apiVersion: 'v1', fieldPath: 'spec.containers{c}' }, reason: 'Started', type: 'Normal', message: 'm', ...more });
+    await ev('e1', { source: { component: 'test-controller' } });
+    await ev('e2', { reportingComponent: 'reporter', reason: 'Killing', type: 'Warning', involvedObject: { kind: 'Node', name: 'n1' } });
+    const names = async (sel: string) => (await s.get(`/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(sel)}`)).json.items.map((e: { metadata: { name: string } }) => e.metadata.name).sort();
+    t.same(await names('source=test-controller'), ['e1']);
+    t.same(await names('source=reporter'), ['e2'], 'source falls back to the reporting component');
+    t.same(await names('reportingComponent=reporter'), ['e2']);
+    t.same(await names('reason=Killing'), ['e2']);
+    t.same(await names('type=Normal'), ['e1']);
+    t.same(await names('involvedObject.kind=Pod,involvedObject.name=p1'), ['e1']);
+    t.same(await names('involvedObject.uid=u1,involvedObject.fieldPath=spec.containers{c}'), ['e1']);
+    t.same(await names('involvedObject.kind!=Pod'), ['e2']);
+    const bad = await s.get('/api/v1/namespaces/default/events?fieldSelector=bogus%3Dx');
+    t.equal(bad.status, 400);
+  });
+
+  await t.test('storage.k8s.io/v1 CSIStorageCapacity is served', async (t) => {
+    const base = '/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities';
+    const disc = (await s.get('/apis/storage.k8s.io/v1')).json.resources.find((r: { name: string }) => r.name === 'csistoragecapacities');
+    t.match(disc, { name: 'csistoragecapacities', namespaced: true, kind: 'CSIStorageCapacity' });
+    const c = await mk(base, { metadata: { name: 'cap' }, storageClassName: 'fast', capacity: '10Gi', nodeTopology: { matchLabels: { zone: 'a' } } });
+    t.equal(c.capacity, '10Gi');
+    t.equal((await s.get(base)).json.items.length, 1);
+    const tbl = await s.get(`${base}/cap`, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+    t.same(tbl.json.columnDefinitions.map((d: { name: string; type: string }) => `${d.name}:${d.type}`), ['Name:string', 'StorageClassName:string', 'Capacity:string']);
+    t.same(tbl.json.rows[0].cells, ['cap', 'fast', '10Gi']);
+    const bad = await s.request('POST', base, { body: { metadata: { name: 'bad' }, storageClassName: '' } });
+    t.equal(bad.status, 422);
+    t.equal(bad.json.details.causes[0].field, 'storageClassName');
+    const { resourceVersion: _r, ...md } = c.metadata;
+    t.equal((await s.request('PUT', `${base}/cap`, { body: { ...c, metadata: md } })).status, 422, 'no unconditional updates');
+    const imm = await s.request('PUT', `${base}/cap`, { body: { ...c, storageClassName: 'slow' } });
+    t.same(imm.json.details.causes, [{ reason: 'FieldValueInvalid', message: 'Invalid value: "slow": field is immutable', field: 'storageClassName' }]);
+  });
 });

@@ -153,7 +153,8 @@ function fields(paths: string[], extra: Record<string, (o: KObject) => string> =
 const coreEventFields = fields(
   ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion',
     'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'type'],
-  { reportingComponent: (o) => str(o.reportingComponent), source: (o) => str(at(o, 'source.component')) },
+  // source falls back to the reporting controller, as the reference's selectable fields do.
+  { reportingComponent: (o) => str(o.reportingComponent), source: (o) => str(at(o, 'source.component')) || str(o.reportingComponent) },
 );
 
 export const FIELD_SELECTORS: Record<string, Record<string, (o: KObject) => string>> = {

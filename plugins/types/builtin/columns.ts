@@ -90,6 +90,22 @@ function col(name: string, type: TableColumn['type'], description: string, cell:
 }
 
 const AGE = col('Age', 'string', 'Time since the object was created.', (o, now) => age(at(o, 'metadata.creationTimestamp'), now));
+/** The creation time itself (a date column), where the reference prints no age. */
+const CREATED_AT = col('Created At', 'date', 'When the object was created.', (o) => {
+  const t = time(at(o, 'metadata.creationTimestamp'));
+  return Number.isNaN(t) ? '' : new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+});
+
+/** Role and cluster role bindings: the role, then (wide) the subjects by kind. */
+const subjects = (o: J, kind: string) => list(o.subjects).filter((s) => s.kind === kind).map((s) => (kind === 'ServiceAccount' ? `${text(s.namespace)}/${text(s.name)}` : text(s.name))).join(', ');
+const bindingColumns = [
+  col('Role', 'string', 'The role the binding grants.', (o) => `${text(at(o, 'roleRef.kind'))}/${text(at(o, 'roleRef.name'))}`),
+  AGE,
+  col('Users', 'string', 'Users in the binding.', (o) => subjects(o, 'User'), 1),
+  col('Groups', 'string', 'Groups in the binding.', (o) => subjects(o, 'Group'), 1),
+  col('ServiceAccounts', 'string', 'Service accounts in the binding.', (o) => subjects(o, 'ServiceAccount'), 1),
+];
+const webhookColumns = [col('Webhooks', 'integer', 'Number of webhooks in the configuration.', (o) => list(o.webhooks).length), AGE];
 
 /** Wide Containers and Images columns for the containers found at `path`. */
 function containerCols(path: string): TableColumn[] {
@@ -332,13 +348,13 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
       col('Kernel-Version', 'string', 'Kernel version of the node.', nodeInfo('kernelVersion'), 1),
       col('Container-Runtime', 'string', 'Container runtime of the node.', nodeInfo('containerRuntimeVersion'), 1),
     ],
-    configmaps: [col('Data', 'integer', 'Number of keys.', (o) => Object.keys(isObj(o.data) ? o.data : {}).length + Object.keys(isObj(o.binaryData) ? o.binaryData : {}).length), AGE],
+    configmaps: [col('Data', 'string', 'Number of keys.', (o) => Object.keys(isObj(o.data) ? o.data : {}).length + Object.keys(isObj(o.binaryData) ? o.binaryData : {}).length), AGE],
     secrets: [
       col('Type', 'string', 'Type of the secret.', (o) => text(o.type)),
-      col('Data', 'integer', 'Number of keys.', (o) => Object.keys({ ...(isObj(o.data) ? o.data : {}), ...(isObj(o.stringData) ? o.stringData : {}) }).length),
+      col('Data', 'string', 'Number of keys.', (o) => Object.keys({ ...(isObj(o.data) ? o.data : {}), ...(isObj(o.stringData) ? o.stringData : {}) }).length),
       AGE,
     ],
-    serviceaccounts: [col('Secrets', 'integer', 'Number of secrets of the service account.', (o) => list(o.secrets).length), AGE],
+    serviceaccounts: [col('Secrets', 'string', 'Number of secrets of the service account.', (o) => list(o.secrets).length), AGE],
     events: eventColumns((o) => o),
     'events.events.cluster.io': eventColumns(asCoreEvent),
     endpoints: [
@@ -376,10 +392,7 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
       AGE,
       col('VolumeMode', 'string', 'Filesystem or Block.', (o) => text(at(o, 'spec.volumeMode')) || '<unset>', 1),
     ],
-    limitranges: [col('Created At', 'date', 'When the object was created.', (o) => {
-      const t = time(at(o, 'metadata.creationTimestamp'));
-      return Number.isNaN(t) ? '' : new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    })],
+    limitranges: [CREATED_AT],
     resourcequotas: [
       AGE,
       col('Request', 'string', 'Used and hard request quotas.', (o) => quotaText(o, false)),
@@ -395,8 +408,8 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
     ],
     'deployments.apps': [
       col('Ready', 'string', 'Ready replicas out of desired replicas.', (o) => `${num(at(o, 'status.readyReplicas'))}/${num(at(o, 'spec.replicas'))}`),
-      col('Up-to-date', 'integer', 'Replicas running the current template.', (o) => num(at(o, 'status.updatedReplicas'))),
-      col('Available', 'integer', 'Replicas available to users.', (o) => num(at(o, 'status.availableReplicas'))),
+      col('Up-to-date', 'string', 'Replicas running the current template.', (o) => num(at(o, 'status.updatedReplicas'))),
+      col('Available', 'string', 'Replicas available to users.', (o) => num(at(o, 'status.availableReplicas'))),
       AGE,
       ...containerCols(TEMPLATE_CONTAINERS),
       wideSelector,
@@ -432,7 +445,7 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
         const group = text(ref.apiVersion).includes('/') ? text(ref.apiVersion).split('/')[0] : '';
         return `${(group ? `${ref.kind}.${group}` : text(ref.kind)).toLowerCase()}/${text(ref.name)}`;
       }),
-      col('Revision', 'integer', 'Revision number.', (o) => num(o.revision)),
+      col('Revision', 'string', 'Revision number.', (o) => num(o.revision)),
       AGE,
     ],
     'jobs.batch': [
@@ -514,7 +527,7 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
     ],
     'csinodes.storage.cluster.io': [col('Drivers', 'integer', 'Number of drivers on the node.', (o) => list(at(o, 'spec.drivers')).length), AGE],
     'volumeattachments.storage.cluster.io': [
-      col('Attacher', 'string', 'Driver that attaches the volume.', (o) => text(at(o, 'spec.attacher'))),
+      { ...col('Attacher', 'string', 'Driver that attaches the volume.', (o) => text(at(o, 'spec.attacher'))), format: 'name' },
       col('PV', 'string', 'Persistent volume being attached.', (o) => text(at(o, 'spec.source.persistentVolumeName'))),
       col('Node', 'string', 'Node the volume is attached to.', (o) => text(at(o, 'spec.nodeName'))),
       col('Attached', 'boolean', 'Whether the volume is attached.', (o) => at(o, 'status.attached') === true),
@@ -527,6 +540,17 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
       AGE,
     ],
     'runtimeclasses.node.cluster.io': [col('Handler', 'string', 'Runtime handler of the class.', (o) => text(o.handler)), AGE],
+    // The reference prints no age for storage capacities.
+    'csistoragecapacities.storage.cluster.io': [
+      col('StorageClassName', 'string', 'Storage class the capacity is for.', (o) => text(o.storageClassName)),
+      col('Capacity', 'string', 'Capacity available for new volumes.', (o) => text(o.capacity)),
+    ],
+    'clusterroles.rbac.authorization.cluster.io': [CREATED_AT],
+    'roles.rbac.authorization.cluster.io': [CREATED_AT],
+    'clusterrolebindings.rbac.authorization.cluster.io': bindingColumns,
+    'rolebindings.rbac.authorization.cluster.io': bindingColumns,
+    'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookColumns,
+    'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookColumns,
   };
 }
 

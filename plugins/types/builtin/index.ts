@@ -7,6 +7,7 @@ import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
+import { RULES } from './rules.js';
 import { PROTOBUF_MESSAGES, SCHEMA as PROTOBUF_SCHEMA } from './protobuf.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 
@@ -41,7 +42,9 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';
     if (DEFAULTERS[key]) t.defaults = DEFAULTERS[key];
-    if (VALIDATORS[key]) t.validate = VALIDATORS[key];
+    const checks = [VALIDATORS[key], RULES[key]].filter((v) => v !== undefined);
+    if (checks.length === 1) t.validate = checks[0];
+    else if (checks.length) t.validate = (o, old, brand, sub) => checks.flatMap((v) => v(o, old, brand, sub));
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
     const st = strategy(key);

@@ -6,12 +6,12 @@ import type { Brand } from '../../../kernel/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 
-type Validator = (obj: KObject, old: KObject | undefined, brand: Brand) => FieldCause[];
+export type Validator = (obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string) => FieldCause[];
 
 // ---------------------------------------------------------------- cause builders
 
 /** A value printed as the reference prints it in messages (Go's %q / %v / %#v). */
-function show(v: unknown): string {
+export function show(v: unknown): string {
   if (v === undefined || v === null) return 'null';
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
@@ -37,15 +37,15 @@ function goSelector(sel: J): string {
   return `v1.LabelSelector{MatchLabels:${goMap(sel.matchLabels)}, MatchExpressions:${exprs}}`;
 }
 
-const required = (field: string, detail = ''): FieldCause => ({ reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' });
-const forbidden = (field: string, detail: string): FieldCause => ({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` });
-const duplicate = (field: string, value: unknown): FieldCause => ({ reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${show(value)}` });
+export const required = (field: string, detail = ''): FieldCause => ({ reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' });
+export const forbidden = (field: string, detail: string): FieldCause => ({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` });
+export const duplicate = (field: string, value: unknown): FieldCause => ({ reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${show(value)}` });
 const tooLong = (field: string, max: number): FieldCause => ({ reason: 'FieldValueTooLong', field, message: `Too long: must have at most ${max} bytes` });
 /** `shown` lets a caller pass the already-printed value (Go structs, redacted secrets). */
-function invalid(field: string, value: unknown, detail: string, shown = show(value)): FieldCause {
+export function invalid(field: string, value: unknown, detail: string, shown = show(value)): FieldCause {
   return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${shown}${detail ? `: ${detail}` : ''}` };
 }
-function notSupported(field: string, value: unknown, valid: string[]): FieldCause {
+export function notSupported(field: string, value: unknown, valid: string[]): FieldCause {
   return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${show(value)}: supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` };
 }
 
@@ -137,7 +137,7 @@ export function selectorMatches(sel: J, labels: Record<string, string>): boolean
   return true;
 }
 
-function selectorCauses(sel: J, p: string): FieldCause[] {
+export function selectorCauses(sel: J, p: string): FieldCause[] {
   const out: FieldCause[] = [];
   list(sel.matchExpressions).forEach((r, i) => {
     const rp = `${p}.matchExpressions[${i}]`;
@@ -152,7 +152,7 @@ function selectorCauses(sel: J, p: string): FieldCause[] {
 }
 
 /** JSON with sorted keys, to compare values regardless of key order. */
-function canon(v: unknown): string {
+export function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
   if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
   return JSON.stringify(v) ?? 'null';
@@ -442,7 +442,7 @@ const WEBHOOK_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
 const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 const ALL_SIDE_EFFECTS = ['None', 'NoneOnDryRun', 'Some', 'Unknown'];
 
-function dnsSubdomainErrors(v: string): string[] {
+export function dnsSubdomainErrors(v: string): string[] {
   const errs: string[] = [];
   if (v.length > 253) errs.push('must be no more than 253 characters');
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(v)) {

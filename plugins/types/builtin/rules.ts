@@ -1,0 +1,130 @@
+// Per-type update and field rules of the reference's strategies that the first validators lacked:
+// pod sysctl names, what a pod update may change (and what its resize sub-resource may), the
+// immutable PriorityClass fields, and CSIStorageCapacity. Each returns the reference's causes; they
+// are combined with validate.ts's validators by row key in index.ts.
+import type { FieldCause, KObject } from '../../../kernel/contracts.js';
+import { at, isObj, list, type J } from './catalog.js';
+import { canon, dnsSubdomainErrors, duplicate, forbidden, invalid, required, selectorCauses, type Validator } from './validate.js';
+
+// ---------------------------------------------------------------- pods
+
+const SYSCTL_MAX = 253;
+/** A sysctl name: segments of [a-z0-9]([-_a-z0-9]*[a-z0-9])? joined by "." or "/". */
+const SYSCTL_RE = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
+const SYSCTL_SHOWN = '^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$';
+
+function sysctlCauses(spec: J, p: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const seen = new Set<string>();
+  list(at(spec, 'securityContext.sysctls')).forEach((s, i) => {
+    const f = `${p}.securityContext.sysctls[${i}].name`;
+    const name = typeof s.name === 'string' ? s.name : '';
+    if (!name) out.push(required(f));
+    else if (name.length > SYSCTL_MAX || !SYSCTL_RE.test(name)) out.push(invalid(f, name, `must have at most ${SYSCTL_MAX} characters and match regex ${SYSCTL_SHOWN}`));
+    else if (seen.has(name)) out.push(duplicate(f, name));
+    seen.add(name);
+  });
+  return out;
+}
+
+const UPDATABLE = [
+  '`spec.containers[*].image`',
+  '`spec.initContainers[*].image`',
+  '`spec.activeDeadlineSeconds`',
+  '`spec.tolerations` (only additions to existing tolerations)',
+  '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+];
+
+/**
+ * A pod update may change only container images, activeDeadlineSeconds, tolerations (additions) and
+ * a negative terminationGracePeriodSeconds; the resize sub-resource only container resources. The
+ * reference appends a Go diff of the two specs to the message; ours ends after the list.
+ */
+function podSpecUpdateCauses(spec: J, old: J, subresource: string | undefined): FieldCause[] {
+  const munged: J = structuredClone(spec);
+  const oldContainers = (k: string) => list(old[k]);
+  const keepFromOld = (k: string, fields: string[]) => list(munged[k]).forEach((c, i) => {
+    for (const f of fields) {
+      const v = oldContainers(k)[i]?.[f];
+      if (v === undefined) delete c[f]; else c[f] = v;
+    }
+  });
+  if (subresource === 'resize') {
+    keepFromOld('containers', ['resources', 'resizePolicy']);
+  } else {
+    keepFromOld('containers', ['image']);
+    keepFromOld('initContainers', ['image']);
+    for (const k of ['activeDeadlineSeconds', 'tolerations']) if (old[k] === undefined) delete munged[k]; else munged[k] = old[k];
+    if (typeof old.terminationGracePeriodSeconds === 'number' && old.terminationGracePeriodSeconds < 0 && munged.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = old.terminationGracePeriodSeconds;
+  }
+  if (canon(munged) === canon(old)) return [];
+  if (subresource === 'resize') return [forbidden('spec', 'only cpu and memory resources are mutable')];
+  return [forbidden('spec', `pod updates may not change fields other than ${UPDATABLE.join(',')}`)];
+}
+
+export const pod: Validator = (o, old, _brand, subresource) => {
+  const spec = isObj(o.spec) ? o.spec : {};
+  const out = sysctlCauses(spec, 'spec');
+  // Sub-resources with their own rules on the spec (binding, ephemeral containers) are not pod updates.
+  if (old && (subresource === undefined || subresource === 'resize')) out.push(...podSpecUpdateCauses(spec, isObj(old.spec) ? old.spec : {}, subresource));
+  return out;
+};
+
+/** Pod templates (and the templates of workloads) carry the same sysctl rule. */
+export function templateSysctls(path: string): Validator {
+  return (o) => sysctlCauses((at(o, path) ?? {}) as J, path);
+}
+
+// ---------------------------------------------------------------- scheduling
+
+const HIGHEST_USER_PRIORITY = 1000000000;
+
+export const priorityClass: Validator = (o, old) => {
+  const out: FieldCause[] = [];
+  const name = o.metadata?.name ?? '';
+  if (!name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
+    out.push(forbidden('value', `maximum allowed value of a user defined priority is ${HIGHEST_USER_PRIORITY}`));
+  }
+  if (old) {
+    if (o.value !== old.value) out.push(forbidden('value', 'may not be changed in an update.'));
+    if ((o.preemptionPolicy ?? null) !== (old.preemptionPolicy ?? null)) out.push(invalid('preemptionPolicy', o.preemptionPolicy ?? null, 'field is immutable'));
+  }
+  return out;
+};
+
+// ---------------------------------------------------------------- storage
+
+/** CSIStorageCapacity: a storage class name, non-negative quantities, a valid topology selector; all immutable but capacity. */
+export const csiStorageCapacity: Validator = (o: KObject, old) => {
+  const out: FieldCause[] = [];
+  const sc = typeof o.storageClassName === 'string' ? o.storageClassName : '';
+  for (const m of dnsSubdomainErrors(sc)) out.push(invalid('storageClassName', sc, m));
+  if (isObj(o.nodeTopology)) out.push(...selectorCauses(o.nodeTopology, 'nodeTopology'));
+  for (const k of ['capacity', 'maximumVolumeSize']) {
+    const v = o[k];
+    if ((typeof v === 'string' && v.trim().startsWith('-')) || (typeof v === 'number' && v < 0)) out.push(invalid(k, v, 'must be greater than or equal to 0'));
+  }
+  if (old) {
+    for (const k of ['nodeTopology', 'storageClassName']) if (canon(o[k] ?? null) !== canon(old[k] ?? null)) out.push(invalid(k, o[k] ?? null, 'field is immutable'));
+  }
+  return out;
+};
+
+// ---------------------------------------------------------------- by row key
+
+const TEMPLATE = 'spec.template.spec';
+
+/** These rules by row key (see catalog.ts rowKey); index.ts runs them after validate.ts's. */
+export const RULES: Record<string, Validator> = {
+  pods: pod,
+  podtemplates: templateSysctls('template.spec'),
+  replicationcontrollers: templateSysctls(TEMPLATE),
+  'deployments.apps': templateSysctls(TEMPLATE),
+  'replicasets.apps': templateSysctls(TEMPLATE),
+  'statefulsets.apps': templateSysctls(TEMPLATE),
+  'daemonsets.apps': templateSysctls(TEMPLATE),
+  'jobs.batch': templateSysctls(TEMPLATE),
+  'cronjobs.batch': templateSysctls('spec.jobTemplate.spec.template.spec'),
+  'priorityclasses.scheduling.cluster.io': priorityClass,
+  'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
+};
