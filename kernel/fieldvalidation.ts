@@ -7,6 +7,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
 import type { FieldCause, KObject, Schema, TypeDef } from './contracts.js';
 import { goQuote } from './validation.js';
+import { duplicateKeys } from '../workers/decode.js';
 
 type Defs = Readonly<Record<string, Schema>> | undefined;
 
@@ -173,26 +174,7 @@ export function unknownFields(type: TypeDef, obj: unknown): string[] {
 
 /** Duplicate mapping keys of a YAML text, as paths ("data.a"); the YAML counterpart of findDuplicateFields. */
 export function findDuplicateYamlKeys(text: string, limit = 100): string[] {
-  const out: string[] = [];
-  let doc;
-  try { doc = YAML.parseDocument(text, { uniqueKeys: false }); } catch { return out; }
-  const walk = (node: unknown, path: string) => {
-    if (out.length >= limit) return;
-    if (YAML.isMap(node)) {
-      const seen = new Set<string>();
-      for (const item of node.items) {
-        const key = String(YAML.isScalar(item.key) ? item.key.value : item.key);
-        const p = join(path, key);
-        if (seen.has(key)) out.push(p);
-        seen.add(key);
-        walk(item.value, p);
-      }
-    } else if (YAML.isSeq(node)) {
-      node.items.forEach((v, i) => walk(v, `${path}[${i}]`));
-    }
-  };
-  walk(doc.contents, '');
-  return out;
+  try { return duplicateKeys(YAML.parseDocument(text, { uniqueKeys: false }).contents, limit); } catch { return []; }
 }
 
 /**

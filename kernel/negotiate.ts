@@ -3,6 +3,8 @@ import YAML from 'yaml';
 import type { Brand } from './brand.js';
 import type { KObject } from './contracts.js';
 import { errors } from './status.js';
+import { parseJson } from '../workers/decode.js';
+import { decodeYamlBody } from '../workers/pool.js';
 
 export type Representation = 'json' | 'yaml' | 'table' | 'partial';
 
@@ -59,18 +61,28 @@ export function negotiate(accept: string | undefined, brand: Brand, allowTable: 
   throw errors.notAcceptable(`only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=${metaGroup}`);
 }
 
+/** Duplicate keys found while decoding a YAML body, by body, so fieldValidation need not parse it again. */
+const yamlDuplicates = new WeakMap<Buffer, string[]>();
+export const decodedYamlDuplicates = (raw: Buffer): string[] | undefined => yamlDuplicates.get(raw);
+
+/** A YAML body, bounded and off the event loop when large (workers/decode.ts); a failure is a 400 starting with `prefix`. */
+export async function decodeYaml(raw: Buffer, prefix: string): Promise<unknown> {
+  const r = await decodeYamlBody(raw.toString('utf8'));
+  if (!r.ok) throw errors.badRequest(prefix + r.message);
+  yamlDuplicates.set(raw, r.duplicates);
+  return r.value;
+}
+
 /** Decode a create/update body (JSON or YAML) into one object. */
-export function decodeBody(contentType: string | undefined, body: Buffer): KObject {
+export async function decodeBody(contentType: string | undefined, body: Buffer): Promise<KObject> {
   const ct = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   let obj: unknown;
   if (ct === 'application/json' || ct === '' || ct === '*/*') {
-    try { obj = JSON.parse(body.toString('utf8')); } catch (e) {
+    try { obj = parseJson(body.toString('utf8')); } catch (e) {
       throw errors.badRequest(`the body of the request could not be decoded as JSON: ${(e as Error).message}`);
     }
   } else if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
-    try { obj = YAML.parse(body.toString('utf8')); } catch (e) {
-      throw errors.badRequest(`the body of the request could not be decoded as YAML: ${(e as Error).message}`);
-    }
+    obj = await decodeYaml(body, 'the body of the request could not be decoded as YAML: ');
   } else {
     throw errors.unsupportedMediaType(['application/json', 'application/yaml']);
   }

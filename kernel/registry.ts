@@ -6,7 +6,8 @@ import type { Brand } from './brand.js';
 import type { KRequest, KResponse } from './http/types.js';
 import { errors, StatusError } from './status.js';
 import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
-import { decodeBody, encodeAs, negotiate, type Accepted } from './negotiate.js';
+import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
+import { depthError, parseJson } from '../workers/decode.js';
 import { table, tableRow, type IncludeObject } from './table.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
@@ -14,7 +15,6 @@ import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
 import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
-import YAML from 'yaml';
 import { decodeProtobuf } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
 import { runMerge } from '../workers/pool.js';
@@ -537,7 +537,7 @@ export class Registry {
   async create(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'CreateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
-    const obj = this.decode(req, t, raw);
+    const obj = await this.decode(req, t, raw);
     const warnings = this.fieldValidation(req, t, obj, this.isProtobuf(req) ? undefined : raw);
     const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
@@ -549,9 +549,9 @@ export class Registry {
   }
 
   /** A create or update body: JSON, YAML, or Protobuf for types whose catalog entry has a Protobuf schema. */
-  private decode(req: KRequest, t: Target, raw: Buffer): KObject {
+  private async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
     if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type);
-    const obj = decodeBody(req.header('content-type'), raw);
+    const obj = await decodeBody(req.header('content-type'), raw);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
     return obj;
   }
@@ -570,7 +570,7 @@ export class Registry {
     let dups: string[] = [];
     if (mode !== 'Ignore' && raw) {
       const text = raw.toString('utf8');
-      dups = /^\s*[{[]/.test(text) ? findDuplicateFields(text) : findDuplicateYamlKeys(text);
+      dups = /^\s*[{[]/.test(text) ? findDuplicateFields(text) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text);
     }
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
     if (t.type.schema) pruneUnknown(obj, t.type.schema, t.type.definitions);
@@ -636,7 +636,7 @@ export class Registry {
   async update(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'UpdateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
-    const body = this.decode(req, t, raw);
+    const body = await this.decode(req, t, raw);
     if (t.subresource === 'scale') return this.updateScale(res, t, user, dryRun, () => body);
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
@@ -786,13 +786,12 @@ export class Registry {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'PatchOptions', isApply);
     const force = queryBool(req.query, 'force') ?? false;
     let patch: unknown;
-    try {
-      // An apply body is YAML or JSON: JSON (what clients send) goes through the fast native parser;
-      // YAML keeps the last of duplicate keys as JSON does, and fieldValidation reports them.
-      const text = raw.toString('utf8');
-      patch = isApply && !/^\s*[{[]/.test(text) ? YAML.parse(text, { uniqueKeys: false }) : JSON.parse(text);
-    } catch (e) {
-      throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+    // An apply body is YAML or JSON: JSON (what clients send) goes through the fast native parser;
+    // YAML keeps the last of duplicate keys as JSON does, and fieldValidation reports them.
+    const text = raw.toString('utf8');
+    if (isApply && !/^\s*[{[]/.test(text)) patch = await decodeYaml(raw, 'error decoding patch: ');
+    else {
+      try { patch = parseJson(text); } catch (e) { throw errors.badRequest(`error decoding patch: ${(e as Error).message}`); }
     }
     if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');
     const fm = { ...this.fieldManager(req), size: raw.length };
@@ -806,6 +805,8 @@ export class Registry {
       if (!r.ok) throw mergeError(r.error);
       const out = (r as { value: unknown }).value;
       if (typeof out !== 'object' || out === null || Array.isArray(out)) throw errors.badRequest('the patch does not result in an object');
+      // Merges never nest deeper than their (bounded) inputs; a JSON patch can add a deep value deep down.
+      if (task.op === 'json-patch') tooDeep(out);
       // A resourceVersion in the patch is a precondition.
       const rv = (out as KObject).metadata?.resourceVersion;
       if (rv !== undefined && rv !== cur.metadata?.resourceVersion) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
@@ -935,7 +936,7 @@ export class Registry {
     const raw = await req.body(this.ctx.maxBodyBytes);
     let opts: Record<string, any> = {};
     if (raw.length) {
-      try { opts = JSON.parse(raw.toString('utf8')); } catch (e) { throw errors.badRequest(`error decoding DeleteOptions: ${(e as Error).message}`); }
+      try { opts = parseJson(raw.toString('utf8')) as Record<string, any>; } catch (e) { throw errors.badRequest(`error decoding DeleteOptions: ${(e as Error).message}`); }
     }
     const q = req.query;
     // Without a body the options come from the query, decoded as the reference's ParameterCodec does.
@@ -1061,6 +1062,12 @@ async function settle<T>(finish: WriteFinisher | void, rest: () => Promise<{ ok:
 
 /** Who a write records as the owner of the fields it sets; `applied` when server-side apply already computed ownership. */
 interface FieldManagement { manager: string; applied?: boolean; /** Request body bytes. */ size?: number }
+
+/** An object nested past MAX_DEPTH (a patch can deepen one) is refused before anything recurses through it. */
+function tooDeep(obj: unknown): void {
+  const deep = depthError(obj);
+  if (deep) throw errors.badRequest(deep);
+}
 
 /** A failed merge as a Status: the merge code's status code, reason and message. */
 function mergeError(e: { code: number; reason: string; message: string }): StatusError {

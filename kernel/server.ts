@@ -390,7 +390,8 @@ export class Server {
     let se: StatusError;
     if (isStatusError(e)) se = e;
     else {
-      this.log.error('internal error', { error: (e as Error)?.stack ?? String(e) });
+      // Messages can carry what the client sent: bounded, and JSON-escaped by the logger, never raw.
+      this.log.error('internal error', { error: ((e as Error)?.stack ?? String(e)).slice(0, 4096) });
       se = errors.internal((e as Error)?.message ?? String(e));
     }
     if (se.plainText !== undefined) return res.send(se.code, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', ...se.headers }, se.plainText);
@@ -603,7 +604,7 @@ export class Server {
     const acc = negotiate(req.header('accept'), this.brand, false);
     const dryRun = checkWriteOptions(req.query, this.brand, 'CreateOptions');
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
-    const body = decodeBody(req.header('content-type'), await req.body(this.config.maxRequestBodyBytes));
+    const body = await decodeBody(req.header('content-type'), await req.body(this.config.maxRequestBodyBytes));
     dropNullFields(body, undefined);
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
     res.send(out.code ?? 201, { 'content-type': acc.contentType }, encodeAs(acc, JSON.stringify(out.object)));

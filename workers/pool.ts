@@ -3,6 +3,7 @@
 // where a thread hop would cost more than the work (see docs/benchmarks.md for the measurement).
 import { Piscina } from 'piscina';
 import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
+import { decodeYaml, type YamlDecoded } from './decode.js';
 
 /**
  * Bytes of input (current object plus request body) from which a merge goes to a worker thread.
@@ -31,6 +32,19 @@ export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: str
   const r = (await thePool().run(slim)) as MergeTaskResult | { needDefinitions: true };
   if ('needDefinitions' in r) return (await thePool().run({ ...task, defsKey })) as MergeTaskResult;
   return r;
+}
+
+/**
+ * Bytes of YAML from which decoding goes to a worker thread. The yaml package is far slower than
+ * JSON.parse (a 3 MiB body takes seconds): only small bodies are decoded on the event loop.
+ */
+export const YAML_WORKER_THRESHOLD_BYTES = 16 * 1024;
+
+/** Decodes one YAML body (bounded, see decode.ts) inline when small, on a worker otherwise. */
+export async function decodeYamlBody(text: string): Promise<YamlDecoded> {
+  if (!enabled || text.length < YAML_WORKER_THRESHOLD_BYTES) return decodeYaml(text);
+  const r = (await thePool().run({ op: 'decode-yaml', text })) as { ok: true; json: string; duplicates: string[] } | { ok: false; message: string };
+  return r.ok ? { ok: true, value: JSON.parse(r.json), duplicates: r.duplicates } : r;
 }
 
 export async function closeWorkers(): Promise<void> {

@@ -1,9 +1,12 @@
-// A piscina worker: runs one merge task. Schema definitions arrive once per worker and are kept by key.
+// A piscina worker: runs one merge task, or decodes one large YAML body. Schema definitions arrive
+// once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
+import { decodeYamlToJson } from './decode.js';
 
 const definitions = new Map<string, unknown>();
 
-export default function (task: MergeTask & { defsKey?: string }) {
+export default function (task: (MergeTask & { defsKey?: string }) | { op: 'decode-yaml'; text: string }) {
+  if (task.op === 'decode-yaml') return decodeYamlToJson(task.text);
   const t = task as MergeTask & { defsKey?: string; definitions?: unknown };
   if (t.defsKey) {
     if (t.definitions) definitions.set(t.defsKey, t.definitions);

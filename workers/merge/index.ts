@@ -50,6 +50,8 @@ export function runMergeTask(task: MergeTask): MergeTaskResult {
     }
   } catch (e) {
     if (e instanceof PatchError) return { ok: false, error: e.toJSON() };
+    // Inputs are depth-bounded before they get here; should one still exhaust the stack, it is the input's fault.
+    if (e instanceof RangeError) return { ok: false, error: { code: 400, reason: 'BadRequest', message: (e as Error).message } };
     return { ok: false, error: { code: 500, reason: '', message: (e as Error)?.message ?? String(e) } };
   }
 }

@@ -31,10 +31,11 @@ export const SMP_ERRORS = {
   unsupported: 'strategic merge patch format is not supported',
 } as const;
 
-// The reference maps its format errors to 400, two content errors to 422, and anything else to 500.
+// The reference maps its format errors to 400, two content errors to 422, and anything else to 500;
+// here "anything else" (an unknown directive, a missing merge key: what the client sent) is a 400
+// with the reference's message, since a client's bad patch is never a server error.
 const bad = (msg: string) => new PatchError(400, msg);
 const invalid = (msg: string) => new PatchError(422, msg, { statusMessage: REJECTED_MESSAGE });
-const failed = (msg: string) => new PatchError(500, msg);
 
 type Json = Record<string, unknown>;
 type Ctx = { defs: Definitions };
@@ -57,7 +58,7 @@ function mergeMap(original: Json, patch: Json, schema: Schema | undefined, ctx: 
     delete patch[DIRECTIVE];
     if (d === 'replace') return mergeMap({}, patch, schema, ctx);
     if (d === 'delete') return {};
-    if (d !== 'merge') throw failed(`unknown patch type: ${goFormat(d)} in map: ${goFormat({ ...patch, [DIRECTIVE]: d })}`);
+    if (d !== 'merge') throw bad(`unknown patch type: ${goFormat(d)} in map: ${goFormat({ ...patch, [DIRECTIVE]: d })}`);
   }
   applyRetainKeys(original, patch);
   applySetElementOrder(original, patch, schema, ctx);
@@ -98,7 +99,7 @@ function mergeField(original: Json, key: string, patchV: unknown, isDeleteList: 
 /** The patch strategy besides retainKeys ("merge,retainKeys" → "merge"). */
 function mainStrategy(fs: Schema | undefined, ctx: Ctx): string {
   const all = patchStrategies(fs, ctx.defs);
-  if (all.length > 2 || (all.length === 2 && !all.includes('retainKeys'))) throw failed(`unexpected patch strategy: ${goFormat(all)}`);
+  if (all.length > 2 || (all.length === 2 && !all.includes('retainKeys'))) throw bad(`unexpected patch strategy: ${goFormat(all)}`);
   return all.find((s) => s !== 'retainKeys') ?? '';
 }
 
@@ -193,7 +194,7 @@ function validateAgainstOrder(patchList: unknown[], order: unknown[], mk: string
     o++;
   }
   if (p < items.length) {
-    throw failed(`The order in patch list:\n${goFormat(patchList)}\n doesn't match ${SET_ORDER_PREFIX} list:\n${goFormat(order)}\n`);
+    throw bad(`The order in patch list:\n${goFormat(patchList)}\n doesn't match ${SET_ORDER_PREFIX} list:\n${goFormat(order)}\n`);
   }
 }
 
@@ -206,7 +207,7 @@ function elementKind(...lists: unknown[][]): string | undefined {
     for (const v of l) {
       const k = v === null ? 'null' : Array.isArray(v) ? 'list' : isObject(v) ? 'map' : typeof v;
       if (k === 'list') throw invalid(SMP_ERRORS.noListOfLists);
-      if (kind && kind !== k) throw failed(`list element types are not identical: ${goFormat(lists)}`);
+      if (kind && kind !== k) throw bad(`list element types are not identical: ${goFormat(lists)}`);
       kind = k;
     }
   }
@@ -224,7 +225,7 @@ function mergeSlice(original: unknown[], patch: unknown[], item: Schema | undefi
     }
     merged = dedupe([...original, ...patch]);
   } else {
-    if (!mk) throw failed(`cannot merge lists without merge key for ${name}`);
+    if (!mk) throw bad(`cannot merge lists without merge key for ${name}`);
     [original, patch] = applySpecialElements(original, patch, mk);
     merged = mergeByKey(original, patch, mk, item, ctx);
   }
@@ -252,7 +253,7 @@ function applySpecialElements(original: unknown[], patch: unknown[], mk: string)
     }
     const d = m[DIRECTIVE];
     if (d === 'delete') {
-      if (!hasOwn(m, mk)) throw failed(noMergeKey(m, mk));
+      if (!hasOwn(m, mk)) throw bad(noMergeKey(m, mk));
       original = original.filter((o) => !(isObject(o) && deepEqual(o[mk], m[mk])));
     } else if (d === 'replace') {
       replace = true;
@@ -261,7 +262,7 @@ function applySpecialElements(original: unknown[], patch: unknown[], mk: string)
       const { [DIRECTIVE]: _, ...plain } = m;
       rest.push(plain);
     } else {
-      throw failed(`unknown patch type: ${goFormat(d)} in map: ${goFormat(m)}`);
+      throw bad(`unknown patch type: ${goFormat(d)} in map: ${goFormat(m)}`);
     }
   }
   return replace ? [rest, []] : [original, rest];
@@ -280,7 +281,7 @@ function mergeByKey(original: unknown[], patch: unknown[], mk: string, item: Sch
   });
   for (const v of patch) {
     const m = v as Json;
-    if (!hasOwn(m, mk)) throw failed(noMergeKey(m, mk));
+    if (!hasOwn(m, mk)) throw bad(noMergeKey(m, mk));
     const idx = where.get(identity(m, mk)!);
     if (idx !== undefined) out[idx] = mergeMap(out[idx] as Json, m, item, ctx);
     else {
@@ -294,8 +295,8 @@ function mergeByKey(original: unknown[], patch: unknown[], mk: string, item: Sch
 function sameItem(a: unknown, b: unknown, mk: string): boolean {
   if (!mk) return deepEqual(a, b);
   if (!isObject(a) || !isObject(b)) return false;
-  if (!hasOwn(a, mk)) throw failed(noMergeKey(a, mk));
-  if (!hasOwn(b, mk)) throw failed(noMergeKey(b, mk));
+  if (!hasOwn(a, mk)) throw bad(noMergeKey(a, mk));
+  if (!hasOwn(b, mk)) throw bad(noMergeKey(b, mk));
   return deepEqual(a[mk], b[mk]);
 }
 
@@ -324,7 +325,7 @@ function partition(merged: unknown[], by: unknown[], mk: string): [unknown[], un
   const rest: unknown[] = [];
   const pos = positions(by, mk);
   for (const v of merged) {
-    if (mk && !(isObject(v) && hasOwn(v, mk))) throw failed(noMergeKey(v, mk));
+    if (mk && !(isObject(v) && hasOwn(v, mk))) throw bad(noMergeKey(v, mk));
     (pos(v) >= 0 ? inBy : rest).push(v);
   }
   return [inBy, rest];
@@ -355,7 +356,7 @@ function normalizeOrder(inPatch: unknown[], serverOnly: unknown[], patchOrder: u
   let right = inPatch;
   let left = serverOnly;
   if (kind === 'map') {
-    for (const v of [...right, ...left, ...patchOrder]) if (!(isObject(v) && hasOwn(v, mk))) throw failed(noMergeKey(v, mk));
+    for (const v of [...right, ...left, ...patchOrder]) if (!(isObject(v) && hasOwn(v, mk))) throw bad(noMergeKey(v, mk));
     const [keepR, delR] = splitDeletes(right);
     const [keepL, delL] = splitDeletes(left);
     right = [...sortByOrder(keepR, patchOrder, key), ...delR];

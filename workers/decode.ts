@@ -1,0 +1,130 @@
+// Decoding request bodies within bounds, as plain functions a worker thread can run: nesting depth
+// (every later step — merges, validation, field tracking — recurses through the object, so an
+// unbounded depth would exhaust the stack), YAML aliases (billion laughs), and YAML's own tags
+// (`!!binary` is a string, as the reference's YAML decoder makes it; no Set, Map or Date values).
+import YAML from 'yaml';
+
+/**
+ * Deepest nesting of objects and arrays a body may have. The reference's JSON decoder stops at
+ * 10,000 levels; this server's merge and validation code is recursive and stops at 1,000 (with a
+ * wide margin below what the main thread's stack holds), using the reference's message.
+ */
+export const MAX_DEPTH = 1000;
+/** Alias expansions a YAML document may make (the yaml package's guard against entity expansion). */
+export const MAX_YAML_ALIASES = 100;
+
+/**
+ * The reference's JSON decoder message for a value nested past the limit (its scanner names the
+ * bracket that went one level too deep); undefined when within. Iterative: it must not itself
+ * recurse through what it guards against.
+ */
+export function depthError(value: unknown, max = MAX_DEPTH): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  while (nodes.length) {
+    const v = nodes.pop() as Record<string, unknown> | unknown[];
+    const d = depths.pop()!;
+    if (d > max) return `invalid character '${Array.isArray(v) ? '[' : '{'}' exceeded max depth`;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const c = v[i];
+        if (c !== null && typeof c === 'object') { nodes.push(c); depths.push(d + 1); }
+      }
+    } else {
+      for (const k in v) {
+        const c = v[k];
+        if (c !== null && typeof c === 'object') { nodes.push(c); depths.push(d + 1); }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** JSON.parse (iterative in V8) followed by the depth bound. */
+export function parseJson(text: string): unknown {
+  const v = JSON.parse(text);
+  const deep = depthError(v);
+  if (deep) throw new SyntaxError(deep);
+  return v;
+}
+
+// `!!binary` decodes to the string of its bytes, as the reference's YAML decoder (goyaml) does.
+const binaryAsString = {
+  tag: 'tag:yaml.org,2002:binary',
+  identify: () => false,
+  resolve(src: string, onError: (msg: string) => void): string {
+    const b64 = src.replace(/\s+/g, '');
+    if (b64.length % 4 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) {
+      onError('!!binary value contains invalid base64 data');
+      return '';
+    }
+    return Buffer.from(b64, 'base64').toString('utf8');
+  },
+};
+
+export type YamlDecoded = { ok: true; value: unknown; duplicates: string[] } | { ok: false; message: string };
+
+/**
+ * One YAML document as a JSON value, plus its duplicate mapping keys as paths (for fieldValidation;
+ * the last of duplicate keys wins, as in JSON). Never throws: a failure is a message in the style of
+ * the reference's YAML decoder ("yaml: ...").
+ */
+export function decodeYaml(text: string): YamlDecoded {
+  try {
+    const doc = YAML.parseDocument(text, { uniqueKeys: false, customTags: [binaryAsString], resolveKnownTags: false });
+    if (doc.errors.length) {
+      // The yaml package composes recursively and reports a document too deep for the stack as an error.
+      const msg = doc.errors[0].message;
+      return { ok: false, message: /call stack/i.test(msg) ? `yaml: exceeded max depth of ${MAX_DEPTH}` : `yaml: ${msg.split('\n')[0]}` };
+    }
+    const value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+    const deep = depthError(value);
+    if (deep) return { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` };
+    return { ok: true, value, duplicates: duplicateKeys(doc.contents) };
+  } catch (e) {
+    // The yaml package composes recursively: a document nested far past the limit ends here.
+    if (e instanceof RangeError) return { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` };
+    const msg = (e as Error)?.message ?? String(e);
+    if (/alias/i.test(msg)) return { ok: false, message: 'yaml: document contains excessive aliasing' };
+    return { ok: false, message: `yaml: ${msg.split('\n')[0]}` };
+  }
+}
+
+/** The worker's form: the value as JSON text, which the main thread parses faster than a structured clone. */
+export function decodeYamlToJson(text: string): { ok: true; json: string; duplicates: string[] } | { ok: false; message: string } {
+  const r = decodeYaml(text);
+  return r.ok ? { ok: true, json: JSON.stringify(r.value), duplicates: r.duplicates } : r;
+}
+
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+/** Duplicate mapping keys of a composed YAML document, as paths ("data.a") in document order; at most `limit` (the reference keeps 100). */
+export function duplicateKeys(root: unknown, limit = 100): string[] {
+  const out: string[] = [];
+  type Frame = { items: unknown[]; next: number; path: string; seen?: Set<string> };
+  const frame = (node: unknown, path: string): Frame | undefined =>
+    YAML.isMap(node) ? { items: node.items, next: 0, path, seen: new Set() } : YAML.isSeq(node) ? { items: node.items, next: 0, path } : undefined;
+  const stack: Frame[] = [];
+  const first = frame(root, '');
+  if (first) stack.push(first);
+  while (stack.length && out.length < limit) {
+    const f = stack[stack.length - 1];
+    if (f.next >= f.items.length) { stack.pop(); continue; }
+    const i = f.next++;
+    const item = f.items[i];
+    let child: Frame | undefined;
+    if (f.seen) {
+      const pair = item as { key: unknown; value: unknown };
+      const key = String(YAML.isScalar(pair.key) ? pair.key.value : pair.key);
+      const p = join(f.path, key);
+      if (f.seen.has(key)) out.push(p);
+      f.seen.add(key);
+      child = frame(pair.value, p);
+    } else {
+      child = frame(item, `${f.path}[${i}]`);
+    }
+    if (child) stack.push(child);
+  }
+  return out;
+}
