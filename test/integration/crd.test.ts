@@ -287,6 +287,54 @@ t.test('custom resource definitions', async (t) => {
     t.equal((await s.get(`${WIDGETS}?labelSelector=`)).json.items.filter((i: any) => i.metadata.name.startsWith('many-')).length, 20);
   });
 
+  await t.test('CEL validation rules', async (t) => {
+    const ruled = widgetCRD();
+    ruled.metadata.name = 'rules.example.com';
+    Object.assign((ruled.spec as any).names, { plural: 'rules', singular: 'rule', kind: 'Rule', shortNames: [], categories: [] });
+    const spec = (ruled.spec as any).versions[0].schema.openAPIV3Schema.properties.spec;
+    spec.properties.min = { type: 'integer' };
+    spec.properties.name = { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'name is immutable' }] };
+    spec.properties.big = { type: 'array', maxItems: 1100, items: { type: 'integer' } };
+    spec['x-kubernetes-validations'] = [
+      { rule: '!has(self.min) || self.min <= self.replicas', message: 'min must not exceed replicas' },
+      { rule: 'self.size != "large" || self.replicas > 1', messageExpression: '"a large widget needs more than " + string(self.replicas) + " replica"' },
+      { rule: '!has(self.color) || self.color != "red"', fieldPath: '.color', reason: 'FieldValueForbidden', message: 'no red widgets' },
+      { rule: '!has(self.big) || self.big.all(x, self.big.all(y, x >= 0))' },
+    ];
+    await establish(s, ruled);
+    const RULES = '/apis/example.com/v1/namespaces/default/rules';
+    const r = await s.request('POST', RULES, { body: { ...widget('r1', { size: 'large', replicas: 1, min: 2, color: 'red', name: 'a' }), kind: 'Rule' } });
+    t.equal(r.status, 422, r.text);
+    const causes = r.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
+    t.ok(causes.includes('spec: Invalid value: "object": min must not exceed replicas'), causes.join('\n'));
+    t.ok(causes.includes('spec: Invalid value: "object": a large widget needs more than 1 replica'), 'messageExpression');
+    t.ok(causes.includes('spec.color: Forbidden: no red widgets'), 'fieldPath and reason');
+    t.equal((await s.request('POST', RULES, { body: { ...widget('r1', { size: 'small', name: 'a' }), kind: 'Rule' } })).status, 201);
+    const cur = (await s.get(`${RULES}/r1`)).json;
+    const imm = await s.request('PUT', `${RULES}/r1`, { body: { ...cur, spec: { ...cur.spec, name: 'b' } } });
+    t.equal(imm.status, 422, 'transition rule');
+    t.match(imm.json.details.causes[0], { field: 'spec.name', message: 'Invalid value: "string": name is immutable' });
+    const same = await s.request('PUT', `${RULES}/r1`, { body: { ...cur, spec: { ...cur.spec, replicas: 2 } } });
+    t.equal(same.status, 200, 'unchanged value passes the transition rule');
+    const big = await s.request('POST', RULES, { body: { ...widget('r-big', { size: 'small', big: Array.from({ length: 1100 }, (_, i) => i) }), kind: 'Rule' } });
+    t.equal(big.status, 422, 'runtime cost limit');
+    t.match(big.text, /call cost exceeds limit for rule: !has\(self.big\)/);
+
+    const hostile = widgetCRD();
+    hostile.metadata.name = 'hostiles.example.com';
+    Object.assign((hostile.spec as any).names, { plural: 'hostiles', singular: 'hostile', kind: 'Hostile', shortNames: [], categories: [] });
+    const hs = (hostile.spec as any).versions[0].schema.openAPIV3Schema.properties.spec;
+    hs.properties.list = { type: 'array', items: { type: 'string' } };
+    hs['x-kubernetes-validations'] = [{ rule: 'self.list.all(a, self.list.all(b, a.matches(b)))' }, { rule: 'self.size ==' }];
+    const h = await s.request('POST', CRDS, { body: hostile });
+    t.equal(h.status, 422, h.text);
+    const hc = h.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
+    t.ok(hc.includes('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)'), hc.join('\n'));
+    t.ok(hc.some((c: string) => c.startsWith('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule: Invalid value:') && c.includes('compilation failed')));
+    t.equal((await s.request('DELETE', `${CRDS}/rules.example.com`)).status, 200);
+    t.ok(await eventually(async () => (await s.get(`${CRDS}/rules.example.com`)).status === 404), 'rules definition and its instance gone');
+  });
+
   await t.test('served again after a restart', async (t) => {
     await s.restart();
     const g = await s.get(`${WIDGETS}/w1`);

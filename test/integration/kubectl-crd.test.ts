@@ -33,6 +33,9 @@ spec:
             description: What to run and how often.
             type: object
             required: [cronSpec]
+            x-kubernetes-validations:
+            - rule: "!has(self.replicas) || self.replicas <= 8"
+              message: at most 8 replicas may run at once
             properties:
               cronSpec:
                 description: The schedule in cron format.
@@ -130,6 +133,10 @@ t.test('kubectl with a custom resource definition', { skip: noKubectl }, async (
   const bad = await kubectl(s, ['apply', '-f', '-'], { input: INSTANCES.replace('"0 3 * * *"', '"every night"').replace('backup:1', 'backup:2') });
   t.not(bad.code, 0);
   t.match(bad.stderr, /spec.cronSpec: Invalid value: "every night": spec.cronSpec in body should match/);
+
+  const cel = await kubectl(s, ['apply', '-f', '-'], { input: INSTANCES.replace('replicas: 2', 'replicas: 9') });
+  t.not(cel.code, 0);
+  t.match(cel.stderr, /spec: Invalid value: "object": at most 8 replicas may run at once/, 'the CEL rule\'s message');
 
   const del = await kubectl(s, ['delete', 'crd', 'crontabs.stable.example.com']);
   t.equal(del.code, 0, del.stderr);

@@ -5,6 +5,7 @@ import type { Brand } from '../../../kernel/brand.js';
 import type { FieldCause, KObject, Schema, TableColumn, TypeDef } from '../../../kernel/contracts.js';
 import { definitionName } from '../../../kernel/openapi.js';
 import { age } from '../builtin/columns.js';
+import { compileRules, evaluateRules } from './cel.js';
 import { compilePath } from './jsonpath.js';
 import { applyDefaults, compileValues, hasDefaults, toSchema, type Props } from './schema.js';
 
@@ -82,7 +83,11 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
     if (v.deprecated === true) t.deprecationWarning = str(v.deprecationWarning) || `${group}/${name} ${str(names.kind)} is deprecated`;
     if (terminating) t.createForbidden = 'create not allowed while custom resource definition is terminating';
     const values = compileValues(props);
-    t.validate = (obj: KObject): FieldCause[] => values(obj);
+    const rules = compileRules(props, '');
+    t.validate = (obj: KObject, old: KObject | undefined): FieldCause[] => {
+      const causes = values(obj);
+      return rules ? [...causes, ...evaluateRules(rules, obj, old)] : causes;
+    };
     if (hasDefaults(props)) t.defaults = (obj: KObject) => applyDefaults(obj, props);
     out.push(t);
   }

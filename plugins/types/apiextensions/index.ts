@@ -7,6 +7,7 @@ import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, typ
 import { definitionName, definitionRoot } from '../../../kernel/openapi.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/validation.js';
 import { brandDefinitions } from '../builtin/schemas.js';
+import { compileRules } from './cel.js';
 import { structuralErrors, type Props } from './schema.js';
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -128,7 +129,12 @@ function validateVersion(v: Props, at: string): FieldCause[] {
   const subs = isObj(v.subresources) ? v.subresources : {};
   const schema = isObj(v.schema) ? v.schema.openAPIV3Schema : undefined;
   if (schema === undefined) out.push(required(`${at}.schema.openAPIV3Schema`, ''));
-  else out.push(...structuralErrors(schema, `${at}.schema.openAPIV3Schema`, isObj(subs.status)));
+  else {
+    const structural = structuralErrors(schema, `${at}.schema.openAPIV3Schema`, isObj(subs.status));
+    out.push(...structural);
+    // Rules compile (and their estimated cost is checked) only on a structural schema.
+    if (!structural.length) compileRules(schema as Props, `${at}.schema.openAPIV3Schema`, out);
+  }
   if (isObj(subs.scale)) {
     const sc = subs.scale;
     const check = (f: string, under: string[], msg: string, req: boolean) => {

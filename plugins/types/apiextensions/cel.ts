@@ -1,0 +1,254 @@
+// x-kubernetes-validations: CEL rules of a custom resource version, compiled once per version with
+// @bufbuild/cel (chosen by measurement, see docs/custom-resources.md), and evaluated on every write
+// with the reference's limits so a hostile rule cannot stall the server:
+//   - at definition time, a static cost estimate per rule (loops multiply by the schema's maxItems /
+//     maxProperties, unbounded collections count as large as a request allows); over 10,000,000 the
+//     definition is refused with the reference's message;
+//   - at run time, every element a rule reads from a list or map costs 1: one rule may spend 1,000,000
+//     (the reference's per-call limit), all rules of one object 10,000,000 (its runtime budget).
+// Transition rules (those naming oldSelf) run only on updates, against the correlated old value.
+import { celEnv, isCelError, parse, plan, type CelEnv } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import type { FieldCause } from '../../../kernel/contracts.js';
+import { fieldError } from '../../../kernel/validation.js';
+import type { Props } from './schema.js';
+
+const PER_CALL_LIMIT = 1_000_000;
+const RUNTIME_BUDGET = 10_000_000;
+const STATIC_RULE_LIMIT = 10_000_000;
+/** An unbounded list or map counts as many elements as the largest request (3 MiB) could hold. */
+const UNBOUNDED = Math.floor((3 * 1024 * 1024) / 2);
+const UNBOUNDED_STRING = 3 * 1024 * 1024;
+
+const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+let env: CelEnv | undefined;
+const celEnvironment = () => (env ??= celEnv({ funcs: strings }));
+
+type Program = ReturnType<typeof plan>;
+interface Rule { src: Props; rule: string; program: Program; message?: Program; usesOld: boolean; fieldPath: string }
+interface Node { rules: Rule[]; props: Props; properties?: Record<string, Node>; items?: Node; additional?: Node }
+
+class CostExceeded extends Error {}
+
+/** Counts every element read during one evaluation; throws past the limit. */
+class Meter {
+  used = 0;
+  constructor(public limit: number) {}
+  tick() { if (++this.used > this.limit) throw new CostExceeded('operation cancelled: actual cost limit exceeded'); }
+}
+
+class MeteredMap extends Map<string, unknown> {
+  meter!: Meter;
+  override get(k: string) { this.meter.tick(); return super.get(k); }
+  override has(k: string) { this.meter.tick(); return super.has(k); }
+  override *entries(): MapIterator<[string, unknown]> { for (const e of super.entries()) { this.meter.tick(); yield e; } }
+  override *keys(): MapIterator<string> { for (const k of super.keys()) { this.meter.tick(); yield k; } }
+  override *values(): MapIterator<unknown> { for (const v of super.values()) { this.meter.tick(); yield v; } }
+  override [Symbol.iterator]() { return this.entries(); }
+}
+
+/** A JSON value as CEL sees it under its schema: integers as int, objects as maps; reads metered. */
+function toCel(v: unknown, p: Props | undefined, meter: Meter): unknown {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') {
+    const t = p?.type;
+    if ((t === 'integer' || p?.['x-kubernetes-int-or-string'] || t === undefined) && Number.isInteger(v)) return BigInt(v);
+    return v;
+  }
+  if (Array.isArray(v)) {
+    const items = isObj(p?.items) ? p!.items : undefined;
+    const arr = v.map((x) => toCel(x, items, meter));
+    return new Proxy(arr, {
+      get(t, k, r) {
+        if (k === Symbol.iterator) return function* () { for (const x of t) { meter.tick(); yield x; } };
+        if (typeof k === 'string' && k.length && k.charCodeAt(0) >= 48 && k.charCodeAt(0) <= 57) meter.tick();
+        return Reflect.get(t, k, r);
+      },
+    });
+  }
+  if (isObj(v)) {
+    const m = new MeteredMap();
+    m.meter = meter;
+    const props = isObj(p?.properties) ? p!.properties : undefined;
+    const add = isObj(p?.additionalProperties) ? p!.additionalProperties : undefined;
+    for (const [k, x] of Object.entries(v)) Map.prototype.set.call(m, k, toCel(x, props?.[k] ?? add, meter));
+    return m;
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------- static cost estimate
+
+type Expr = { exprKind: { case?: string; value?: any } };
+
+/** The schema a path expression reads, when it starts at self or a loop variable bound to a schema. */
+function schemaOf(e: Expr, scope: Map<string, Props | undefined>): Props | undefined {
+  const k = e.exprKind;
+  if (k.case === 'identExpr') return scope.get(k.value.name);
+  if (k.case === 'selectExpr') {
+    const parent = schemaOf(k.value.operand, scope);
+    if (!parent) return undefined;
+    return isObj(parent.properties?.[k.value.field]) ? parent.properties[k.value.field] : isObj(parent.additionalProperties) ? parent.additionalProperties : undefined;
+  }
+  if (k.case === 'callExpr' && k.value.function === '_[_]') {
+    const parent = schemaOf(k.value.args[0], scope);
+    return isObj(parent?.items) ? parent!.items : isObj(parent?.additionalProperties) ? parent!.additionalProperties : undefined;
+  }
+  return undefined;
+}
+
+function cardinality(p: Props | undefined): number {
+  if (!p) return UNBOUNDED;
+  if (typeof p.maxItems === 'number') return p.maxItems;
+  if (typeof p.maxProperties === 'number') return p.maxProperties;
+  return UNBOUNDED;
+}
+
+const STRING_FUNCS = new Set(['matches', 'contains', 'startsWith', 'endsWith', 'split', 'replace', 'lowerAscii', 'upperAscii', 'indexOf', 'lastIndexOf', 'find', 'findAll', 'join', 'trim', 'substring']);
+
+function estimate(e: Expr, scope: Map<string, Props | undefined>): number {
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'comprehensionExpr': {
+      const c = k.value;
+      const range = schemaOf(c.iterRange, scope);
+      const inner = new Map(scope);
+      inner.set(c.iterVar, isObj(range?.items) ? range!.items : isObj(range?.additionalProperties) ? range!.additionalProperties : undefined);
+      inner.set(c.accuVar, undefined);
+      const per = 1 + estimate(c.loopCondition, inner) + estimate(c.loopStep, inner);
+      return estimate(c.iterRange, scope) + estimate(c.accuInit, scope) + estimate(c.result, inner) + cardinality(range) * per;
+    }
+    case 'callExpr': {
+      const c = k.value;
+      let cost = 1 + (c.target ? estimate(c.target, scope) : 0);
+      for (const a of c.args ?? []) cost += estimate(a, scope);
+      if (STRING_FUNCS.has(c.function)) {
+        const s = c.target ? schemaOf(c.target, scope) : c.args?.[0] ? schemaOf(c.args[0], scope) : undefined;
+        cost += Math.ceil((typeof s?.maxLength === 'number' ? s.maxLength : s ? UNBOUNDED_STRING : 0) * 0.1);
+      }
+      return cost;
+    }
+    case 'selectExpr': return 1 + estimate(k.value.operand, scope);
+    case 'listExpr': return 1 + (k.value.elements ?? []).reduce((n: number, x: Expr) => n + estimate(x, scope), 0);
+    case 'structExpr': return 1 + (k.value.entries ?? []).reduce((n: number, x: any) => n + (x.mapKey ? estimate(x.mapKey, scope) : 0) + estimate(x.value, scope), 0);
+    default: return 1;
+  }
+}
+
+function costMessage(cost: number, limit: number): string {
+  const f = cost / limit;
+  const factor = f > 100 ? 'more than 100x' : f < 1.5 ? `${f.toFixed(6)}x` : `${f.toFixed(1)}x`;
+  return `estimated rule cost exceeds budget by factor of ${factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
+}
+
+const usesOldSelf = (e: Expr): boolean => JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? 0 : v)).includes('"name":"oldSelf"');
+
+// ---------------------------------------------------------------- compiling a schema's rules
+
+/** Compiles every rule of a schema; `errors` gets the definition-time causes (compile errors, cost). */
+export function compileRules(root: Props, at: string, errors: FieldCause[] = []): Node | undefined {
+  const walk = (p: Props, path: string, self: Props): Node | undefined => {
+    const node: Node = { rules: [], props: p };
+    let any = false;
+    const list = Array.isArray(p['x-kubernetes-validations']) ? p['x-kubernetes-validations'] : [];
+    list.forEach((src: Props, i: number) => {
+      const where = `${path}.x-kubernetes-validations[${i}]`;
+      if (!isObj(src) || typeof src.rule !== 'string' || !src.rule.trim()) { errors.push(fieldError.required(`${where}.rule`, '')); return; }
+      let parsed;
+      try { parsed = parse(src.rule); } catch (e) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: ${(e as Error).message}`)); return; }
+      const cost = estimate(parsed.expr as unknown as Expr, new Map([['self', self], ['oldSelf', self]]));
+      if (cost > STATIC_RULE_LIMIT) errors.push(fieldError.forbidden(`${where}.rule`, costMessage(cost, STATIC_RULE_LIMIT)));
+      let message: Program | undefined;
+      if (typeof src.messageExpression === 'string' && src.messageExpression) {
+        try { message = plan(celEnvironment(), parse(src.messageExpression)); } catch (e) { errors.push(fieldError.invalid(`${where}.messageExpression`, src, `messageExpression compilation failed: ERROR: ${(e as Error).message}`)); }
+      }
+      if (src.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(src.reason)) {
+        errors.push(fieldError.notSupported(`${where}.reason`, src.reason, ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate']));
+      }
+      const program = plan(celEnvironment(), parsed);
+      node.rules.push({ src, rule: src.rule, program, message, usesOld: usesOldSelf(parsed.expr as unknown as Expr), fieldPath: typeof src.fieldPath === 'string' ? src.fieldPath.replace(/^\./, '') : '' });
+      any = true;
+    });
+    if (isObj(p.properties)) {
+      for (const [k, v] of Object.entries(p.properties)) {
+        if (!isObj(v)) continue;
+        const child = walk(v, `${path}.properties[${k}]`, v);
+        if (child) { (node.properties ??= {})[k] = child; any = true; }
+      }
+    }
+    if (isObj(p.items)) { const c = walk(p.items, `${path}.items`, p.items); if (c) { node.items = c; any = true; } }
+    if (isObj(p.additionalProperties)) { const c = walk(p.additionalProperties, `${path}.additionalProperties`, p.additionalProperties); if (c) { node.additional = c; any = true; } }
+    return any ? node : undefined;
+  };
+  return walk(root, at, root);
+}
+
+const join = (path: string, k: string) => (path ? `${path}.${k}` : k);
+const trimmed = (s: unknown) => (typeof s === 'string' ? s.trim() : '');
+
+/** The value a list-type=map item had before, found by its keys. */
+function oldItem(item: unknown, old: unknown, keys: string[] | undefined): unknown {
+  if (!keys?.length || !Array.isArray(old) || !isObj(item)) return undefined;
+  return old.find((o) => isObj(o) && keys.every((k) => o[k] === item[k]));
+}
+
+/** Evaluates the compiled rules against an object (and the old object on update). */
+export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCause[] {
+  const errs: FieldCause[] = [];
+  let budget = RUNTIME_BUDGET;
+  let stop = false;
+  const visit = (n: Node, v: unknown, o: unknown, path: string) => {
+    if (stop || v === undefined || v === null) return;
+    const type = typeof n.props.type === 'string' ? n.props.type : isObj(v) ? 'object' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : 'string';
+    for (const r of n.rules) {
+      if (r.usesOld && o === undefined) continue;
+      const meter = new Meter(Math.min(PER_CALL_LIMIT, budget));
+      const where = r.fieldPath ? join(path, r.fieldPath) : path;
+      let result: unknown;
+      try {
+        result = r.program({ self: toCel(v, n.props, meter), ...(r.usesOld ? { oldSelf: toCel(o, n.props, meter) } : {}) } as never);
+      } catch (e) { result = e; }
+      budget -= meter.used;
+      const costly = meter.used > meter.limit || result instanceof CostExceeded || (isCelError(result) && /actual cost limit exceeded/.test(String(result.message)));
+      if (costly) {
+        errs.push(fieldError.invalid(path, type, meter.limit < PER_CALL_LIMIT
+          ? 'validation failed due to running out of cost budget, no further validation rules will be run'
+          : `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
+        stop = true;
+        return;
+      }
+      if (result === true) continue;
+      if (result !== false) {
+        const msg = isCelError(result) ? String(result.message) : result instanceof Error ? result.message : `rule returned ${String(result)}, not a bool`;
+        errs.push(fieldError.invalid(path, type, `${msg} evaluating rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
+        continue;
+      }
+      let detail = trimmed(r.src.message) ? trimmed(r.src.message) : `failed rule: ${trimmed(r.rule)}`;
+      if (r.message) {
+        const m = new Meter(Math.min(PER_CALL_LIMIT, budget));
+        try {
+          const out = r.message({ self: toCel(v, n.props, m), ...(r.usesOld ? { oldSelf: toCel(o, n.props, m) } : {}) } as never);
+          if (typeof out === 'string' && out.trim() && !out.includes('\n')) detail = out.trim();
+        } catch { /* the static message stands */ }
+        budget -= m.used;
+      }
+      switch (r.src.reason) {
+        case 'FieldValueForbidden': errs.push(fieldError.forbidden(where, detail)); break;
+        case 'FieldValueRequired': errs.push(fieldError.required(where, detail)); break;
+        case 'FieldValueDuplicate': errs.push({ reason: 'FieldValueDuplicate', field: where, message: `Duplicate value: ${JSON.stringify(type)}` }); break;
+        default: errs.push(fieldError.invalid(where, type, detail));
+      }
+    }
+    if (isObj(v)) {
+      const oo = isObj(o) ? o : undefined;
+      for (const [k, c] of Object.entries(n.properties ?? {})) visit(c, v[k], oo?.[k], join(path, k));
+      if (n.additional) for (const [k, x] of Object.entries(v)) if (!n.properties?.[k]) visit(n.additional, x, oo?.[k], join(path, k));
+    } else if (Array.isArray(v) && n.items) {
+      const keys = n.props['x-kubernetes-list-type'] === 'map' ? n.props['x-kubernetes-list-map-keys'] : undefined;
+      v.forEach((x, i) => visit(n.items!, x, oldItem(x, o, keys), `${path}[${i}]`));
+    }
+  };
+  visit(root, obj, old, '');
+  return errs;
+}
