@@ -110,8 +110,10 @@ export function dropNullFields(obj: unknown, schema: Schema | undefined, definit
         continue;
       }
       for (const [k, v] of Object.entries(value)) {
-        if (v === null) delete value[k];
-        else stack.push([v, s?.type === 'object' ? s.fields?.[k] ?? { type: 'any' } : undefined]);
+        const f = s?.type === 'object' ? s.fields?.[k] ?? { type: 'any' } : undefined;
+        // A field whose schema says nullable keeps its null (custom resources' `nullable: true`).
+        if (v === null) { if (!(f && 'nullable' in f && f.nullable)) delete value[k]; }
+        else stack.push([v, f]);
       }
     } else if (Array.isArray(value)) {
       const items = s?.type === 'array' ? s.items : undefined;

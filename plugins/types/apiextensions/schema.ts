@@ -16,8 +16,8 @@ const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 /** The kernel Schema of a structural schema; `metaRef` names ObjectMeta for metadata at the root and in embedded resources. */
 export function toSchema(p: Props, metaRef: string, root = true): Schema {
   const description = typeof p.description === 'string' ? p.description : undefined;
-  const d = description ? { description } : {};
-  if (p['x-kubernetes-int-or-string']) return { type: 'int-or-string', ...d };
+  const d = { ...(description ? { description } : {}), ...(p.nullable === true ? { nullable: true } : {}) };
+  if (p['x-kubernetes-int-or-string']) return { type: 'int-or-string', ...(description ? { description } : {}) };
   const embedded = p['x-kubernetes-embedded-resource'] === true;
   const preserve = p['x-kubernetes-preserve-unknown-fields'] === true;
   if (p.type === 'object' || embedded || root) {
@@ -53,7 +53,7 @@ export function toSchema(p: Props, metaRef: string, root = true): Schema {
     if (p.type === 'string' && (p.format === 'date-time' || p.format === 'byte')) s.format = p.format;
     return s;
   }
-  return { type: 'any', ...d };
+  return { type: 'any', ...(description ? { description } : {}) };
 }
 
 // ---------------------------------------------------------------- structural rules
