@@ -2,6 +2,7 @@
 // A plugin module's default export (or the module itself) is a PluginModule; the loader
 // checks `kind` and `contract` before calling `create`. Bump CONTRACT_VERSION only on a
 // breaking change to one of these interfaces; plugins declare the version they were built for.
+import type { ProtoCatalog } from './protobuf.js';
 import type { Brand } from './brand.js';
 import type { StatusError } from './status.js';
 
@@ -454,8 +455,8 @@ export interface TypeDef {
    * connection is available (this server has no node agents to stream from).
    */
   connectSubresources?: string[];
-  /** Protobuf schema of the type's messages (protobufjs JSON) and the message name, for Protobuf request bodies. */
-  protobuf?: { schema: object; message: string };
+  /** The Protobuf catalog holding the type's messages (and its sub-resources' kinds), and the type's message: present when the type speaks Protobuf. */
+  protobuf?: { catalog: ProtoCatalog; message: string };
   /** A virtual type: not stored, only `create`, answered by this handler (access reviews, TokenReview). */
   virtual?: VirtualHandler;
   /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */

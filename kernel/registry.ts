@@ -15,7 +15,7 @@ import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
 import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
-import { decodeProtobuf } from './protobuf.js';
+import { decodeDeleteOptions, decodeProtobuf, isProtobufType } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
@@ -545,12 +545,12 @@ export class Registry {
   }
 
   private isProtobuf(req: KRequest): boolean {
-    return (req.header('content-type') ?? '').split(';')[0].trim().toLowerCase() === this.ctx.brand.protobufType;
+    return isProtobufType(this.ctx.brand, req.header('content-type'));
   }
 
-  /** A create or update body: JSON, YAML, or Protobuf for types whose catalog entry has a Protobuf schema. */
-  private async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
-    if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type);
+  /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */
+  async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
+    if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
     const obj = await decodeBody(req.header('content-type'), raw);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
     return obj;
@@ -935,7 +935,8 @@ export class Registry {
   private async deleteOptions(req: KRequest): Promise<Record<string, any>> {
     const raw = await req.body(this.ctx.maxBodyBytes);
     let opts: Record<string, any> = {};
-    if (raw.length) {
+    if (raw.length && this.isProtobuf(req)) opts = decodeDeleteOptions(raw);
+    else if (raw.length) {
       try { opts = parseJson(raw.toString('utf8')) as Record<string, any>; } catch (e) { throw errors.badRequest(`error decoding DeleteOptions: ${(e as Error).message}`); }
     }
     const q = req.query;

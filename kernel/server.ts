@@ -18,7 +18,7 @@ import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
 import { firstAddress } from './ipnet.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
-import { decodeBody, encodeAs, negotiate } from './negotiate.js';
+import { encodeAs, negotiate } from './negotiate.js';
 import { dropNullFields } from './fieldvalidation.js';
 import { checkWriteOptions } from './options.js';
 import { OpenAPIService } from './openapi.js';
@@ -604,7 +604,7 @@ export class Server {
     const acc = negotiate(req.header('accept'), this.brand, false);
     const dryRun = checkWriteOptions(req.query, this.brand, 'CreateOptions');
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
-    const body = await decodeBody(req.header('content-type'), await req.body(this.config.maxRequestBodyBytes));
+    const body = await this.registry.decode(req, t, await req.body(this.config.maxRequestBodyBytes));
     dropNullFields(body, undefined);
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
     res.send(out.code ?? 201, { 'content-type': acc.contentType }, encodeAs(acc, JSON.stringify(out.object)));

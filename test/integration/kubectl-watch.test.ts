@@ -1,10 +1,8 @@
 // Stock kubectl's list/watch paths against the kubernetes brand: `get --watch`, chunked lists
 // (`--chunk-size`), and `wait --for=delete`. Skipped when kubectl is not installed.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import t from 'tap';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
-import { kubectl, kubectlPath, noKubectl } from '../lib/kubectl.js';
+import { kubectl, noKubectl, startKubectl } from '../lib/kubectl.js';
 
 const cm = (name: string, ns: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
 
@@ -17,16 +15,6 @@ async function mkCm(s: TestServer, ns: string, name: string) {
   const r = await s.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm(name, ns) });
   if (r.status !== 201) throw new Error(`configmap ${ns}/${name}: ${r.status} ${r.text}`);
   return r.json;
-}
-
-/** A long-running kubectl whose output is collected as it arrives. */
-function startKubectl(s: TestServer, args: string[]) {
-  const child = spawn(kubectlPath!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), ...args], { env: { ...process.env, HOME: s.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = { stdout: '', stderr: '', code: null as number | null, exited: false };
-  child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => { out.code = code; out.exited = true; resolve(code); }));
-  return { child, out, exit };
 }
 
 /** Whether `p` settles within `ms` (the timer does not keep the process alive afterwards). */

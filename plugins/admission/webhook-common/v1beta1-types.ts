@@ -17,6 +17,7 @@
 import { brandGroup, type Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
 import { builtinTypes } from '../../types/builtin/index.js';
+import { withProtobuf } from '../../types/builtin/protobuf.js';
 
 const RESOURCES = ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'];
 
@@ -37,7 +38,8 @@ export function v1beta1WebhookTypes(brand: Brand): TypeDef[] {
       }
       // Deprecated in 1.16 and removed in 1.22 by the reference (the deprecation warning and metric).
       Object.assign(t, { deprecated: true, removedRelease: '1.22' });
-      return t;
+      delete t.protobuf;
+      return withProtobuf(t, brand);
     });
 }
 

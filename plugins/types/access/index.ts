@@ -5,6 +5,7 @@
 import type { Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type AuthorizationAttributes, type FieldCause, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo, type VirtualHandler, type VirtualRequest } from '../../../kernel/contracts.js';
 import { errors } from '../../../kernel/status.js';
+import { withProtobuf } from '../builtin/protobuf.js';
 import { rulesResolvers } from '../../authorizers/rbac/resolvers.js';
 
 type J = Record<string, any>;
@@ -216,15 +217,26 @@ export function accessTypes(brand: Brand, host: PluginHost): TypeDef[] {
     return r;
   };
 
-  const t = (group: string, kind: string, resource: string, namespaced: boolean, virtual: VirtualHandler): TypeDef => ({
-    group, version: 'v1', kind, resource, singular: kind.toLowerCase(), namespaced, verbs: ['create'], virtual,
-  });
+  // authentication.<domain>/v1beta1 SelfSubjectReview: still served by the reference release the
+  // catalog follows, and what kubectl 1.27's `auth whoami` asks for.
+  const selfSubjectReviewBeta: VirtualHandler = async (req) => {
+    const body = req.body as J;
+    if (isObj(body) && body.apiVersion === `${authn}/v1beta1`) body.apiVersion = gv(authn);
+    const r = await selfSubjectReview(req);
+    r.object.apiVersion = `${authn}/v1beta1`;
+    return r;
+  };
+
+  const t = (group: string, kind: string, resource: string, namespaced: boolean, virtual: VirtualHandler, version = 'v1'): TypeDef => withProtobuf({
+    group, version, kind, resource, singular: kind.toLowerCase(), namespaced, verbs: ['create'], virtual,
+  }, brand);
   return [
     t(authz, 'LocalSubjectAccessReview', 'localsubjectaccessreviews', true, localSubjectAccessReview),
     t(authz, 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, selfSubjectAccessReview),
     t(authz, 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, selfSubjectRulesReview),
     t(authz, 'SubjectAccessReview', 'subjectaccessreviews', false, subjectAccessReview),
     t(authn, 'SelfSubjectReview', 'selfsubjectreviews', false, selfSubjectReview),
+    t(authn, 'SelfSubjectReview', 'selfsubjectreviews', false, selfSubjectReviewBeta, 'v1beta1'),
     t(authn, 'TokenReview', 'tokenreviews', false, tokenReview),
   ];
 }

@@ -8,7 +8,7 @@ import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
 import { RULES } from './rules.js';
-import { PROTOBUF_MESSAGES, SCHEMA as PROTOBUF_SCHEMA } from './protobuf.js';
+import { withProtobuf } from './protobuf.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 
 /** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
@@ -49,7 +49,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
     const st = strategy(key);
     if (st) t.strategy = st;
-    if (PROTOBUF_MESSAGES[key]) t.protobuf = { schema: PROTOBUF_SCHEMA, message: PROTOBUF_MESSAGES[key] };
+    withProtobuf(t, brand);
     attachSchema(t, r.group, brand);
     return t;
   });
