@@ -302,7 +302,7 @@ t.test('optional admission plugins (cluster brand)', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-adm-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const dataDir = path.join(dir, 'data');
-  mkdirSync(path.join(dataDir, 'pki'), { recursive: true });
+  mkdirSync(path.join(dataDir, 'pki'), { recursive: true, mode: 0o700 });
   // the admin first (the harness uses the first line), node agent n1, and a user the test authorizer restricts
   writeFileSync(path.join(dataDir, 'pki/tokens.csv'), [
     'admin-token-for-admission-tests,admin,admin-uid,"system:masters"',
