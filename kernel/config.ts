@@ -46,6 +46,8 @@ export interface Config {
   advertiseAddresses?: string[];
   /** Path given by --admission-control-config-file (or the file's admissionConfigFile). */
   admissionConfigFile?: string;
+  /** EncryptionConfiguration file: which resources are encrypted at rest, and how (--encryption-provider-config). */
+  encryptionProviderConfig?: string;
   /** Log lines as klog-style text or JSON (--logging-format). */
   loggingFormat: 'text' | 'json';
   /** Log verbosity (-v): 3 logs every request. */
@@ -114,6 +116,7 @@ export const configSchema = {
     },
     admissionConfigFile: { type: 'string', minLength: 1 },
     insecureDataDirPermissions: { type: 'boolean' },
+    encryptionProviderConfig: { type: 'string', minLength: 1 },
     loggingFormat: { type: 'string', enum: ['text', 'json'] },
     verbosity: { type: 'integer', minimum: 0, maximum: 10 },
     serviceClusterIPRange: { type: 'string', minLength: 1 },
@@ -207,6 +210,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
   const rel = (p: string | undefined) => (p === undefined ? undefined : path.resolve(dir, p));
   if (fc.dataDir !== undefined) fc.dataDir = rel(fc.dataDir);
   if (fc.admissionConfigFile !== undefined) fc.admissionConfigFile = rel(fc.admissionConfigFile);
+  if (fc.encryptionProviderConfig !== undefined) fc.encryptionProviderConfig = rel(fc.encryptionProviderConfig);
   if (fc.tls) fc.tls = { certFile: rel(fc.tls.certFile), keyFile: rel(fc.tls.keyFile) };
   return fc;
 }

@@ -75,6 +75,7 @@ export interface ParsedFlags {
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
   advertiseAddresses?: string[];
+  encryptionProviderConfig?: string;
 }
 
 /**
@@ -151,6 +152,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'audit-log-maxbackup': { key: 'auditLogMaxBackup', kind: 'int', help: 'Rotated audit log files to keep (0: all).' },
   'audit-log-maxage': { key: 'auditLogMaxAge', kind: 'int', help: 'Days to keep rotated audit log files, by the time in their name (0: no limit).' },
   'insecure-data-dir-permissions': { key: 'insecureDataDirPermissions', kind: 'bool', help: 'Serve a data directory that other users can read or enter (default false: such a directory is refused).' },
+  'encryption-provider-config': { key: 'encryptionProviderConfig', kind: 'string', help: 'EncryptionConfiguration (apiserver.config.k8s.io/v1) naming the resources encrypted at rest and their providers (aescbc, aesgcm, secretbox, identity); the first provider writes, all read.' },
   'logging-format': { key: 'loggingFormat', kind: 'string', help: 'Log format: text (klog-style lines, the default) or json (one JSON object a line).' },
   v: { key: 'verbosity', kind: 'int', help: 'Log verbosity, also -v: 0 start-up, warnings and errors (default); 3 one line per request (method, path, user, status, latency).' },
   'service-cluster-ip-range': { key: 'serviceClusterIPRange', kind: 'string', help: 'CIDR(s) Service cluster IPs come from: one, or an IPv4 and an IPv6 one for dual-stack (default 10.96.0.0/12).' },
@@ -493,6 +495,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   const c = structuredClone(base);
   if (f.dataDir !== undefined) c.dataDir = f.dataDir;
   if (f.insecureDataDirPermissions !== undefined) c.insecureDataDirPermissions = f.insecureDataDirPermissions;
+  if (f.encryptionProviderConfig !== undefined) c.encryptionProviderConfig = f.encryptionProviderConfig;
   if (f.loggingFormat !== undefined) c.loggingFormat = f.loggingFormat as Config['loggingFormat'];
   if (f.verbosity !== undefined) c.verbosity = f.verbosity;
   if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;

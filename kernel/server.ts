@@ -28,6 +28,7 @@ import { TypeRegistry } from './types.js';
 import { WatchHub } from './watch.js';
 import { prepareDataDir, type DataDirLock } from './datadir.js';
 import { makeLogger, type ServerLogger } from './logging.js';
+import { loadEncryptionConfig } from './encryption.js';
 import { StoreDamageError } from './store/integrity.js';
 import { Auditor, type AuditContext } from './audit.js';
 import { ResponseTap, ServerMetrics } from './metrics.js';
@@ -192,6 +193,7 @@ export class Server {
     const providers = (this.typeProviders = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[]);
     this.types = new TypeRegistry(providers.flatMap((p) => p.types(this.brand)), cfg.runtimeConfig);
     for (const t of this.types.all) this.cache.register(t);
+    if (cfg.encryptionProviderConfig) host.valueTransformer = await loadEncryptionConfig(cfg.encryptionProviderConfig);
     this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
     try {
       await this.backend.open();

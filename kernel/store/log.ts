@@ -152,6 +152,8 @@ export interface LogOptions {
   sync?: boolean;
   /** Turns values into what is stored and back (encryption at rest). */
   transformer?: ValueTransformer;
+  /** Where the log reports what it repaired on its own at open. */
+  warn?: (msg: string) => void;
 }
 
 type Db = ClassicLevel<string, Uint8Array>;
@@ -185,12 +187,14 @@ export class StorageLog implements StorageBackend {
   private readonly groupCommit: boolean;
   private readonly sync: boolean;
   private readonly tx: ValueTransformer | undefined;
+  private readonly warn: (msg: string) => void;
 
   constructor(readonly dir: string, opts: LogOptions = {}) {
     this.db = openDb(dir);
     this.groupCommit = opts.groupCommit ?? true;
     this.sync = opts.sync ?? true;
     this.tx = opts.transformer;
+    this.warn = opts.warn ?? (() => {});
   }
 
   private damage(problem: string): StoreDamageError {
@@ -261,6 +265,7 @@ export class StorageLog implements StorageBackend {
       expect = this.skipGaps(expect + 1);
     }
     if (expect !== rev + 1 && rev > this.compactedRev) throw this.damage(`history ends at revision ${expect - 1}, the store at ${rev}: records are lost`);
+    await this.dropUnreadableHistory(rev);
     if (hw?.closedAt !== undefined && hw.closedAt !== rev) {
       throw this.damage(`the store ends at revision ${rev} but was stopped at revision ${hw.closedAt}: the last writes are lost`);
     }
@@ -275,6 +280,24 @@ export class StorageLog implements StorageBackend {
     }
     this.reserved = this.nextRev + RESERVE_BLOCK;
     await writeHighWater(this.dir, { reserved: this.reserved });
+  }
+
+  /**
+   * History written with an encryption key that was rotated out of the configuration can no longer be
+   * read. It only serves watch resumes, so it is compacted away (those resumes get 410 and relist);
+   * current values, by contrast, must all be readable or the store does not open.
+   */
+  private async dropUnreadableHistory(rev: number): Promise<void> {
+    if (!this.tx) return;
+    let unreadable = 0;
+    for await (const [, v] of this.db.iterator({ gt: revKey(this.compactedRev), lte: revKey(rev) })) {
+      const ev = decodeEvent(v, false)!;
+      try { this.tx.fromStorage(ev.key, ev.value); } catch { unreadable = ev.revision; }
+    }
+    if (!unreadable) return;
+    this.committedRev = rev;
+    await this.compact(unreadable);
+    this.warn(`history up to revision ${unreadable} was written with an encryption key no longer configured: compacted (watches resumed from before it relist)`);
   }
 
   /** The first revision at or after rev that is not inside a gap. */

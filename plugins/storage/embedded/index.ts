@@ -9,7 +9,7 @@ const plugin: PluginModule<'storage'> = {
   name: 'embedded',
   create(options, host) {
     const dir = typeof options.dir === 'string' ? options.dir : path.join(host.dataDir, 'store');
-    return new StorageLog(dir, { groupCommit: options.groupCommit !== false, sync: options.sync !== false, transformer: host.valueTransformer });
+    return new StorageLog(dir, { groupCommit: options.groupCommit !== false, sync: options.sync !== false, transformer: host.valueTransformer, warn: (msg) => host.log.warn(msg) });
   },
 };
 export default plugin;
