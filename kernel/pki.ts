@@ -211,7 +211,7 @@ export async function ensureAdminClientCert(dataDir: string, caCertPem: string, 
   } catch {
     const c = await signCert({ caCertPem, caKeyPem, subject: { CN: 'admin', O: ['system:masters'] }, usages: ['clientAuth'], days: 365 });
     await writeAtomic(keyFile, c.keyPem, 0o600);
-    await writeAtomic(certFile, c.certPem, 0o644);
+    await writeAtomic(certFile, c.certPem, 0o600); // public, but the data directory is private throughout
     return c;
   }
 }
@@ -250,7 +250,7 @@ export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand:
   } else {
     ca = await generateCA({ CN: `${brandName}-ca` });
     await writeAtomic(caKeyFile, ca.keyPem, 0o600);
-    await writeAtomic(caFile, ca.certPem, 0o644);
+    await writeAtomic(caFile, ca.certPem, 0o600); // public, but the data directory is private throughout
   }
 
   if (!existsSync(certFile) || !existsSync(keyFile)) {
@@ -264,7 +264,7 @@ export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand:
       days: 365,
     });
     await writeAtomic(keyFile, serving.keyPem, 0o600);
-    await writeAtomic(certFile, serving.certPem, 0o644);
+    await writeAtomic(certFile, serving.certPem, 0o600); // public, but the data directory is private throughout
   }
 
   const existing = existsSync(tokenFile) ? await readText(tokenFile) : undefined;

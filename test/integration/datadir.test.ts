@@ -36,11 +36,13 @@ t.test('every file of the data directory is 0600 and every directory 0700, Level
   const s = await withServer(t, { dataDir, keepDataDir: true });
   // writes make LevelDB create files while serving, after start-up
   for (let i = 0; i < 20; i++) await s.request('POST', '/api/v1/namespaces/default/secrets', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s${i}` }, stringData: { k: 'v' } } });
+  const open = (e: { mode: number; isDir: boolean }) => e.mode !== (e.isDir ? 0o700 : 0o600);
+  t.same(modes(dataDir).filter(open).map((e) => `${e.p} ${e.mode.toString(8)}`), [], 'after the first start nothing is open to group or others');
   await s.restart(); // a restart turns the log into a table file and writes a new manifest
   t.equal(statSync(dataDir).mode & 0o777, 0o700, 'the data directory is created 0700');
   const all = modes(dataDir);
   t.ok(all.some((e) => e.p.endsWith('.ldb')) && all.some((e) => /MANIFEST/.test(e.p)), 'LevelDB files are among them');
-  t.same(all.filter((e) => e.mode !== (e.isDir ? 0o700 : 0o600)).map((e) => `${e.p} ${e.mode.toString(8)}`), [], 'nothing is open to group or others');
+  t.same(all.filter(open).map((e) => `${e.p} ${e.mode.toString(8)}`), [], 'nothing is open to group or others');
 });
 
 t.test('a data directory open to others is refused unless --insecure-data-dir-permissions', async (t) => {
