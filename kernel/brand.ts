@@ -23,6 +23,8 @@ export interface Brand {
   kubectlManager: string;
   /** Name of the command-line client, used in messages. */
   cli: string;
+  /** The built-in certificate signers' names (Part B, Signers). */
+  signers: { apiserverClient: string; apiserverClientNodeAgent: string; nodeAgentServing: string; legacyUnknown: string };
 }
 
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
@@ -44,6 +46,12 @@ export const brands: Record<string, Brand> = {
     lastAppliedAnnotation: 'clusterctl.cluster.io/last-applied-configuration',
     kubectlManager: 'clusterctl',
     cli: 'clusterctl',
+    signers: {
+      apiserverClient: 'cluster.io/apiserver-client',
+      apiserverClientNodeAgent: 'cluster.io/apiserver-client-nodeagent',
+      nodeAgentServing: 'cluster.io/nodeagent-serving',
+      legacyUnknown: 'cluster.io/legacy-unknown',
+    },
   },
   kubernetes: {
     name: 'kubernetes',
@@ -61,6 +69,12 @@ export const brands: Record<string, Brand> = {
     lastAppliedAnnotation: 'kubectl.kubernetes.io/last-applied-configuration',
     kubectlManager: 'kubectl',
     cli: 'kubectl',
+    signers: {
+      apiserverClient: 'kubernetes.io/kube-apiserver-client',
+      apiserverClientNodeAgent: 'kubernetes.io/kube-apiserver-client-kubelet',
+      nodeAgentServing: 'kubernetes.io/kubelet-serving',
+      legacyUnknown: 'kubernetes.io/legacy-unknown',
+    },
   },
 };
 

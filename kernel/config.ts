@@ -157,7 +157,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     tls: {},
     maxRequestBodyBytes: 3 * 1024 * 1024,
     storage: { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } },
-    types: [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }],
+    types: [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }, { plugin: 'certificates' }],
     // What a careful operator runs: client certificates from the first-start CA, the first-start
     // admin token, service-account and bootstrap tokens; anonymous requests reach only what the
     // default RBAC roles grant them (health and version); Node then RBAC decide.
@@ -171,8 +171,9 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     authorization: [{ plugin: 'node' }, { plugin: 'rbac' }],
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
-    controllers: [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }, { plugin: 'apiserver-service' }],
-    signers: [],
+    // The certificate controllers under the reference's --controllers names.
+    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'csrsigning', 'csrapproving', 'csrcleaner'].map((plugin) => ({ plugin })),
+    signers: ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown'].map((plugin) => ({ plugin })),
     audit: [],
     // the reference's defaults: 400 + 200 seats in all, a quarter of the 1m request timeout in a queue at most
     flowControl: { plugin: 'apf', options: { serverConcurrencyLimit: 600, queueWaitSeconds: 15 } },

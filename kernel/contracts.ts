@@ -148,10 +148,28 @@ export interface AdmissionPlugin {
 
 // ---------------------------------------------------------------- signer (certificates issue)
 
+/** An approved CertificateSigningRequest, as a signer sees it. */
+export interface SignRequest {
+  /** The CertificateSigningRequest's name. */
+  name: string;
+  /** The PKCS#10 request, PEM; the API has parsed it and checked its signature. */
+  request: string;
+  /** spec.usages: the reference's key usage names ("digital signature", "client auth", ...). */
+  usages: string[];
+  /** spec.expirationSeconds, when the requester asked for a shorter lifetime. */
+  expirationSeconds?: number;
+  /** Who created the request (spec.username, uid, groups, extra). */
+  requester: UserInfo;
+}
+
 export interface Signer {
+  /** The spec.signerName this signer serves, e.g. "example.com/my-signer". */
   signerName: string;
-  /** Returns PEM certificate(s) for an approved PKCS#10 request, or throws a StatusError. */
-  sign(csrPem: string, usages: string[], expirationSeconds?: number): Promise<string>;
+  /**
+   * PEM CERTIFICATE block(s) for an approved request. Throw to refuse: the message becomes the
+   * request's `Failed` condition (and a server log line), nothing is issued.
+   */
+  sign(req: SignRequest): Promise<string>;
 }
 
 // ---------------------------------------------------------------- flow control (overload protection)
@@ -489,6 +507,8 @@ export interface TypeDef {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** Refuses creates with this message while set (a custom resource whose definition is being deleted). */
   createForbidden?: string;
+  /** Sub-resources beyond status and finalize that write one field path of the object (CSR approval: "status.conditions"). */
+  subresourceFields?: Record<string, string>;
   /** Per-type hooks on the write path that need state or other objects (allocators, graceful deletion). */
   strategy?: TypeStrategy;
 }
@@ -586,6 +606,8 @@ export interface PluginHost {
   guardWrites(group: string, resource: string, guard: WriteGuard): void;
   /** Counters, gauges and histograms served on /metrics. */
   metrics: PluginMetrics;
+  /** The configured certificate signers (for the signing controller). */
+  signers(): Signer[];
   /** For storage backends: what values go through before they are stored (encryption at rest), if configured. */
   valueTransformer?: ValueTransformer;
   /**

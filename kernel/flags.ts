@@ -25,6 +25,9 @@ export interface ParsedFlags {
   authorizationWebhookUnauthorizedTTLSeconds?: number;
   authorizationWebhookVersion?: string;
   tokenAuthFile?: string;
+  clusterSigningCertFile?: string;
+  clusterSigningKeyFile?: string;
+  clusterSigningDurationSeconds?: number;
   anonymousAuth?: boolean;
   clientCAFile?: string;
   enableBootstrapTokenAuth?: boolean;
@@ -106,6 +109,9 @@ export const FLAGS: Record<string, FlagDef> = {
   'authorization-webhook-cache-authorized-ttl': { key: 'authorizationWebhookAuthorizedTTLSeconds', kind: 'duration', help: 'How long allowed answers of the authorization webhook are cached (default 5m).' },
   'authorization-webhook-cache-unauthorized-ttl': { key: 'authorizationWebhookUnauthorizedTTLSeconds', kind: 'duration', help: 'How long other answers of the authorization webhook are cached (default 30s).' },
   'authorization-webhook-version': { key: 'authorizationWebhookVersion', kind: 'string', help: 'SubjectAccessReview version sent to the authorization webhook: v1beta1 (default) or v1.' },
+  'cluster-signing-cert-file': { key: 'clusterSigningCertFile', kind: 'string', help: 'CA certificate (PEM) the built-in certificate signers issue with (default: the server\'s CA).' },
+  'cluster-signing-key-file': { key: 'clusterSigningKeyFile', kind: 'string', help: 'Private key (PEM) of --cluster-signing-cert-file.' },
+  'cluster-signing-duration': { key: 'clusterSigningDurationSeconds', kind: 'duration', help: 'Lifetime of certificates the built-in signers issue (default 8760h), capped by a request\'s expirationSeconds.' },
   'token-auth-file': { key: 'tokenAuthFile', kind: 'string', help: 'Static token file (CSV: token,user,uid,"group1,group2").' },
   'anonymous-auth': { key: 'anonymousAuth', kind: 'bool', help: 'Treat requests without credentials as system:anonymous (default true).' },
   'client-ca-file': { key: 'clientCAFile', kind: 'string', help: 'Client certificates signed by a CA in this PEM bundle authenticate (common name = user, organizations = groups); presented on the secure port (and --mtls-port).' },
@@ -532,6 +538,9 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
   applyFlowControlFlags(c, f);
+  // The signing flags set the options of every configured signer (the built-in ones read them).
+  const signing = given({ certFile: f.clusterSigningCertFile, keyFile: f.clusterSigningKeyFile, durationSeconds: f.clusterSigningDurationSeconds });
+  if (Object.keys(signing).length) c.signers = c.signers.map((r) => ({ ...r, options: { ...r.options, ...signing } }));
   // The audit flags take effect with --audit-log-path, as in the reference: they set the options of the
   // `log` audit backend (merged into the file's entry for it, if any; other backends stay).
   if (f.auditLogPath !== undefined) {

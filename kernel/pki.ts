@@ -61,7 +61,7 @@ async function privateKeyPem(key: CryptoKey): Promise<string> {
 }
 
 /** Import a PEM private key (PKCS#8, SEC1 or PKCS#1; EC or RSA) for signing, with its signature algorithm. */
-async function importSigningKey(pem: string): Promise<{ key: CryptoKey; alg: Algorithm | EcdsaParams }> {
+export async function importSigningKey(pem: string): Promise<{ key: CryptoKey; alg: Algorithm | EcdsaParams }> {
   const ko = createPrivateKey(pem);
   const der = ko.export({ type: 'pkcs8', format: 'der' });
   if (ko.asymmetricKeyType === 'ec') {
@@ -79,7 +79,7 @@ async function importSigningKey(pem: string): Promise<{ key: CryptoKey; alg: Alg
 }
 
 /** A positive random 128-bit serial number, in hex. */
-function serial(): string {
+export function serial(): string {
   const b = randomBytes(16);
   b[0] &= 0x7f;
   return b.toString('hex');

@@ -673,7 +673,7 @@ export class Registry {
       if (md.uid && md.uid !== omd.uid) throw errors.conflict(type.group, type.resource, t.name, `Precondition failed: UID in precondition: ${md.uid}, UID in object meta: ${omd.uid}`);
       // Subresources write only their own fields; the main resource never writes them.
       const sub = t.subresource;
-      const subField = sub === 'status' ? type.statusField : sub === 'finalize' ? type.finalizersField : undefined;
+      const subField = sub === 'status' ? type.statusField : sub === 'finalize' ? type.finalizersField : sub ? type.subresourceFields?.[sub] : undefined;
       if (sub && !subField) throw errors.methodNotAllowed();
       if (sub === 'status' && subField) {
         // The status strategy: everything outside metadata and status stays as stored; metadata

@@ -122,6 +122,7 @@ export class Server {
       serveTypes: (owner, types) => this.serveTypes(owner, types),
       onTypesChanged: (l) => { this.typeListeners.push(l); },
       state: (owner) => this.pluginState(owner),
+      signers: () => this.signers,
     };
   }
 

@@ -25,7 +25,7 @@ t.test('defaults', async (t) => {
   t.equal(c.securePort, 6443);
   t.equal(c.maxRequestBodyBytes, 3145728);
   t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
-  t.same(c.types, [{ plugin: 'builtin', options: { serviceClusterIPRange: '10.96.0.0/12', serviceNodePortRange: '30000-32767' } }, { plugin: 'access' }, { plugin: 'apiextensions' }]);
+  t.same(c.types, [{ plugin: 'builtin', options: { serviceClusterIPRange: '10.96.0.0/12', serviceNodePortRange: '30000-32767' } }, { plugin: 'access' }, { plugin: 'apiextensions' }, { plugin: 'certificates' }]);
   t.same(c.authentication, [
     { plugin: 'x509', options: { clientCAFile: path.join('data', 'pki', 'ca.crt') } },
     { plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } },
@@ -34,8 +34,8 @@ t.test('defaults', async (t) => {
     { plugin: 'anonymous' },
   ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
   t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
-  t.same(c.controllers, [{ plugin: 'namespace' }, { plugin: 'garbage-collector' }, { plugin: 'storage-protection' }, { plugin: 'crd' }, { plugin: 'apiserver-service', options: { serviceClusterIPRange: '10.96.0.0/12', bindAddress: '127.0.0.1' } }]);
-  t.same(c.signers, []);
+  t.same(c.controllers.map((r) => r.plugin), ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'csrsigning', 'csrapproving', 'csrcleaner']);
+  t.same(c.signers.map((r) => r.plugin), ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown']);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
   t.equal(c.configFile, undefined);
   // only default-on plugins that exist in this build

@@ -191,6 +191,22 @@ function buildRule(brand: Brand, s: RuleSpec): PolicyRule {
   return r;
 }
 
+/**
+ * The certificate roles, named in the brand's certificates group: node client requests
+ * (`...:certificatesigningrequests:nodeclient`, `...:selfnodeclient`, checked by the csrapproving
+ * controller) and one approver role per built-in signer (`...:<signer path>-approver`).
+ */
+function certificateRoles(brand: Brand): Record<string, RoleSpec> {
+  const prefix = `system:certificates.${brand.domain}:`;
+  const G = 'certificates.cluster.io';
+  const roles: Record<string, RoleSpec> = {
+    [`${prefix}certificatesigningrequests:nodeclient`]: { rules: [R('create', G, 'certificatesigningrequests/nodeclient')] },
+    [`${prefix}certificatesigningrequests:selfnodeclient`]: { rules: [R('create', G, 'certificatesigningrequests/selfnodeclient')] },
+  };
+  for (const signer of Object.values(brand.signers)) roles[`${prefix}${signer.slice(signer.indexOf('/') + 1)}-approver`] = { rules: [R('approve', G, 'signers', signer)] };
+  return roles;
+}
+
 /** The default cluster roles and cluster role bindings of a brand, as API objects. */
 export function defaultPolicy(brand: Brand): { clusterRoles: KObject[]; clusterRoleBindings: KObject[] } {
   const n = rbacNames(brand);
@@ -199,7 +215,7 @@ export function defaultPolicy(brand: Brand): { clusterRoles: KObject[]; clusterR
     labels: { [n.bootstrapLabel]: 'rbac-defaults', ...labels },
     annotations: { [n.autoupdate]: 'true' },
   });
-  const clusterRoles = Object.entries(CLUSTER_ROLES).map(([name, spec]) => {
+  const clusterRoles = Object.entries({ ...CLUSTER_ROLES, ...certificateRoles(brand) }).map(([name, spec]) => {
     const labels = Object.fromEntries((spec.labels ?? []).map((l) => [n.aggregateLabel(l), 'true']));
     const o: KObject = { apiVersion: n.apiVersion, kind: 'ClusterRole', metadata: meta(name, labels) };
     if (spec.aggregate) o.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [n.aggregateLabel(spec.aggregate)]: 'true' } }] };
