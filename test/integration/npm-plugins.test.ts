@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { webcrypto, X509Certificate } from 'node:crypto';
+import { generateCA, x509, type CertAndKey } from '../../kernel/pki.js';
 import { withServer, type TestServer } from '../lib/server.js';
+
+let signerCA: CertAndKey;
 
 const run = promisify(execFile);
 // the fixtures stay in the source tree; this file runs from dist/test/integration/
@@ -18,6 +22,7 @@ const packages = [
   { dir: 'example-authenticator', name: 'example-header-key-authenticator' },
   { dir: 'example-authorizer', name: 'example-readonly-group-authorizer' },
   { dir: 'example-plugin', name: 'example-admission-plugin' },
+  { dir: 'example-signer', name: 'example-openssl-signer' },
 ];
 
 const LABEL = 'example.io/admitted';
@@ -42,6 +47,13 @@ admission:
   - plugin: example-admission-plugin
     options:
       label: ${LABEL}
+signers:
+  - plugin: example-openssl-signer
+    options:
+      signerName: example.com/openssl
+      caCertFile: ./signer-ca.crt
+      caKeyFile: ./signer-ca.key
+      days: 7
 `;
 
 /** Packs every fixture, installs the tarballs into a new project and writes the config file there; returns its path. */
@@ -62,7 +74,11 @@ async function installProject(t: { teardown(fn: () => unknown): void }): Promise
   // the packages have no dependencies, so npm needs no registry
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs], { cwd: project, env });
   const file = path.join(project, 'config.yaml');
-  await writeFile(file, config);
+  // the signer's CA files, by absolute path (plugin options are passed on as written)
+  await writeFile(file, config.replaceAll('./signer-ca.', `${path.join(project, 'signer-ca')}.`));
+  signerCA = await generateCA({ CN: 'example signer CA', days: 30 });
+  await writeFile(path.join(project, 'signer-ca.crt'), signerCA.certPem);
+  await writeFile(path.join(project, 'signer-ca.key'), signerCA.keyPem, { mode: 0o600 });
   return file;
 }
 
@@ -154,5 +170,35 @@ t.test('an authenticator, an authorizer and an admission plugin installed from n
     });
     t.equal(secret.status, 201, secret.text);
     t.equal(secret.json.metadata.labels?.[LABEL], 'true');
+  });
+
+  t.test('the openssl signer issues approved requests for its signer name', async (t) => {
+    const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+    const keys = await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify']) as CryptoKeyPair;
+    const pem = (await x509.Pkcs10CertificateRequestGenerator.create({ name: 'CN=olga, O=ops', keys, signingAlgorithm: EC })).toString('pem');
+    const CSRS = '/apis/certificates.cluster.io/v1/certificatesigningrequests';
+    const body = (name: string, usages: string[]) => ({ apiVersion: 'certificates.cluster.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: Buffer.from(pem).toString('base64'), signerName: 'example.com/openssl', usages } });
+    for (const [name, usages] of [['olga', ['digital signature', 'client auth']], ['olga-server', ['server auth']]] as const) {
+      const c = await s.request('POST', CSRS, { body: body(name, [...usages]) });
+      t.equal(c.status, 201, c.text);
+      const a = await s.request('PUT', `${CSRS}/${name}/approval`, { body: { ...c.json, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Test' }] } } });
+      t.equal(a.status, 200, a.text);
+    }
+    const until = Date.now() + 10_000;
+    let olga: any;
+    let refused: any;
+    while (Date.now() < until && (!olga?.status?.certificate || !refused?.status?.conditions?.some((c: any) => c.type === 'Failed'))) {
+      await new Promise((r) => setTimeout(r, 100));
+      olga = (await s.get(`${CSRS}/olga`)).json;
+      refused = (await s.get(`${CSRS}/olga-server`)).json;
+    }
+    const cert = new X509Certificate(Buffer.from(olga.status.certificate, 'base64').toString());
+    t.ok(cert.verify(new X509Certificate(signerCA.certPem).publicKey), 'issued with the signer\'s own CA');
+    t.match(cert.subject, /CN=olga/);
+    const days = (Date.parse(cert.validTo) - Date.now()) / 86400_000;
+    t.ok(days > 6.9 && days < 7.1, `its configured lifetime (${days.toFixed(2)} days)`);
+    const failed = refused.status.conditions.find((c: any) => c.type === 'Failed');
+    t.match(failed, { reason: 'SignerValidationFailure', message: 'this signer only issues client certificates' });
+    t.notOk(refused.status.certificate, 'a refused request gets no certificate');
   });
 });
