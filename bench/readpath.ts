@@ -14,6 +14,36 @@ import { authLine, tlsOptions, type Target } from './target.js';
 const self = fileURLToPath(import.meta.url);
 const pad = (n: number) => 'x'.repeat(n);
 
+/**
+ * What the read-path scenarios list and watch: ConfigMaps, or custom resources of the same shape
+ * (a `data` map of strings) served from a CustomResourceDefinition, to compare the two paths.
+ */
+export type Resource = 'configmaps' | 'custom';
+const collection = (r: Resource | undefined, ns: string) => (r === 'custom' ? `/apis/bench.example.com/v1/namespaces/${ns}/benchmaps` : `/api/v1/namespaces/${ns}/configmaps`);
+const objectBody = (r: Resource | undefined, name: string, data: Record<string, string>) =>
+  r === 'custom' ? { apiVersion: 'bench.example.com/v1', kind: 'BenchMap', metadata: { name }, data } : { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data };
+
+/** The CustomResourceDefinition of the custom resources the `-cr` scenarios use, created and Established. */
+export async function defineBenchResource(t: Target): Promise<void> {
+  const agent = new https.Agent({ keepAlive: true });
+  const group = await timedGet(t, agent, '/apis').then((r) => (JSON.parse(r.body.toString()).groups as { name: string }[]).find((g) => g.name.startsWith('apiextensions.'))!.name);
+  const crd = {
+    apiVersion: `${group}/v1`, kind: 'CustomResourceDefinition', metadata: { name: 'benchmaps.bench.example.com' },
+    spec: { group: 'bench.example.com', scope: 'Namespaced', names: { plural: 'benchmaps', singular: 'benchmap', kind: 'BenchMap' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { data: { type: 'object', additionalProperties: { type: 'string' } } } } } }] },
+  };
+  await new Promise<void>((resolve, reject) => {
+    const req = https.request({ host: t.host, port: t.port, path: `/apis/${group}/v1/customresourcedefinitions`, method: 'POST', ...tlsOptions(t), agent,
+      headers: { 'content-type': 'application/json', ...(t.token ? { authorization: `Bearer ${t.token}` } : {}) } }, (res) => { res.resume(); res.on('end', () => (res.statusCode === 201 || res.statusCode === 409 ? resolve() : reject(new Error(`create CRD: ${res.statusCode}`)))); });
+    req.on('error', reject);
+    req.end(JSON.stringify(crd));
+  });
+  for (let i = 0; i < 200; i++) {
+    try { await timedGet(t, agent, `${collection('custom', t.namespace)}?limit=1`); agent.destroy(); return; } catch { await new Promise((r) => setTimeout(r, 50)); }
+  }
+  throw new Error('the bench CustomResourceDefinition was not served');
+}
+
 export interface ReadResult { scenario: string; [k: string]: string | number }
 
 function rssMiB(pid: number): number {
@@ -42,9 +72,9 @@ function timedGet(t: Target, agent: https.Agent, p: string): Promise<{ ms: numbe
 }
 
 /** Creates `n` ConfigMaps of about `size` bytes in the target's namespace from forked writer processes. */
-async function fill(t: Target, n: number, size: number, prefix: string): Promise<void> {
+async function fill(t: Target, n: number, size: number, prefix: string, resource?: Resource): Promise<void> {
   const workers = Math.max(1, Math.min(2, os.cpus().length));
-  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', target: wire(t), count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}` })));
+  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', target: wire(t), count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}`, resource })));
 }
 
 /** What a child process needs of a target to reach it. */
@@ -60,6 +90,7 @@ interface ChildInit {
   count: number; // writer: objects to create (0: until told to stop); watchers: connections
   concurrency?: number; size?: number; prefix?: string;
   path?: string; probes?: number;
+  resource?: Resource;
 }
 
 function runChild(init: ChildInit, onStarted?: (c: ChildProcess) => void): Promise<any> {
@@ -96,7 +127,7 @@ function rawPoster(init: ChildInit) {
     post(body: string): Promise<void> {
       return new Promise((resolve) => {
         waiting = resolve;
-        sock.write(`POST /api/v1/namespaces/${t.namespace}/configmaps HTTP/1.1\r\nHost: ${t.host}\r\n${authLine(t as Target)}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        sock.write(`POST ${collection(init.resource, t.namespace!)} HTTP/1.1\r\nHost: ${t.host}\r\n${authLine(t as Target)}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       });
     },
     close: () => sock.destroy(),
@@ -114,7 +145,7 @@ async function childMain() {
       const p = rawPoster(init);
       for (let i = 0; !stop && (init.count === 0 || made < init.count); i++) {
         made++;
-        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${init.prefix}-${k}-${i}` }, data: { t: String(Date.now()), pad: pad(init.size ?? 100) } });
+        const body = JSON.stringify(objectBody(init.resource, `${init.prefix}-${k}-${i}`, { t: String(Date.now()), pad: pad(init.size ?? 100) }));
         await p.post(body);
       }
       p.close();
@@ -173,15 +204,15 @@ async function childMain() {
 const cpuOf = (t: Target) => (t.pid ? procCpuSeconds(t.pid) : NaN);
 
 /** The current resourceVersion of the target's namespace list, to start watches from. */
-async function currentRV(t: Target, agent: https.Agent): Promise<string> {
-  const r = await timedGet(t, agent, `/api/v1/namespaces/${t.namespace}/configmaps?limit=1`);
+async function currentRV(t: Target, agent: https.Agent, resource?: Resource): Promise<string> {
+  const r = await timedGet(t, agent, `${collection(resource, t.namespace)}?limit=1`);
   return JSON.parse(r.body.toString()).metadata.resourceVersion;
 }
 
-export async function benchList(t: Target, objects = 10_000, size = 1024): Promise<ReadResult[]> {
+export async function benchList(t: Target, objects = 10_000, size = 1024, resource?: Resource): Promise<ReadResult[]> {
   const s = t;
   {
-    await fill(s, objects, size - 200, 'l');
+    await fill(s, objects, size - 200, 'l', resource);
     const agent = new https.Agent({ keepAlive: true });
     const out: ReadResult[] = [];
     const measure = async (label: string, once: () => Promise<number>) => {
@@ -191,9 +222,9 @@ export async function benchList(t: Target, objects = 10_000, size = 1024): Promi
       for (let i = 0; i < 15; i++) ms.push(await once());
       const srvMs = ((cpuOf(s) - c0) * 1000) / 15;
       ms.sort((a, b) => a - b);
-      out.push({ scenario: 'list', target: s.label, case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
+      out.push({ scenario: resource === 'custom' ? 'list-cr' : 'list', target: s.label, case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
     };
-    const base = `/api/v1/namespaces/${s.namespace}/configmaps`;
+    const base = collection(resource, s.namespace);
     const first = await timedGet(s, agent, base);
     const count = JSON.parse(first.body.toString()).items.length;
     if (count !== objects) throw new Error(`list returned ${count} items, expected ${objects}`);
@@ -214,15 +245,15 @@ export async function benchList(t: Target, objects = 10_000, size = 1024): Promi
   }
 }
 
-export async function benchWatch(t: Target, watchers: number, seconds = 5, writers = 8): Promise<ReadResult> {
+export async function benchWatch(t: Target, watchers: number, seconds = 5, writers = 8, resource?: Resource): Promise<ReadResult> {
   const s = t;
   {
     const agent = new https.Agent({ keepAlive: false });
-    const rv = await currentRV(s, agent);
+    const rv = await currentRV(s, agent, resource);
     agent.destroy();
     const procs = Math.max(1, Math.min(2, os.cpus().length));
     const children: ChildProcess[] = [];
-    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', target: wire(s), count: Math.ceil(watchers / procs), path: `/api/v1/namespaces/${s.namespace}/configmaps?watch=1&resourceVersion=${rv}`, probes: 10 }, (c) => children.push(c)));
+    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', target: wire(s), count: Math.ceil(watchers / procs), path: `${collection(resource, s.namespace)}?watch=1&resourceVersion=${rv}`, probes: 10 }, (c) => children.push(c)));
     while (children.length < procs) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 300));
     for (const c of children) c.send({ type: 'count' });
@@ -230,7 +261,7 @@ export async function benchWatch(t: Target, watchers: number, seconds = 5, write
     const busy0 = machineBusySeconds();
     const t0 = performance.now();
     let writer!: ChildProcess;
-    const wrote = runChild({ role: 'writer', target: wire(s), count: 0, concurrency: writers, size: 700, prefix: 'w' }, (c) => (writer = c));
+    const wrote = runChild({ role: 'writer', target: wire(s), count: 0, concurrency: writers, size: 700, prefix: 'w', resource }, (c) => (writer = c));
     await new Promise((r) => setTimeout(r, seconds * 1000));
     writer.send({ type: 'stop' });
     const w = await wrote;
@@ -244,7 +275,7 @@ export async function benchWatch(t: Target, watchers: number, seconds = 5, write
     const lat = rs.flatMap((r) => r.latencies).sort((a: number, b: number) => a - b);
     const clientCpu = rs.reduce((a, r) => a + r.cpuSeconds, 0) + w.cpuSeconds;
     return {
-      scenario: 'watch', target: s.label, watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
+      scenario: resource === 'custom' ? 'watch-cr' : 'watch', target: s.label, watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
       'expected': w.made * watchers, delivered: events, 'p50 ms': percentile(lat, 50), 'p99 ms': percentile(lat, 99),
       'server CPU %': Number.isNaN(srvCpu) ? '-' : Math.round((srvCpu / elapsed) * 100), 'client CPU %': Math.round((clientCpu / elapsed) * 100), 'machine busy %': Math.round((busy / elapsed) * 100),
     };

@@ -11,7 +11,7 @@ import {
   loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, table,
   type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
 } from './lib.js';
-import { benchList, benchMemory, benchWatch, printRead, type ReadResult } from './readpath.js';
+import { benchList, benchMemory, benchWatch, defineBenchResource, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
 import { plot } from './plot.js';
 import { call, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
@@ -24,6 +24,18 @@ const READ_SCENARIOS: Record<string, { description: string; remote: boolean; run
     description: 'watch fan-out to 100 and 1,000 watchers while 8 writers run: deliveries/s, latency p50/p99, writes/s',
     remote: true,
     run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
+  },
+  'list-cr': {
+    description: 'the list scenario with 10,000 custom resources of the same shape (a CustomResourceDefinition with a schema) instead of ConfigMaps',
+    remote: false, run: (_o, t) => withTarget(t, async (x) => { await defineBenchResource(x); return benchList(x, 10_000, 1024, 'custom'); }),
+  },
+  'watch-cr': {
+    description: 'the watch scenario (100 and 1,000 watchers) on custom resources instead of ConfigMaps',
+    remote: false,
+    run: async (o, t) => [
+      await withTarget(t, async (x) => { await defineBenchResource(x); return benchWatch(x, 100, o.duration, 8, 'custom'); }),
+      await withTarget(t, async (x) => { await defineBenchResource(x); return benchWatch(x, 1000, o.duration, 8, 'custom'); }),
+    ],
   },
   memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers (our server only)', remote: false, run: () => benchMemory() },
   apply: {

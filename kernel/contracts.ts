@@ -509,6 +509,14 @@ export interface TypeDef {
   createForbidden?: string;
   /** Sub-resources beyond status and finalize that write one field path of the object (CSR approval: "status.conditions"). */
   subresourceFields?: Record<string, string>;
+  /**
+   * Versions stored apart (a custom resource with several versions): converts objects, whatever
+   * version they were stored in, into `version`. Reads convert into this TypeDef's version; writes
+   * convert into `storageVersion` before storing. Throw a StatusError to fail the request.
+   */
+  convert?: (objs: KObject[], version: string) => Promise<KObject[]>;
+  /** The version objects are stored in, when it is not this one (with `convert`). */
+  storageVersion?: string;
   /** Per-type hooks on the write path that need state or other objects (allocators, graceful deletion). */
   strategy?: TypeStrategy;
 }

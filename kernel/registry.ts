@@ -136,6 +136,57 @@ export class Registry {
 
   rc(type: TypeDef): ResourceCache { return this.ctx.cache.forType(type); }
 
+  // ------------------------------------------------------------------ versions stored apart (TypeDef.convert)
+
+  /** Stored bytes as this version serves them: objects stored in another version are converted, in one batch. */
+  private async asServed(type: TypeDef, bytes: Buffer[]): Promise<Buffer[]> {
+    if (!type.convert) return bytes;
+    const want = gv(type);
+    const objs = bytes.map((b) => JSON.parse(b.toString('utf8')) as KObject);
+    const idx = objs.flatMap((o, i) => (o.apiVersion !== want ? [i] : []));
+    if (!idx.length) return bytes;
+    const converted = await type.convert(idx.map((i) => objs[i]), type.version);
+    const out = [...bytes];
+    idx.forEach((i, j) => { out[i] = Buffer.from(JSON.stringify(converted[j])); });
+    return out;
+  }
+
+  private async fromStored(type: TypeDef, obj: KObject): Promise<KObject> {
+    return type.convert && obj.apiVersion !== gv(type) ? (await type.convert([obj], type.version))[0] : obj;
+  }
+
+  /** The object as it is stored: in the storage version, when that is not this one. */
+  private async toStored(type: TypeDef, obj: KObject): Promise<KObject> {
+    return type.convert && type.storageVersion && type.storageVersion !== type.version ? (await type.convert([obj], type.storageVersion))[0] : obj;
+  }
+
+  /** A watch's output for a version stored apart: each event's object converted, in order. */
+  private convertingSink(type: TypeDef, inner: { write(b: Buffer): boolean; end(): void }): { write(b: Buffer): boolean; end(): void } {
+    if (!type.convert) return inner;
+    const want = gv(type);
+    let chain = Promise.resolve();
+    const convert = async (b: Buffer): Promise<Buffer> => {
+      const lines = b.toString('utf8').split('\n').filter(Boolean);
+      const out: string[] = [];
+      for (const line of lines) {
+        const ev = JSON.parse(line) as { type: string; object: KObject };
+        if (ev.object?.kind === type.kind && ev.object.apiVersion && ev.object.apiVersion !== want) ev.object = (await type.convert!([ev.object], type.version))[0];
+        out.push(JSON.stringify(ev) + '\n');
+      }
+      return Buffer.from(out.join(''));
+    };
+    return {
+      write: (b) => {
+        chain = chain.then(async () => { inner.write(await convert(b)); }).catch((e) => {
+          inner.write(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(errors.internal(String((e as Error)?.message ?? e)).toStatus())}}\n`));
+          inner.end();
+        });
+        return true;
+      },
+      end: () => { chain = chain.then(() => inner.end()); },
+    };
+  }
+
   private key(t: Target) { return storageKey(t.type, t.namespace, t.name); }
 
   current(type: TypeDef, namespace: string, name: string): Entry | undefined {
@@ -166,7 +217,7 @@ export class Registry {
     const e = this.current(t.type, t.namespace, t.name);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(this.scaleOf(t.type, parse(e)))));
-    this.respondObject(req, res, t, 200, e.bytes);
+    this.respondObject(req, res, t, 200, (await this.asServed(t.type, [e.bytes]))[0]);
   }
 
   /** Consistent read: the cache has applied everything committed. */
@@ -261,7 +312,7 @@ export class Registry {
     const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
-    const memoKey = !sel.hasSelector && acc.rep === 'json' && rev === this.ctx.cache.rev ? `${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
+    const memoKey = !sel.hasSelector && acc.rep === 'json' && rev === this.ctx.cache.rev && !t.type.convert ? `${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
     if (memoKey && rc.listMemo?.key === memoKey) return res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : rc.listMemo.body);
     const items: Entry[] = [];
     let next = '';
@@ -281,6 +332,10 @@ export class Registry {
         continue;
       }
       items.push(e);
+    }
+    if (t.type.convert) {
+      const converted = await this.asServed(t.type, items.map((e) => e.bytes));
+      items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i] }; });
     }
     const body = this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
     if (memoKey && body) rc.listMemo = { key: memoKey, body };
@@ -466,7 +521,7 @@ export class Registry {
       const ok = res.upgrade!({
         open: (s) => {
           // One event per text frame, without the newline that separates events on HTTP.
-          sink = { write: (b) => s.send(b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
+          sink = this.convertingSink(type, { write: (b) => s.send(b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } });
           void begin();
         },
         drain: () => { backlog = 0; },
@@ -476,7 +531,7 @@ export class Registry {
       return;
     }
     res.start(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
-    sink = { write: (b) => res.write(b), end: () => res.end() };
+    sink = this.convertingSink(type, { write: (b) => res.write(b), end: () => res.end() });
     res.onDrain(() => { backlog = 0; });
     res.onClose(() => finish());
     await begin();
@@ -621,8 +676,8 @@ export class Registry {
         return { ok: false, value: Buffer.from(JSON.stringify(obj)) };
       }
       for (let attempt = 0; ; attempt++) {
-        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), obj);
-        if (r.ok) return { ok: true, value: r.bytes! };
+        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), await this.toStored(type, obj));
+        if (r.ok) return { ok: true, value: (await this.asServed(type, [r.bytes!]))[0] };
         if (r.reason === 'exists' && generate && attempt < MAX_NAME_ATTEMPTS) {
           md.name = md.generateName + randomSuffix();
           continue;
@@ -664,7 +719,7 @@ export class Registry {
     for (;;) {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
-      const old = parse(e);
+      const old = await this.fromStored(type, parse(e));
       if (clientRv && clientRv !== String(e.rev)) throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
       let obj = await next(clone(old));
       this.checkTypeMeta(t, obj);
@@ -729,11 +784,12 @@ export class Registry {
           await this.afterConflict(t, r);
           return { ok: false, value: undefined };
         }
-        const bytes = Buffer.from(JSON.stringify(obj));
-        if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: e.bytes } }; // no change: no write, no event
-        if (dryRun) return { ok: false, value: { code: 200, bytes } };
-        const r = await this.commit('update', e.key, obj, e.rev);
-        if (r.ok) return { ok: true, value: { code: 200, bytes: r.bytes! } };
+        const stored = await this.toStored(type, obj);
+        const bytes = Buffer.from(JSON.stringify(stored));
+        if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
+        if (dryRun) return { ok: false, value: { code: 200, bytes: stored === obj ? bytes : Buffer.from(JSON.stringify(obj)) } };
+        const r = await this.commit('update', e.key, stored, e.rev);
+        if (r.ok) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [r.bytes!]))[0] } };
         if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
         await this.afterConflict(t, r);
         return { ok: false, value: undefined };
@@ -994,7 +1050,7 @@ export class Registry {
         if (gcFinalizer && !finalizers.includes(gcFinalizer)) md.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
         if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
         const r = await this.commit('update', e.key, obj, e.rev);
-        if (r.ok) return { code: 200, body: r.bytes!, obj };
+        if (r.ok) return { code: 200, body: (await this.asServed(type, [r.bytes!]))[0], obj };
         await this.afterConflict(t, r);
         continue;
       }
@@ -1011,7 +1067,7 @@ export class Registry {
         if (type.terminatingPhase) setPath(obj, `${type.statusField ?? 'status'}.phase`, type.terminatingPhase);
         if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
         const r = await this.commit('update', e.key, obj, e.rev);
-        if (r.ok) return { code: 200, body: r.bytes!, obj };
+        if (r.ok) return { code: 200, body: (await this.asServed(type, [r.bytes!]))[0], obj };
         await this.afterConflict(t, r);
         continue;
       }

@@ -5,6 +5,7 @@
 // deletion of a definition with its instances, and serving again after a restart.
 import t from 'tap';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
+import { establish, eventually } from '../lib/crd.js';
 
 const CRDS = '/apis/apiextensions.cluster.io/v1/customresourcedefinitions';
 const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
@@ -52,27 +53,6 @@ export function widgetCRD(extra: Record<string, unknown> = {}) {
 
 const widget = (name: string, spec: Record<string, unknown> = { size: 'small' }, metadata: Record<string, unknown> = {}) =>
   ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, ...metadata }, spec });
-
-async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > until) return false;
-    await sleep(30);
-  }
-}
-
-export async function establish(s: TestServer, crd: any): Promise<any> {
-  const r = await s.request('POST', CRDS, { body: crd });
-  if (r.status !== 201) throw new Error(`create CRD: ${r.status} ${r.text}`);
-  let got: any;
-  const ok = await eventually(async () => {
-    got = (await s.get(`${CRDS}/${crd.metadata.name}`)).json;
-    return got?.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True');
-  });
-  if (!ok) throw new Error(`CRD not established: ${JSON.stringify(got?.status)}`);
-  return got;
-}
 
 t.test('custom resource definitions', async (t) => {
   const s: TestServer = await withServer(t);
@@ -333,6 +313,36 @@ t.test('custom resource definitions', async (t) => {
     t.ok(hc.some((c: string) => c.startsWith('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule: Invalid value:') && c.includes('compilation failed')));
     t.equal((await s.request('DELETE', `${CRDS}/rules.example.com`)).status, 200);
     t.ok(await eventually(async () => (await s.get(`${CRDS}/rules.example.com`)).status === 404), 'rules definition and its instance gone');
+  });
+
+  await t.test('RBAC (with aggregated cluster roles) and deprecation warnings apply to custom resources', async (t) => {
+    const alice = { 'impersonate-user': 'alice' };
+    const denied = await s.get(WIDGETS, alice);
+    t.equal(denied.status, 403);
+    t.equal(denied.json.message, 'widgets.example.com is forbidden: User "alice" cannot list resource "widgets" in API group "example.com" in the namespace "default"');
+    const rbac = '/apis/rbac.authorization.cluster.io/v1';
+    t.equal((await s.request('POST', `${rbac}/clusterroles`, { body: {
+      metadata: { name: 'widget-viewer', labels: { 'rbac.authorization.cluster.io/aggregate-to-view': 'true' } },
+      rules: [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list', 'watch'] }],
+    } })).status, 201);
+    t.equal((await s.request('POST', '/apis/rbac.authorization.cluster.io/v1/namespaces/default/rolebindings', { body: {
+      metadata: { name: 'alice-view' }, roleRef: { apiGroup: 'rbac.authorization.cluster.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.cluster.io' }],
+    } })).status, 201);
+    t.ok(await eventually(async () => (await s.get(WIDGETS, alice)).status === 200), 'the view role aggregated the custom resource rule');
+    const create = await s.request('POST', WIDGETS, { body: widget('by-alice'), headers: alice });
+    t.equal(create.status, 403, 'view does not create');
+
+    const old = widgetCRD();
+    old.metadata.name = 'olds.example.com';
+    Object.assign((old.spec as any).names, { plural: 'olds', singular: 'old', kind: 'Old', shortNames: [], categories: [] });
+    Object.assign((old.spec as any).versions[0], { deprecated: true, deprecationWarning: 'example.com/v1 Old is going away' });
+    await establish(s, old);
+    const l = await s.get('/apis/example.com/v1/namespaces/default/olds');
+    t.equal(l.status, 200);
+    t.equal(l.headers.warning, '299 - "example.com/v1 Old is going away"');
+    t.equal((await s.request('DELETE', `${CRDS}/olds.example.com`)).status, 200);
+    t.ok(await eventually(async () => (await s.get(`${CRDS}/olds.example.com`)).status === 404));
   });
 
   await t.test('served again after a restart', async (t) => {

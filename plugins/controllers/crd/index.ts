@@ -11,6 +11,8 @@ import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, typ
 import { sortVersions } from '../../../kernel/discovery.js';
 import { apiextensionsDefinitions, CLEANUP_FINALIZER, crdGroup } from '../../types/apiextensions/index.js';
 import { customResourceTypes, servingKey } from '../../types/apiextensions/cr-types.js';
+import type { WebhookCall } from '../../types/apiextensions/conversion.js';
+import { WebhookClient } from '../../admission/webhook-common/client.js';
 
 type J = Record<string, any>;
 interface Condition { type: string; status: 'True' | 'False' | 'Unknown'; reason?: string; message?: string; lastTransitionTime?: string }
@@ -42,6 +44,12 @@ class CRDController {
   private stopped = false;
   private timers = new Set<NodeJS.Timeout>();
   private unwatch?: () => void;
+  /** Conversion webhooks are called with the admission webhooks' HTTPS client (URL or service, caBundle). */
+  private client?: WebhookClient;
+  private webhook: WebhookCall = async (cc, body, timeout) => {
+    this.client ??= new WebhookClient(this.host);
+    return this.client.post('conversion', await this.client.resolve(cc), body, timeout);
+  };
   /** What each definition's served types were built from (servingKey), and the types. */
   private serving = new Map<string, { key: string; types: TypeDef[] }>();
 
@@ -62,6 +70,7 @@ class CRDController {
 
   stop(): void {
     this.stopped = true;
+    this.client?.close();
     this.unwatch?.();
     for (const t of this.timers) clearTimeout(t);
   }
@@ -190,7 +199,7 @@ class CRDController {
     const name = crd.metadata!.name!;
     const key = servingKey(crd);
     if (this.serving.get(name)?.key === key) return;
-    const types = customResourceTypes(crd, this.host.brand, apiextensionsDefinitions(this.host.brand), sortVersions);
+    const types = customResourceTypes(crd, this.host.brand, apiextensionsDefinitions(this.host.brand), sortVersions, this.webhook);
     try {
       this.host.serveTypes(owner(name), types);
       this.serving.set(name, { key, types });

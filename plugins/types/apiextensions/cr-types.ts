@@ -6,6 +6,7 @@ import type { FieldCause, KObject, Schema, TableColumn, TypeDef } from '../../..
 import { definitionName } from '../../../kernel/openapi.js';
 import { age } from '../builtin/columns.js';
 import { compileRules, evaluateRules } from './cel.js';
+import { converterFor, type WebhookCall } from './conversion.js';
 import { compilePath } from './jsonpath.js';
 import { applyDefaults, compileValues, hasDefaults, toSchema, type Props } from './schema.js';
 
@@ -45,7 +46,7 @@ export function servingKey(crd: KObject): string {
  * The TypeDefs of every served version, preferred version first (the reference's version priority).
  * `metaDefs` holds ObjectMeta and the other shared definitions the schemas refer to.
  */
-export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record<string, Schema>, sortVersions: (vs: string[]) => string[]): TypeDef[] {
+export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record<string, Schema>, sortVersions: (vs: string[]) => string[], webhook?: WebhookCall): TypeDef[] {
   const spec = (crd.spec ?? {}) as Props;
   const names = ((crd.status as Props | undefined)?.acceptedNames ?? spec.names ?? {}) as Props;
   const group = str(spec.group);
@@ -53,6 +54,11 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
   const order = sortVersions(versions.map((v: Props) => str(v.name)));
   const metaRef = definitionName(brand, 'meta.v1.ObjectMeta');
   const terminating = !!crd.metadata?.deletionTimestamp;
+  // With several versions (or objects left in an older storage version) objects are converted.
+  const all = (Array.isArray(spec.versions) ? spec.versions : []).filter(isObj);
+  const storageVersion = str(all.find((v: Props) => v.storage === true)?.name);
+  const stored = ((crd.status as Props | undefined)?.storedVersions ?? []) as string[];
+  const convert = all.length > 1 || stored.some((v) => v !== storageVersion) ? converterFor(crd, brand, webhook) : undefined;
   const out: TypeDef[] = [];
   for (const name of order) {
     const v = versions.find((x: Props) => x.name === name)!;
@@ -81,6 +87,7 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
       : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: AGE_DESCRIPTION }];
     t.columns = cols.map(column);
     if (v.deprecated === true) t.deprecationWarning = str(v.deprecationWarning) || `${group}/${name} ${str(names.kind)} is deprecated`;
+    if (convert) { t.convert = convert; t.storageVersion = storageVersion; }
     if (terminating) t.createForbidden = 'create not allowed while custom resource definition is terminating';
     const values = compileValues(props);
     const rules = compileRules(props, '');
