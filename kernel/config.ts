@@ -172,7 +172,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
     // The certificate controllers under the reference's --controllers names.
-    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
+    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'disruption', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
     signers: ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown'].map((plugin) => ({ plugin })),
     audit: [],
     // the reference's defaults: 400 + 200 seats in all, a quarter of the 1m request timeout in a queue at most

@@ -568,7 +568,8 @@ export interface ObjectClient {
   list(type: TypeDef, namespace?: string): Promise<KObject[]>;
   create(type: TypeDef, obj: KObject): Promise<KObject>;
   update(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
-  delete(type: TypeDef, namespace: string, name: string, opts?: { propagationPolicy?: string }): Promise<KObject | undefined>;
+  /** opts: DeleteOptions (propagationPolicy, gracePeriodSeconds, preconditions, dryRun). */
+  delete(type: TypeDef, namespace: string, name: string, opts?: { propagationPolicy?: string; gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }): Promise<KObject | undefined>;
   /** Subscribe to committed changes of a type; returns an unsubscribe function. */
   watch(type: TypeDef, listener: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject) => void): () => void;
 }

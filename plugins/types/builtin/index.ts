@@ -61,7 +61,7 @@ const plugin: PluginModule<'types'> = {
   name: 'builtin',
   create: (options, host: PluginHost) => {
     const s = strategies(host, options as StrategyOptions);
-    return { types: (brand: Brand) => builtinTypes(brand, s.byKey), start: s.start, stop: s.stop };
+    return { types: (brand: Brand) => [...builtinTypes(brand, s.byKey), ...s.virtualTypes(brand)], start: s.start, stop: s.stop };
   },
 };
 

@@ -1,19 +1,34 @@
 // The per-type strategies of the built-in catalog, by row key ("services", "pods", "jobs.batch"):
-// the hooks that need state or other objects, which rows of data cannot express.
-import type { PluginHost, TypeStrategy } from '../../../../kernel/contracts.js';
+// the hooks that need state or other objects, which rows of data cannot express, and the
+// create-only sub-resources (pods/binding, pods/eviction) they serve.
+import type { Brand } from '../../../../kernel/brand.js';
+import type { PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
+import { podHandlers, podStrategy } from './pods.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
 
 export type StrategyOptions = ServiceOptions;
 
 export function strategies(host: PluginHost, options: StrategyOptions = {}) {
   const services = new ServiceAllocator(host, options);
+  const pods = podHandlers(host);
   const table: Record<string, TypeStrategy> = {
     services: serviceStrategy(services),
+    pods: podStrategy(host),
   };
   return {
     byKey: (key: string): TypeStrategy | undefined => table[key],
-    /** Objects are readable: reconcile allocations with what is stored. */
-    start: async () => { await repairServices(host, services); },
+    /** Types that are only an endpoint: the legacy `bindings` (POST a Binding named after the pod). */
+    virtualTypes: (_brand: Brand): TypeDef[] => [
+      { group: '', version: 'v1', kind: 'Binding', resource: 'bindings', singular: 'binding', namespaced: true, verbs: ['create'], virtual: pods.legacyBinding },
+    ],
+    /** Objects are readable: reconcile allocations with what is stored; serve the sub-resources. */
+    start: async () => {
+      if (host.type('', 'pods')) {
+        host.serve({ group: '', resource: 'pods', subresource: 'binding', kind: 'Binding' }, pods.binding);
+        host.serve({ group: '', resource: 'pods', subresource: 'eviction', kind: 'Eviction', subresourceGroup: 'policy', subresourceVersion: 'v1' }, pods.eviction);
+      }
+      await repairServices(host, services);
+    },
     stop: () => {},
   };
 }
