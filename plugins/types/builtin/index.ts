@@ -12,7 +12,7 @@ import { withProtobuf } from './protobuf.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 
 /** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
-export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined): TypeDef[] {
+export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string>> = {}): TypeDef[] {
   const columns = columnsFor(brand);
   return CATALOG.map((r) => {
     const key = rowKey(r);
@@ -49,6 +49,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
     const st = strategy(key);
     if (st) t.strategy = st;
+    if (subresourceFields[key]) t.subresourceFields = subresourceFields[key];
     withProtobuf(t, brand);
     attachSchema(t, r.group, brand);
     return t;
@@ -61,7 +62,7 @@ const plugin: PluginModule<'types'> = {
   name: 'builtin',
   create: (options, host: PluginHost) => {
     const s = strategies(host, options as StrategyOptions);
-    return { types: (brand: Brand) => [...builtinTypes(brand, s.byKey), ...s.virtualTypes(brand)], start: s.start, stop: s.stop };
+    return { types: (brand: Brand) => [...builtinTypes(brand, s.byKey, s.subresourceFields), ...s.virtualTypes(brand)], start: s.start, stop: s.stop };
   },
 };
 

@@ -17,6 +17,8 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
   };
   return {
     byKey: (key: string): TypeStrategy | undefined => table[key],
+    /** Writes the strategies make through a sub-resource that changes only some fields. */
+    subresourceFields: { pods: { binding: 'spec.nodeName' } } as Record<string, Record<string, string>>,
     /** Types that are only an endpoint: the legacy `bindings` (POST a Binding named after the pod). */
     virtualTypes: (_brand: Brand): TypeDef[] => [
       { group: '', version: 'v1', kind: 'Binding', resource: 'bindings', singular: 'binding', namespaced: true, verbs: ['create'], virtual: pods.legacyBinding },

@@ -56,14 +56,29 @@ async function bind(host: PluginHost, pods: TypeDef, namespace: string, podName:
     if (spec.nodeName) throw conflict(`pod ${podName} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
     if (dryRun) return;
     spec.nodeName = target.name;
-    const ann = body.metadata?.annotations;
-    if (ann && Object.keys(ann).length) pod.metadata!.annotations = { ...pod.metadata!.annotations, ...ann };
     try {
-      const bound = await host.objects.update(pods, pod);
+      // The binding sub-resource writes spec.nodeName only (pod updates may not); the binding's annotations follow.
+      let bound = await host.objects.update(pods, pod, 'binding');
+      const ann = body.metadata?.annotations;
+      if (ann && Object.keys(ann).length) bound = await annotate(host, pods, bound, ann);
       await setScheduled(host, pods, bound);
       return;
     } catch (e) {
       if (!isConflict(e) || attempt >= RETRIES) throw e;
+    }
+  }
+}
+
+async function annotate(host: PluginHost, pods: TypeDef, pod: KObject, ann: Record<string, string>): Promise<KObject> {
+  for (let attempt = 0; ; attempt++) {
+    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...ann };
+    try {
+      return await host.objects.update(pods, pod);
+    } catch (e) {
+      if (!isConflict(e) || attempt >= RETRIES) throw e;
+      const fresh = await host.objects.get(pods, pod.metadata!.namespace!, pod.metadata!.name!);
+      if (!fresh) return pod;
+      pod = fresh;
     }
   }
 }
