@@ -54,9 +54,11 @@ t.test('binding sets spec.nodeName once', async (t) => {
 
   // The legacy resource: POST bindings with the pod's name.
   await s.request('POST', `${NS}/pods`, { body: pod('b') });
-  const legacy = await s.request('POST', `${NS}/bindings`, { body: binding('b', 'n3') });
+  const legacy = await s.request('POST', `${NS}/bindings`, { body: { ...binding('b', 'n3'), metadata: { name: 'b', annotations: { 'example.com/by': 'scheduler-x' } } } });
   t.equal(legacy.status, 201, legacy.text);
-  t.equal((await s.get(`${NS}/pods/b`)).json.spec.nodeName, 'n3');
+  const lb = (await s.get(`${NS}/pods/b`)).json;
+  t.equal(lb.spec.nodeName, 'n3');
+  t.equal(lb.metadata.annotations['example.com/by'], 'scheduler-x', 'the binding\'s annotations are merged');
   t.equal((await s.request('POST', `${NS}/bindings`, { body: binding('b', 'n4') })).status, 409);
 
   // Discovery lists the sub-resources.
