@@ -65,8 +65,19 @@ async function bind(host: PluginHost, pods: TypeDef, namespace: string, podName:
       return;
     } catch (e) {
       if (!isConflict(e) || attempt >= RETRIES) throw e;
+      await newerThan(host, pods, namespace, podName, pod.metadata?.resourceVersion);
     }
   }
+}
+
+/** The object once the cache holds a version other than `rv` (a conflict means a newer one is on its way). */
+async function newerThan(host: PluginHost, type: TypeDef, namespace: string, name: string, rv: string | undefined): Promise<KObject | undefined> {
+  for (let i = 0; i < 100; i++) {
+    const o = await host.objects.get(type, namespace, name);
+    if (!o || o.metadata?.resourceVersion !== rv) return o;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return host.objects.get(type, namespace, name);
 }
 
 async function annotate(host: PluginHost, pods: TypeDef, pod: KObject, ann: Record<string, string>): Promise<KObject> {
@@ -76,7 +87,7 @@ async function annotate(host: PluginHost, pods: TypeDef, pod: KObject, ann: Reco
       return await host.objects.update(pods, pod);
     } catch (e) {
       if (!isConflict(e) || attempt >= RETRIES) throw e;
-      const fresh = await host.objects.get(pods, pod.metadata!.namespace!, pod.metadata!.name!);
+      const fresh = await newerThan(host, pods, pod.metadata!.namespace!, pod.metadata!.name!, pod.metadata?.resourceVersion);
       if (!fresh) return pod;
       pod = fresh;
     }
@@ -95,7 +106,7 @@ async function setScheduled(host: PluginHost, pods: TypeDef, pod: KObject): Prom
       return;
     } catch (e) {
       if (!isConflict(e) || attempt >= RETRIES) throw e;
-      const fresh = await host.objects.get(pods, pod.metadata!.namespace!, pod.metadata!.name!);
+      const fresh = await newerThan(host, pods, pod.metadata!.namespace!, pod.metadata!.name!, pod.metadata?.resourceVersion);
       if (!fresh) return;
       pod = fresh;
     }
@@ -199,7 +210,7 @@ async function evict(host: PluginHost, namespace: string, name: string, options:
     } catch (e) {
       if (!isConflict(e)) throw e;
       if (attempt >= RETRIES) throw new StatusError(504, 'Timeout', `couldn't update PodDisruptionBudget "${pdbName}" due to conflicts`, { retryAfterSeconds: 10 });
-      const fresh = await host.objects.get(pdbType!, namespace, pdbName);
+      const fresh = await newerThan(host, pdbType!, namespace, pdbName, pdb.metadata?.resourceVersion);
       if (!fresh) break;
       pdb = fresh;
     }
