@@ -14,7 +14,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import tls, { type PeerCertificate, type TLSSocket } from 'node:tls';
+import type { PeerCertificate } from 'node:tls';
+import { Worker } from 'node:worker_threads';
 import type { Listener } from './types.js';
 import { listenError } from './listen.js';
 
@@ -30,13 +31,7 @@ export interface PeerConnection {
 /** Verified peer certificates of live front connections, by the handle address uWS reports. */
 export class PeerTable {
   private byHandle = new Map<string, PeerConnection>();
-  add(conn: PeerConnection): { handle: string; bytes: Buffer } {
-    const bytes = Buffer.concat([Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]), randomBytes(8)]);
-    const hex = bytes.toString('hex');
-    const handle = hex.match(/.{4}/g)!.join(':');
-    this.byHandle.set(handle, conn);
-    return { handle, bytes };
-  }
+  set(handle: string, conn: PeerConnection): void { this.byHandle.set(handle, conn); }
   get(handle: string): PeerConnection | undefined { return this.byHandle.get(handle); }
   delete(handle: string): void { this.byHandle.delete(handle); }
 }
@@ -97,48 +92,50 @@ export function privateSocketPath(): { path: string; cleanup(): void } {
   return { path: path.join(dir, 'uws.sock'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** Messages of the front's thread (front-worker.ts) to the main thread, and the answer it waits for. */
+export type FrontMessage =
+  | { type: 'listening'; port: number }
+  | { type: 'error'; code?: string; message: string }
+  | { type: 'peer'; handle: string; peer: PeerCertificate; remoteAddress: string }
+  | { type: 'gone'; handle: string };
+export interface FrontAck { type: 'ack'; handle: string }
+export interface FrontInit { host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string }
+
+/** A new connection handle: an address in 100::/64 with 64 random bits, as bytes for the PROXY header and as uWS prints it. */
+export function newHandle(): { handle: string; bytes: Buffer } {
+  const bytes = Buffer.concat([Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]), randomBytes(8)]);
+  return { handle: bytes.toString('hex').match(/.{4}/g)!.join(':'), bytes };
+}
+
+/** Buffers inside a certificate come through postMessage as Uint8Arrays; readers expect Buffers again. */
+function revive(peer: PeerCertificate): PeerCertificate {
+  const seen = new Set<object>();
+  for (let c = peer as PeerCertificate & { issuerCertificate?: PeerCertificate }; c && !seen.has(c); c = c.issuerCertificate!) {
+    seen.add(c);
+    if (c.raw && !Buffer.isBuffer(c.raw)) c.raw = Buffer.from(c.raw as Uint8Array);
+    const pk = (c as { pubkey?: Uint8Array }).pubkey;
+    if (pk && !Buffer.isBuffer(pk)) (c as { pubkey?: Buffer }).pubkey = Buffer.from(pk);
+  }
+  return peer;
+}
+
+/**
+ * Starts the front on a thread of its own (front-worker.ts): TLS and the copying between the client
+ * and uWS take a second core, while the event loop serves requests. A verified certificate reaches
+ * this thread's PeerTable before its connection's first byte reaches uWS (the front waits for the ack).
+ */
 export function listenFront(o: FrontOptions, backendPath: string): Promise<Listener> {
-  const server = tls.createServer({
-    cert: readFileSync(o.certFile),
-    key: readFileSync(o.keyFile),
-    ca: o.clientCAFiles.map((f) => readFileSync(f)),
-    requestCert: true,
-    rejectUnauthorized: false, // an unverified certificate is ignored, as on the reference: the request may carry a token
-  }, (sock: TLSSocket) => {
-    sock.setNoDelay(true);
-    let handle: string | undefined;
-    let src: string | Buffer = sock.remoteAddress ?? '127.0.0.1';
-    if (sock.authorized) {
-      const peer = sock.getPeerCertificate(true);
-      if (peer && Object.keys(peer).length) {
-        const h = o.peers.add({ peer, remoteAddress: sock.remoteAddress ?? '' });
-        handle = h.handle;
-        src = h.bytes;
-      }
-    }
-    const back = net.connect(backendPath);
-    back.setNoDelay(true);
-    back.write(proxyHeader(src, sock.remotePort ?? 0));
-    sock.pipe(back);
-    back.pipe(sock);
-    sock.on('close', () => { if (handle) o.peers.delete(handle); back.destroy(); });
-    sock.on('error', () => sock.destroy());
-    back.on('error', () => back.destroy());
-    back.on('close', () => {
-      if (sock.destroyed) return;
-      // Lingering close: keep reading what the client still sends (the rest of a refused body), or
-      // closing with unread data would reset the connection and lose the answer.
-      sock.resume();
-      sock.end();
-      setTimeout(() => sock.destroy(), 5000).unref();
-    });
-  });
-  server.on('tlsClientError', () => { /* a failed handshake is the client's problem */ });
+  const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath };
+  const worker = new Worker(new URL('./front-worker.js', import.meta.url), { workerData: init });
   return new Promise((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, o.port, e)));
-    server.listen(o.port, o.host, () => {
-      const addr = server.address();
-      resolve({ port: typeof addr === 'object' && addr ? addr.port : o.port, close: () => server.close() });
+    worker.on('message', (m: FrontMessage) => {
+      if (m.type === 'peer') {
+        o.peers.set(m.handle, { peer: revive(m.peer), remoteAddress: m.remoteAddress });
+        worker.postMessage({ type: 'ack', handle: m.handle } satisfies FrontAck);
+      } else if (m.type === 'gone') o.peers.delete(m.handle);
+      else if (m.type === 'listening') resolve({ port: m.port, close: () => void worker.terminate() });
+      else if (m.type === 'error') { reject(listenError(o.host, o.port, Object.assign(new Error(m.message), { code: m.code }))); void worker.terminate(); }
     });
+    worker.once('error', (e) => reject(e));
   });
 }

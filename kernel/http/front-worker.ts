@@ -1,0 +1,60 @@
+// The TLS front's thread (see front.ts): node:tls terminates the secure port here, asking for but
+// not requiring a client certificate, and each connection is copied to the uWS app's private Unix
+// socket behind a PROXY v2 header. A verified certificate is announced to the main thread under a
+// fresh handle first; the header (which carries the handle) is written only once the main thread has
+// it, so no request is ever served without the certificate it came with.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import tls, { type TLSSocket } from 'node:tls';
+import { parentPort, workerData } from 'node:worker_threads';
+import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage } from './front.js';
+
+const o = workerData as FrontInit;
+const port = parentPort!;
+const post = (m: FrontMessage) => port.postMessage(m);
+const acks = new Map<string, () => void>();
+port.on('message', (m: FrontAck) => {
+  if (m.type === 'ack') { acks.get(m.handle)?.(); acks.delete(m.handle); }
+});
+
+function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefined): void {
+  const back = net.connect(o.backendPath);
+  back.setNoDelay(true);
+  back.write(proxyHeader(src, sock.remotePort ?? 0));
+  sock.pipe(back);
+  back.pipe(sock);
+  sock.on('close', () => { if (handle) post({ type: 'gone', handle }); back.destroy(); });
+  back.on('error', () => back.destroy());
+  back.on('close', () => {
+    if (sock.destroyed) return;
+    // Lingering close: keep reading what the client still sends (the rest of a refused body), or
+    // closing with unread data would reset the connection and lose the answer.
+    sock.resume();
+    sock.end();
+    setTimeout(() => sock.destroy(), 5000).unref();
+  });
+}
+
+const server = tls.createServer({
+  cert: readFileSync(o.certFile),
+  key: readFileSync(o.keyFile),
+  ca: o.clientCAFiles.map((f) => readFileSync(f)),
+  requestCert: true,
+  rejectUnauthorized: false, // an unverified certificate is ignored, as on the reference: the request may carry a token
+}, (sock: TLSSocket) => {
+  sock.setNoDelay(true);
+  sock.on('error', () => sock.destroy());
+  const remoteAddress = sock.remoteAddress ?? '127.0.0.1';
+  const peer = sock.authorized ? sock.getPeerCertificate(true) : undefined;
+  if (!peer || !Object.keys(peer).length) return connect(sock, remoteAddress, undefined);
+  // the client's bytes wait in the (paused) socket until the main thread knows the certificate
+  const h = newHandle();
+  acks.set(h.handle, () => { if (!sock.destroyed) connect(sock, h.bytes, h.handle); else post({ type: 'gone', handle: h.handle }); });
+  post({ type: 'peer', handle: h.handle, peer, remoteAddress });
+});
+server.on('tlsClientError', () => { /* a failed handshake is the client's problem */ });
+server.once('error', (e: NodeJS.ErrnoException) => post({ type: 'error', code: e.code, message: e.message }));
+server.listen(o.port, o.host, () => {
+  const addr = server.address();
+  post({ type: 'listening', port: typeof addr === 'object' && addr ? addr.port : o.port });
+});
