@@ -6,7 +6,7 @@ import { errors } from './status.js';
 import { parseJson } from '../workers/decode.js';
 import { decodeYamlBody } from '../workers/pool.js';
 
-export type Representation = 'json' | 'yaml' | 'table' | 'partial';
+export type Representation = 'json' | 'yaml' | 'table' | 'partial' | 'protobuf';
 
 export interface Accepted {
   rep: Representation;
@@ -39,10 +39,10 @@ function parseAccept(h: string): MediaRange[] {
 
 /**
  * The first acceptable representation in the client's order. Table and metadata-only forms are
- * offered only where `allowTable` (object reads); Protobuf is not served, so a client that lists it
- * first and JSON second gets JSON, and one that accepts only Protobuf gets 406.
+ * offered only where `allowTable` (object reads), and only as JSON; Protobuf only where `protobuf`
+ * (the type has a message), so a client that lists it first and JSON second gets JSON for the others.
  */
-export function negotiate(accept: string | undefined, brand: Brand, allowTable: boolean): Accepted {
+export function negotiate(accept: string | undefined, brand: Brand, allowTable: boolean, protobuf = false): Accepted {
   if (!accept) return { rep: 'json', contentType: 'application/json' };
   const metaGroup = `meta.${brand.domain}`;
   for (const m of parseAccept(accept)) {
@@ -57,8 +57,10 @@ export function negotiate(accept: string | undefined, brand: Brand, allowTable: 
     }
     if (m.type === 'application/json' || m.type === '*/*' || m.type === 'application/*' || m.type === 'application/json-seq') return { rep: 'json', contentType: 'application/json' };
     if (m.type === 'application/yaml') return { rep: 'yaml', contentType: 'application/yaml' };
+    if (protobuf && m.type === brand.protobufType) return { rep: 'protobuf', contentType: brand.protobufType };
   }
-  throw errors.notAcceptable(`only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=${metaGroup}`);
+  // The reference names its serializers for the type: JSON, YAML, and Protobuf where the type has it.
+  throw errors.notAcceptable(`only the following media types are accepted: ${['application/json', 'application/yaml', ...(protobuf ? [brand.protobufType] : [])].join(', ')}`);
 }
 
 /** Duplicate keys found while decoding a YAML body, by body, so fieldValidation need not parse it again. */

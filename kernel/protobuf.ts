@@ -13,6 +13,7 @@ import protobuf from 'protobufjs';
 import type { Brand } from './brand.js';
 import type { KObject, TypeDef } from './contracts.js';
 import { errors } from './status.js';
+import type { Entry } from './store/cache.js';
 import metaCatalog from './protobuf-meta.json' with { type: 'json' };
 
 /** [jsonName, number, type, flags]: r repeated, m map, i inlined, p pointer, e omitempty. */
@@ -617,4 +618,73 @@ export function isProtobufType(brand: Brand, contentType: string | undefined): b
 /** A Status (error or success) in Protobuf. */
 export function statusProtobuf(status: object): Buffer {
   return wrap('v1', 'Status', metaCodec.encode('meta.v1.Status', status));
+}
+
+// ---------------------------------------------------------------- responses
+
+/** `tag(2) varint(len) msg`: an item as a list's repeated `items` field, its message a subarray of it. */
+function framedItem(msg: Uint8Array): Buffer {
+  const head = protobuf.Writer.create().uint32(18).uint32(msg.length).finish();
+  return Buffer.concat([head, msg]);
+}
+
+/**
+ * A cached object's message (no envelope). Encoded once per revision, lazily, and kept on the cache
+ * entry next to its JSON bytes, framed as a list item so that lists concatenate it unchanged.
+ */
+export function entryMessage(type: TypeDef, e: Entry): Buffer {
+  if (!e.pb) {
+    const p = type.protobuf!;
+    e.pb = framedItem(codecFor(type)!.encode(p.message, JSON.parse(e.bytes.toString('utf8'))));
+  }
+  return e.pb.subarray(e.pb.length - itemLength(e.pb));
+}
+function itemLength(framed: Buffer): number {
+  const r = protobuf.Reader.create(framed);
+  r.uint32();
+  return r.uint32();
+}
+
+/** One cached object in the envelope (get, watch events). */
+export function entryProtobuf(type: TypeDef, e: Entry, apiVersion: string): Buffer {
+  return wrap(apiVersion, type.kind, entryMessage(type, e));
+}
+
+/** A list: ListMeta, then each item's cached framed bytes as they are (no re-encoding). */
+export function listProtobuf(type: TypeDef, apiVersion: string, meta: Record<string, unknown>, items: Entry[]): Buffer {
+  const lm = metaCodec.encode('meta.v1.ListMeta', meta);
+  const parts: Uint8Array[] = [protobuf.Writer.create().uint32(10).uint32(lm.length).finish(), lm];
+  for (const e of items) {
+    entryMessage(type, e);
+    parts.push(e.pb!);
+  }
+  return wrap(apiVersion, `${type.kind}List`, parts);
+}
+
+/**
+ * Any JSON answer of a type's endpoints (an object, a sub-resource's object, a Status) in the
+ * envelope, by its apiVersion and kind; undefined when there is no message for it.
+ */
+export function objectProtobuf(brand: Brand, type: TypeDef, json: Buffer | string | KObject): Buffer | undefined {
+  const obj = (typeof json === 'string' || Buffer.isBuffer(json) ? JSON.parse(json.toString()) : json) as KObject;
+  const apiVersion = obj.apiVersion ?? '';
+  const kind = obj.kind ?? '';
+  if (kind === 'Status' && apiVersion === 'v1') return statusProtobuf(obj);
+  const i = apiVersion.indexOf('/');
+  const ref = i < 0 ? apiVersion : `${referenceGroup(brand, apiVersion.slice(0, i))}${apiVersion.slice(i)}`;
+  const codec = codecFor(type) ?? metaCodec;
+  const message = codec.kindMessage(ref, kind);
+  if (!message) return undefined;
+  return wrap(apiVersion, kind, codec.encode(message, obj));
+}
+
+/** A watch frame: 4-byte big-endian length, then the WatchEvent message (no envelope), whose object holds the enveloped object. */
+export function watchFrame(type: string, enveloped: Uint8Array): Buffer {
+  const w = protobuf.Writer.create();
+  w.uint32(10).string(type);
+  w.uint32(18).fork().uint32(10).bytes(enveloped).ldelim();
+  const ev = w.finish();
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(ev.length);
+  return Buffer.concat([len, ev]);
 }

@@ -15,7 +15,7 @@ import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
 import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
-import { decodeDeleteOptions, decodeProtobuf, isProtobufType } from './protobuf.js';
+import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
@@ -40,6 +40,7 @@ export interface RegistryContext {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
+const JSON_ACCEPTED: Accepted = { rep: 'json', contentType: 'application/json' };
 /** Fresh names tried when a generated name is taken. */
 const MAX_NAME_ATTEMPTS = 8;
 const NAME_SUFFIX_CHARS = 'bcdfghjklmnpqrstvwxz2456789'; // as the reference: no vowels, no 0/1/3 look-alikes
@@ -195,10 +196,20 @@ export class Registry {
 
   // ------------------------------------------------------------------ serving
 
-  private respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer) {
-    const acc = negotiate(req.header('accept'), this.ctx.brand, true);
+  /** Negotiated representation of a read: Table and metadata forms allowed, Protobuf where the type has it. */
+  private accepted(req: KRequest, t: Target): Accepted {
+    return negotiate(req.header('accept'), this.ctx.brand, true, !!t.type.protobuf);
+  }
+
+  /** `entry`: the cached object being served, whose Protobuf encoding is kept for the next read. */
+  private respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer, entry?: Entry) {
+    let acc = this.accepted(req, t);
     let body: Buffer | string = bytes;
-    if (acc.rep === 'table' || acc.rep === 'partial') {
+    if (acc.rep === 'protobuf') {
+      const pb = entry ? entryProtobuf(t.type, entry, gv(t.type)) : objectProtobuf(this.ctx.brand, t.type, bytes);
+      if (pb) body = pb;
+      else acc = JSON_ACCEPTED;
+    } else if (acc.rep === 'table' || acc.rep === 'partial') {
       const obj = JSON.parse(bytes.toString('utf8')) as KObject;
       const include = (req.query.get('includeObject') as IncludeObject) || 'Metadata';
       body = acc.rep === 'table'
@@ -217,7 +228,26 @@ export class Registry {
     const e = this.current(t.type, t.namespace, t.name);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(this.scaleOf(t.type, parse(e)))));
-    this.respondObject(req, res, t, 200, (await this.asServed(t.type, [e.bytes]))[0]);
+    const served = (await this.asServed(t.type, [e.bytes]))[0];
+    this.respondObject(req, res, t, 200, served, served === e.bytes ? e : undefined);
+  }
+
+  /**
+   * A write's answer in the representation the client accepts: JSON, YAML or Protobuf, and JSON
+   * when nothing fits (the write has happened; refusing the answer would hide that).
+   */
+  private sendWritten(req: KRequest, res: KResponse, t: Target, code: number, headers: Record<string, string>, body: Buffer | string) {
+    let acc: Accepted;
+    try { acc = negotiate(req.header('accept'), this.ctx.brand, false, !!t.type.protobuf); } catch { acc = JSON_ACCEPTED; }
+    let out: Buffer | string = body;
+    if (acc.rep === 'protobuf') {
+      const pb = objectProtobuf(this.ctx.brand, t.type, body);
+      if (pb) out = pb;
+      else acc = JSON_ACCEPTED;
+    } else {
+      out = encodeAs(acc, body);
+    }
+    res.send(code, { ...headers, 'content-type': acc.contentType }, out);
   }
 
   /** Consistent read: the cache has applied everything committed. */
@@ -300,7 +330,7 @@ export class Registry {
 
   async list(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const q = req.query;
-    const acc = negotiate(req.header('accept'), this.ctx.brand, true);
+    const acc = this.accepted(req, t);
     const cont = q.get('continue') ?? '';
     // A negative limit means no limit, as in the reference's storage. timeoutSeconds is decoded (and
     // refused when malformed) with the other ListOptions even though a list does not use it.
@@ -335,7 +365,7 @@ export class Registry {
     }
     if (t.type.convert) {
       const converted = await this.asServed(t.type, items.map((e) => e.bytes));
-      items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i] }; });
+      items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i], pb: undefined }; });
     }
     const body = this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
     if (memoKey && body) rc.listMemo = { key: memoKey, body };
@@ -352,6 +382,11 @@ export class Registry {
         ? table(t.type, objs, this.ctx.brand, include, acc.metaVersion!, meta)
         : { kind: 'PartialObjectMetadataList', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: meta, items: objs.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: o.metadata })) };
       res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : JSON.stringify(body));
+      return undefined;
+    }
+    if (acc.rep === 'protobuf') {
+      // Each item's cached Protobuf message goes out as it is, as for JSON below.
+      res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : listProtobuf(t.type, gv(t.type), meta, items));
       return undefined;
     }
     // Each item's stored bytes go out as they are: the list is never re-serialized.
@@ -378,7 +413,8 @@ export class Registry {
    */
   async watch(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const q = req.query;
-    const acc = negotiate(req.header('accept'), this.ctx.brand, true);
+    const acc = this.accepted(req, t);
+    const pb = acc.rep === 'protobuf';
     const sel = this.selectors(t.type, q);
     const rv = q.get('resourceVersion') ?? '';
     const rvm = q.get('resourceVersionMatch') ?? '';
@@ -403,8 +439,11 @@ export class Registry {
     const brand = this.ctx.brand;
     const type = t.type;
     const encodeObject = (e: Entry): string | Buffer =>
-      acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
-    const frame = (evType: EventType, obj: string | Buffer) => Buffer.concat([Buffer.from(`{"type":"${evType}","object":`), Buffer.isBuffer(obj) ? obj : Buffer.from(obj), EVENT_TAIL]);
+      pb ? entryProtobuf(type, e, gv(type))
+      : acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
+    // JSON: one `{"type":...,"object":...}` line per event; Protobuf: the reference's length-prefixed WatchEvent frames.
+    const frame = (evType: EventType, obj: string | Buffer) => pb ? watchFrame(evType, obj as Buffer)
+      : Buffer.concat([Buffer.from(`{"type":"${evType}","object":`), Buffer.isBuffer(obj) ? obj : Buffer.from(obj), EVENT_TAIL]);
 
     // "Get state" (synthetic ADDED) unless a plain revision says the client has it already.
     const getState = sendInitial || (sie === null && (rv === '' || rv === '0'));
@@ -435,7 +474,7 @@ export class Registry {
       name: sel.name ?? '',
       field: pinned,
       matches: sel.matches,
-      rep: acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : 'json',
+      rep: acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : acc.rep === 'protobuf' ? 'protobuf' : 'json',
       encode: (evType, e) => frame(evType, encodeObject(e)),
       close: () => finish(),
       deliver: (line, rev) => {
@@ -460,14 +499,15 @@ export class Registry {
       if (closed || !bookmarks) return;
       const md: Record<string, unknown> = { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) };
       if (annotations) md.annotations = annotations;
-      sink.write(frame('BOOKMARK', JSON.stringify({ kind: type.kind, apiVersion: gv(type), metadata: md })));
+      const obj = { kind: type.kind, apiVersion: gv(type), metadata: md };
+      sink.write(frame('BOOKMARK', pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
     };
     const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
     const bm = setInterval(() => bookmark(), this.ctx.bookmarkIntervalMs);
     this.ctx.watches.add(finish);
     const inScope = (e: Entry) =>
       (!w.namespace || e.namespace === w.namespace) && (!w.name || e.name === w.name) && (!pinned || e.fields[pinned[0]] === pinned[1]) && (!w.matches || w.matches(e));
-    const fail = (se: StatusError) => { sink.write(frame('ERROR', JSON.stringify(se.toStatus()))); finish(); };
+    const fail = (se: StatusError) => { sink.write(frame('ERROR', pb ? statusProtobuf(se.toStatus()) : JSON.stringify(se.toStatus()))); finish(); };
 
     const begin = async () => {
       if (waitErr) return fail(waitErr);
@@ -521,7 +561,8 @@ export class Registry {
       const ok = res.upgrade!({
         open: (s) => {
           // One event per text frame, without the newline that separates events on HTTP.
-          sink = this.convertingSink(type, { write: (b) => s.send(b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } });
+          const ws = { write: (b: Buffer) => s.send(pb ? b.subarray(4) : b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
+          sink = pb ? ws : this.convertingSink(type, ws);
           void begin();
         },
         drain: () => { backlog = 0; },
@@ -530,8 +571,9 @@ export class Registry {
       if (!ok) finish();
       return;
     }
-    res.start(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
-    sink = this.convertingSink(type, { write: (b) => res.write(b), end: () => res.end() });
+    res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' });
+    const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
+    sink = pb ? http : this.convertingSink(type, http);
     res.onDrain(() => { backlog = 0; });
     res.onClose(() => finish());
     await begin();
@@ -596,7 +638,7 @@ export class Registry {
     const warnings = this.fieldValidation(req, t, obj, this.isProtobuf(req) ? undefined : raw);
     const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
-    res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
+    this.sendWritten(req, res, t, 201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
   }
 
   private isProtobuf(req: KRequest): boolean {
@@ -692,7 +734,7 @@ export class Registry {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'UpdateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
     const body = await this.decode(req, t, raw);
-    if (t.subresource === 'scale') return this.updateScale(res, t, user, dryRun, () => body);
+    if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, () => body);
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
     if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
@@ -705,7 +747,7 @@ export class Registry {
     }
     const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm)));
-    res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
+    this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
 
   /**
@@ -888,7 +930,7 @@ export class Registry {
     };
     if (t.subresource === 'scale') {
       // Scale is a small fixed shape: a JSON patch applies as such, every other kind merges.
-      return this.updateScale(res, t, user, dryRun, (scale) => {
+      return this.updateScale(req, res, t, user, dryRun, (scale) => {
         const r = runMergeTask(ct === 'application/json-patch+json' ? { op: 'json-patch', doc: scale, patch } : { op: 'merge-patch', doc: scale, patch });
         if (!r.ok) throw mergeError(r.error);
         return (r as { value: KObject }).value;
@@ -904,16 +946,16 @@ export class Registry {
         obj.metadata = { ...obj.metadata, name: t.name };
         try {
           const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, { ...fm, applied: true }));
-          return res.send(201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
+          return this.sendWritten(req, res, t, 201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
         } catch (err) {
           if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
         }
       }
       const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, (cur) => applyTo(cur), undefined, { ...fm, applied: true })));
-      return res.send(code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
+      return this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
     }
     const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, merge, undefined, fm)));
-    res.send(code, withWarnings({ ...JSON_HEADERS, ...patchWarnings }, warned), bytes);
+    this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...patchWarnings }, warned), bytes);
   }
 
   // ------------------------------------------------------------------ scale sub-resource
@@ -947,7 +989,7 @@ export class Registry {
    * every attempt, so a patch applies to the fresh object; a resourceVersion in the new Scale is a
    * precondition.
    */
-  private async updateScale(res: KResponse, t: Target, user: UserInfo, dryRun: boolean, change: (scale: KObject) => KObject) {
+  private async updateScale(req: KRequest, res: KResponse, t: Target, user: UserInfo, dryRun: boolean, change: (scale: KObject) => KObject) {
     const main = { ...t, subresource: '' };
     const { bytes } = await this.queued(t, () => this.updateObject(main, user, dryRun, (cur) => {
       const scale = change(this.scaleOf(t.type, cur));
@@ -960,7 +1002,7 @@ export class Registry {
       setPath(cur, t.type.scale?.specReplicasPath ?? 'spec.replicas', replicas);
       return cur;
     }));
-    res.send(200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
+    this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
   }
 
   // ------------------------------------------------------------------ connect
@@ -1019,7 +1061,7 @@ export class Registry {
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const opts = await this.deleteOptions(req);
     const { result: { code, body }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.deleteObject(t, user, opts)));
-    res.send(code, withWarnings(JSON_HEADERS, warned), body);
+    this.sendWritten(req, res, t, code, withWarnings(JSON_HEADERS, warned), body);
   }
 
   async deleteObject(t: Target, user: UserInfo, opts: Record<string, any>): Promise<{ code: number; body: Buffer | string; obj?: KObject }> {
@@ -1097,7 +1139,7 @@ export class Registry {
         if (!(err instanceof StatusError && err.code === 404)) throw err;
       }
     }
-    res.send(200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
+    this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
   }
 }
 

@@ -19,6 +19,7 @@ import { firstAddress } from './ipnet.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
 import { encodeAs, negotiate } from './negotiate.js';
+import { objectProtobuf, statusProtobuf } from './protobuf.js';
 import { dropNullFields } from './fieldvalidation.js';
 import { checkWriteOptions } from './options.js';
 import { OpenAPIService } from './openapi.js';
@@ -354,7 +355,7 @@ export class Server {
       }
     } catch (e) {
       audit?.failed(e);
-      this.sendError(tap, e);
+      this.sendError(tap, e, req.header('accept'));
     } finally {
       this.inFlight--;
       this.metrics.request(req, info, tap.code, started);
@@ -389,7 +390,8 @@ export class Server {
     res.send(429, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'retry-after': String(retryAfterSeconds) }, 'Too many requests, please try again later.\n');
   }
 
-  sendError(res: KResponse, e: unknown) {
+  /** An error as a Status: in Protobuf when the request's Accept prefers it (as the reference encodes errors), else JSON. */
+  sendError(res: KResponse, e: unknown, accept?: string) {
     let se: StatusError;
     if (isStatusError(e)) se = e;
     else {
@@ -398,6 +400,9 @@ export class Server {
       se = errors.internal((e as Error)?.message ?? String(e));
     }
     if (se.plainText !== undefined) return res.send(se.code, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', ...se.headers }, se.plainText);
+    let rep = 'json';
+    try { rep = negotiate(accept, this.brand, false, true).rep; } catch { /* nothing acceptable: JSON */ }
+    if (rep === 'protobuf') return res.send(se.code, { ...se.headers, 'content-type': this.brand.protobufType }, statusProtobuf(se.toStatus()));
     res.send(se.code, { 'content-type': 'application/json', ...se.headers }, JSON.stringify(se.toStatus()));
   }
 
@@ -604,13 +609,15 @@ export class Server {
 
   private async runVirtual(req: KRequest, res: KResponse, t: Target, user: UserInfo, handler: VirtualHandler) {
     // No Table for these kinds (the reference has no table convertor for them): such an Accept is a 406.
-    const acc = negotiate(req.header('accept'), this.brand, false);
+    const acc = negotiate(req.header('accept'), this.brand, false, !!t.type.protobuf);
     const dryRun = checkWriteOptions(req.query, this.brand, 'CreateOptions');
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
     const body = await this.registry.decode(req, t, await req.body(this.config.maxRequestBodyBytes));
     dropNullFields(body, undefined);
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
-    res.send(out.code ?? 201, { 'content-type': acc.contentType }, encodeAs(acc, JSON.stringify(out.object)));
+    const pb = acc.rep === 'protobuf' ? objectProtobuf(this.brand, t.type, out.object) : undefined;
+    if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType }, pb);
+    res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType }, encodeAs(acc, JSON.stringify(out.object)));
   }
 
   version() {

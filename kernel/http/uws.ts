@@ -88,8 +88,12 @@ class UwsResponse implements KResponse {
     if (this.aborted) return;
     // uWS sends the head with the first body bytes; a newline (ignored between JSON events) sends
     // it now, so a client sees its watch established before the first event, as the reference does.
-    this.res.cork(() => { this.head(code, headers); this.res.write('\n'); });
+    // A binary stream (Protobuf watch frames) has no such filler: an empty write sends the head.
+    this.filler = /json/i.test(headers['content-type'] ?? '') ? '\n' : '';
+    this.res.cork(() => { this.head(code, headers); this.res.write(this.filler); });
   }
+  /** What a write to send the head or to drain carries: a newline for JSON streams, nothing for binary ones. */
+  private filler = '\n';
 
   write(chunk: Uint8Array | string): boolean {
     if (this.aborted || this.done) return false;
@@ -105,7 +109,7 @@ class UwsResponse implements KResponse {
         this.writableSet = true;
         this.res.onWritable(() => {
           if (this.aborted || this.done) return true;
-          const drained = this.res.write('\n');
+          const drained = this.res.write(this.filler);
           if (drained && this.congested) {
             this.congested = false;
             this.drainCb?.();

@@ -14,6 +14,8 @@ export interface Entry {
   createRev: number;
   /** The stored JSON, resourceVersion included. Never mutated. */
   bytes: Buffer;
+  /** The object's Protobuf message, framed as a list item; encoded at the first Protobuf read (kernel/protobuf.ts). */
+  pb?: Buffer;
   labels: Record<string, string> | undefined;
   /** Values of the type's field selectors (metadata.name and metadata.namespace included). */
   fields: Record<string, string>;
@@ -124,7 +126,7 @@ export class ResourceCache {
 export function withRevision(e: Entry, rev: number): Entry {
   const obj = JSON.parse(e.bytes.toString('utf8')) as KObject;
   obj.metadata = { ...obj.metadata, resourceVersion: String(rev) };
-  return { ...e, rev, bytes: Buffer.from(JSON.stringify(obj)) };
+  return { ...e, rev, bytes: Buffer.from(JSON.stringify(obj)), pb: undefined };
 }
 
 export function makeEntry(type: TypeDef, key: string, bytes: Buffer, obj: KObject, rev: number, createRev: number): Entry {

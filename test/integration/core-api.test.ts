@@ -232,7 +232,10 @@ for (const brand of brands) {
       const no = await s.get('/api/v1/namespaces/default/configmaps', { accept: 'application/vnd.nothing' });
       t.equal(no.status, 406);
       t.equal(no.json.reason, 'NotAcceptable');
-      const fallback = await s.get('/api/v1/namespaces/default/configmaps', { accept: `application/vnd.${brand}.protobuf, application/json` });
+      const pb = await s.get('/api/v1/namespaces/default/configmaps', { accept: `application/vnd.${brand}.protobuf, application/json` });
+      t.equal(pb.status, 200, 'Protobuf first: served (test/integration/protobuf.test.ts reads it)');
+      t.equal(pb.headers['content-type'], `application/vnd.${brand}.protobuf`);
+      const fallback = await s.get('/api/v1/namespaces/default/configmaps', { accept: 'application/vnd.other.protobuf, application/json' });
       t.equal(fallback.status, 200, 'falls back to JSON');
       t.equal(fallback.headers['content-type'], 'application/json');
     });

@@ -92,3 +92,44 @@ function scalar(type: string, seed: number): unknown {
     default: return seed * 1000;
   }
 }
+
+import https from 'node:https';
+import type { TestServer } from './server.js';
+
+export interface RawReply { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+
+/** An HTTPS request whose answer is kept as bytes (Protobuf bodies are binary). */
+export function rawRequest(s: TestServer, method: string, p: string, headers: Record<string, string> = {}, body?: Buffer): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: s.port, method, path: p, headers: { authorization: `Bearer ${s.token}`, ...(body ? { 'content-length': String(body.length) } : {}), ...headers }, ca: s.ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A Protobuf watch: each 4-byte big-endian length-prefixed frame is handed over as it completes. */
+export function protobufWatch(s: TestServer, p: string, accept: string, onFrame: (frame: Buffer) => void): { close(): void; headers: Promise<Record<string, string | string[] | undefined>> } {
+  let req!: ReturnType<typeof https.request>;
+  const headers = new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
+    req = https.request({ host: '127.0.0.1', port: s.port, method: 'GET', path: p, headers: { authorization: `Bearer ${s.token}`, accept }, ca: s.ca }, (res) => {
+      resolve(res.headers);
+      let buf = Buffer.alloc(0);
+      res.on('data', (c: Buffer) => {
+        buf = Buffer.concat([buf, c]);
+        while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+          const n = buf.readUInt32BE(0);
+          onFrame(buf.subarray(4, 4 + n));
+          buf = buf.subarray(4 + n);
+        }
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  return { close: () => req.destroy(), headers };
+}

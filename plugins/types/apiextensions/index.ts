@@ -7,6 +7,7 @@ import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, typ
 import { definitionName, definitionRoot } from '../../../kernel/openapi.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/validation.js';
 import { brandDefinitions } from '../builtin/schemas.js';
+import { withProtobuf } from '../builtin/protobuf.js';
 import { compileRules } from './cel.js';
 import { structuralErrors, type Props } from './schema.js';
 
@@ -261,12 +262,12 @@ export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand
 // ---------------------------------------------------------------- the type
 
 export function crdType(brand: Brand): TypeDef {
-  return {
+  return withProtobuf({
     group: crdGroup(brand), version: 'v1', kind: 'CustomResourceDefinition', resource: 'customresourcedefinitions', singular: 'customresourcedefinition',
     namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'], subresources: ['status'], statusField: 'status', hasSpec: true,
     schema: { type: 'ref', ref: defName(brand, 'CustomResourceDefinition') }, definitions: apiextensionsDefinitions(brand), definitionName: defName(brand, 'CustomResourceDefinition'),
     defaults, validate: validateCRD,
-  };
+  }, brand);
 }
 
 const plugin: PluginModule<'types'> = {
