@@ -260,24 +260,35 @@ export interface ValueTransformer {
 export interface StorageBackend {
   open(): Promise<void>;
   close(): Promise<void>;
-  /** Highest committed (durable) revision. */
+  /** Highest committed (durable) revision whose events have all reached the onCommit listener. */
   currentRevision(): number;
+  /**
+   * For a store shared with other servers: a quorum read of the store's latest revision, which a
+   * consistent read waits for the cache to reach. Without it, currentRevision() is that revision.
+   */
+  latestRevision?(): Promise<number>;
   /** Oldest revision still available for historical reads and watch resume. */
   compactedRevision(): number;
   get(key: string): Promise<KV | undefined>;
   /** Current values of all keys under prefix, in key order (startKey inclusive, at most limit). */
   range(prefix: string, opts?: { startKey?: string; limit?: number }): Promise<KV[]>;
-  /** Stream of all current values, for warming the cache at start. */
+  /** Stream of all current values as of currentRevision() when called, for warming the cache at start. */
   all(): AsyncIterable<KV>;
   /** Commit one write; resolves after it is durable. Conflicts resolve with ok:false, they do not throw. */
   write(op: WriteOp): Promise<WriteResult>;
   /** History of committed events with revision > after, in revision order (throws if compacted past). */
   history(after: number, prefix?: string): AsyncIterable<StorageEvent>;
-  /** Called for every committed event, in revision order, after it is durable. One subscriber: the kernel's cache. */
-  onCommit(listener: (events: StorageEvent[]) => void): void;
+  /**
+   * Called for every committed event, in revision order, after it is durable, with the revision the
+   * store has now reached (at least the last event's; more when revisions passed without an event
+   * under this server's keys). One subscriber: the kernel's cache.
+   */
+  onCommit(listener: (events: StorageEvent[], revision: number) => void): void;
   /** Drop history at or below revision. */
   compact(revision: number): Promise<void>;
   ready?(): boolean;
+  /** The health check ready() backs: its name (default "storage") and whether /livez includes it (default true). */
+  health?: { name: string; live: boolean };
 }
 
 // ---------------------------------------------------------------- audit

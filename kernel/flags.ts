@@ -67,6 +67,13 @@ export interface ParsedFlags {
   maxRequestsInflight?: number;
   maxMutatingRequestsInflight?: number;
   requestTimeoutSeconds?: number;
+  storageBackend?: string;
+  etcdServers?: string[];
+  etcdCAFile?: string;
+  etcdCertFile?: string;
+  etcdKeyFile?: string;
+  etcdPrefix?: string;
+  etcdCompactionIntervalSeconds?: number;
   auditLogPath?: string;
   auditPolicyFile?: string;
   auditLogMaxSize?: number;
@@ -152,6 +159,13 @@ export const FLAGS: Record<string, FlagDef> = {
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int', help: 'Read requests in flight at once (default 400; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int', help: 'Writes in flight at once (default 200; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Default request timeout (default 1m); with APF a request waits in a queue at most a quarter of it (at most 1m).' },
+  'storage-backend': { key: 'storageBackend', kind: 'string', help: 'Storage backend: embedded (default) or etcd3; any other name loads that storage plugin.' },
+  'etcd-servers': { key: 'etcdServers', kind: 'list', help: 'etcd members (http:// or https:// URLs) for --storage-backend=etcd3.' },
+  'etcd-cafile': { key: 'etcdCAFile', kind: 'string', help: 'CA bundle verifying the etcd members\' serving certificates (https:// servers).' },
+  'etcd-certfile': { key: 'etcdCertFile', kind: 'string', help: 'Client certificate presented to etcd.' },
+  'etcd-keyfile': { key: 'etcdKeyFile', kind: 'string', help: 'Private key of --etcd-certfile.' },
+  'etcd-prefix': { key: 'etcdPrefix', kind: 'string', help: 'Prefix of every key this server writes in etcd (default /registry).' },
+  'etcd-compaction-interval': { key: 'etcdCompactionIntervalSeconds', kind: 'duration', help: 'History etcd keeps for watch resume: compaction drops what is older (default 5m; 0 disables compaction).' },
   'audit-log-path': { key: 'auditLogPath', kind: 'string', help: 'Write audit events as JSON lines to this file ("-": standard output); enables the log audit backend.' },
   'audit-policy-file': { key: 'auditPolicyFile', kind: 'string', help: 'Audit policy (kind Policy, audit.<domain>/v1); without it the log backend records nothing.' },
   'audit-log-maxsize': { key: 'auditLogMaxSize', kind: 'int', help: 'Rotate the audit log when it would grow past this many megabytes (0: never).' },
@@ -535,6 +549,12 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };
   if (f.shutdownDelaySeconds !== undefined) c.shutdownDelaySeconds = f.shutdownDelaySeconds;
   if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;
+  if (f.storageBackend !== undefined && f.storageBackend !== c.storage.plugin) c.storage = { plugin: f.storageBackend, options: f.storageBackend === 'etcd3' ? { retentionSeconds: 300 } : {} };
+  const etcd = given({ servers: f.etcdServers, caFile: f.etcdCAFile, certFile: f.etcdCertFile, keyFile: f.etcdKeyFile, prefix: f.etcdPrefix, retentionSeconds: f.etcdCompactionIntervalSeconds });
+  if (Object.keys(etcd).length) {
+    if (c.storage.plugin !== 'etcd3') throw new Error('--etcd-* flags need --storage-backend=etcd3');
+    c.storage.options = { ...c.storage.options, ...etcd };
+  }
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
   applyFlowControlFlags(c, f);

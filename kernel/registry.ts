@@ -252,7 +252,9 @@ export class Registry {
 
   /** Consistent read: the cache has applied everything committed. */
   async consistent(): Promise<void> {
-    if (!(await this.ctx.cache.waitFor(this.ctx.backend.currentRevision(), 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
+    const b = this.ctx.backend;
+    const rev = b.latestRevision ? await b.latestRevision() : b.currentRevision();
+    if (!(await this.ctx.cache.waitFor(rev, 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
   }
 
   async notOlderThan(rv: string): Promise<void> {

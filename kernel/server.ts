@@ -205,10 +205,19 @@ export class Server {
         `With the server stopped, run: cluster-apiserver repair --data-dir ${cfg.dataDir} (plus the same --config, if any); ` +
         'it keeps every intact object and expires older resource versions (clients relist).');
     }
+    // A shared store (etcd) goes on committing while the cache warms: its events wait here until the
+    // snapshot below is loaded, then those after it are applied.
+    let warming: { events: StorageEvent[]; rev: number } | undefined = { events: [], rev: 0 };
+    this.backend.onCommit((events, rev) => {
+      if (!warming) return this.cache.apply(events, rev);
+      warming.events.push(...events);
+      warming.rev = rev;
+    });
+    const snapshot = this.backend.currentRevision();
     for await (const kv of this.backend.all()) this.cache.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
-    this.cache.rev = this.backend.currentRevision();
+    this.cache.rev = snapshot;
     const history: StorageEvent[] = [];
-    for await (const ev of this.backend.history(this.backend.compactedRevision())) history.push(ev);
+    for await (const ev of this.backend.history(this.backend.compactedRevision())) if (ev.revision <= snapshot) history.push(ev);
     this.cache.preload(history, this.backend.compactedRevision());
     this.cache.onEvent = (ev, rc) => {
       this.hub.dispatch(ev, rc);
@@ -219,7 +228,9 @@ export class Server {
       }
     };
     this.cache.onBatch = () => this.hub.schedule();
-    this.backend.onCommit((events) => this.cache.apply(events));
+    const early = warming!;
+    warming = undefined;
+    if (early.rev > snapshot) this.cache.apply(early.events.filter((e) => e.revision > snapshot), early.rev);
 
     // The registry exists before any plugin is created, so plugins may read objects and register
     // guards in create(); the admission chain is filled in once its plugins are loaded.
@@ -246,7 +257,8 @@ export class Server {
     for (const c of this.controllers) await c.plugin.start();
 
     this.health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
-    this.health.add({ name: 'storage', live: true, ready: true, run: () => (this.backend.ready?.() === false ? 'storage not ready' : undefined) });
+    const sh = this.backend.health ?? { name: 'storage', live: true };
+    this.health.add({ name: sh.name, live: sh.live, ready: true, run: () => (this.backend.ready?.() === false ? `${sh.name} not ready` : undefined) });
     this.health.add({ name: 'informer-sync', live: false, ready: true, run: () => (this.cache.rev < this.backend.currentRevision() ? 'cache behind storage' : undefined) });
     for (const [kind, list] of [['authenticator', this.authenticators], ['authorizer', this.authorizers], ['admission', this.admission.plugins], ['controller', this.controllers]] as const) {
       for (const p of list) if (p.plugin.ready) this.health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
@@ -295,9 +307,12 @@ export class Server {
       const cert = await ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem);
       await writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert });
     }
+    // retentionSeconds 0 turns compaction off (--etcd-compaction-interval=0, as in the reference).
     const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
-    this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));
-    this.compactTimer.unref();
+    if (retentionMs > 0) {
+      this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));
+      this.compactTimer.unref();
+    }
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 

@@ -279,7 +279,8 @@ export class ObjectCache {
     }
   }
 
-  apply(events: StorageEvent[]): void {
+  /** Applies committed events in order; `upTo` is the store revision reached (may pass the last event). */
+  apply(events: StorageEvent[], upTo = 0): void {
     const now = Date.now();
     for (const ev of events) {
       const rc = this.forKey(ev.key);
@@ -300,6 +301,7 @@ export class ObjectCache {
       }
       this.rev = ev.revision;
     }
+    if (upTo > this.rev) this.rev = upTo;
     this.onBatch();
     if (this.waiters.length) {
       const still: typeof this.waiters = [];

@@ -181,7 +181,7 @@ export class StorageLog implements StorageBackend {
   private compactedRev = 0;
   /** The high-water file says no revision above this was handed out. */
   private reserved = 0;
-  private listener: (events: StorageEvent[]) => void = () => {};
+  private listener: (events: StorageEvent[], revision: number) => void = () => {};
   private opened = false;
   private failed: Error | undefined;
   private readonly groupCommit: boolean;
@@ -429,7 +429,7 @@ export class StorageLog implements StorageBackend {
         }
         this.committedRev = last;
         const events = batch.map((p) => p.event);
-        try { this.listener(events); } catch { /* the cache must not break the log */ }
+        try { this.listener(events, last); } catch { /* the cache must not break the log */ }
         for (const p of batch) {
           const e = p.event;
           p.resolve({ ok: true, revision: e.revision, value: e.type === 'DELETED' ? undefined : e.value, createRevision: e.createRevision });
@@ -448,7 +448,7 @@ export class StorageLog implements StorageBackend {
     }
   }
 
-  onCommit(listener: (events: StorageEvent[]) => void): void { this.listener = listener; }
+  onCommit(listener: (events: StorageEvent[], revision: number) => void): void { this.listener = listener; }
 
   async compact(revision: number): Promise<void> {
     revision = Math.min(revision, this.committedRev);
