@@ -28,6 +28,11 @@ export interface Config {
   authorization: PluginRef[];
   admission: PluginRef[];
   controllers: PluginRef[];
+  /**
+   * Controllers run on one server at a time, the holder of a Lease (as the reference's controller
+   * manager): `enabled` defaults to on when the storage is shared (etcd3) and off on the embedded store.
+   */
+  leaderElection: { enabled?: boolean; leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number };
   signers: PluginRef[];
   /** Audit backends (each with its own policy); --audit-log-path adds the built-in `log` backend. */
   audit: PluginRef[];
@@ -98,6 +103,11 @@ export const configSchema = {
     authorization: pluginList,
     admission: pluginList,
     controllers: pluginList,
+    leaderElection: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { enabled: { type: 'boolean' }, leaseDurationSeconds: { type: 'number', exclusiveMinimum: 0 }, renewDeadlineSeconds: { type: 'number', exclusiveMinimum: 0 }, retryPeriodSeconds: { type: 'number', exclusiveMinimum: 0 } },
+    },
     signers: pluginList,
     audit: pluginList,
     flowControl: pluginRef,
@@ -173,6 +183,8 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     admission: defaultAdmission().map((plugin) => ({ plugin })),
     // The certificate controllers under the reference's --controllers names.
     controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'disruption', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
+    // the reference controller manager's lease timings
+    leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
     signers: ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown'].map((plugin) => ({ plugin })),
     audit: [],
     // the reference's defaults: 400 + 200 seats in all, a quarter of the 1m request timeout in a queue at most
@@ -219,8 +231,9 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
 /** Overlay a file's settings on a base: lists replace, maps merge, storage options merge when the plugin is the same. */
 export function mergeConfig(base: Config, f: FileConfig): Config {
   const c = structuredClone(base);
-  const { tls, featureGates, runtimeConfig, emulatedVersion, storage, ...rest } = structuredClone(f);
+  const { tls, featureGates, runtimeConfig, emulatedVersion, storage, leaderElection, ...rest } = structuredClone(f);
   Object.assign(c, rest);
+  if (leaderElection) c.leaderElection = { ...c.leaderElection, ...leaderElection };
   if (tls) c.tls = Object.fromEntries(Object.entries({ ...c.tls, ...tls }).filter(([, v]) => v !== undefined));
   if (featureGates) c.featureGates = { ...c.featureGates, ...featureGates };
   if (runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...runtimeConfig };

@@ -207,6 +207,11 @@ export interface FlowControl {
 export interface Controller {
   start(): Promise<void> | void;
   stop(): Promise<void> | void;
+  /**
+   * Runs on every server replica (the server's own controllers, such as CRD establishing and the
+   * server's Service). Others run, under leader election, only on the holder of the Lease.
+   */
+  perServer?: boolean;
   ready?(): boolean;
   /** Called once the server listens, with the port it serves on (the --secure-port 0 case). */
   listening?(info: { port: number }): void | Promise<void>;

@@ -74,6 +74,10 @@ export interface ParsedFlags {
   etcdKeyFile?: string;
   etcdPrefix?: string;
   etcdCompactionIntervalSeconds?: number;
+  leaderElect?: boolean;
+  leaderElectLeaseDurationSeconds?: number;
+  leaderElectRenewDeadlineSeconds?: number;
+  leaderElectRetryPeriodSeconds?: number;
   auditLogPath?: string;
   auditPolicyFile?: string;
   auditLogMaxSize?: number;
@@ -166,6 +170,10 @@ export const FLAGS: Record<string, FlagDef> = {
   'etcd-keyfile': { key: 'etcdKeyFile', kind: 'string', help: 'Private key of --etcd-certfile.' },
   'etcd-prefix': { key: 'etcdPrefix', kind: 'string', help: 'Prefix of every key this server writes in etcd (default /registry).' },
   'etcd-compaction-interval': { key: 'etcdCompactionIntervalSeconds', kind: 'duration', help: 'History etcd keeps for watch resume: compaction drops what is older (default 5m; 0 disables compaction).' },
+  'leader-elect': { key: 'leaderElect', kind: 'bool', help: 'Run the controllers only while holding their Lease, one server at a time (default: on with a shared storage backend such as etcd3).' },
+  'leader-elect-lease-duration': { key: 'leaderElectLeaseDurationSeconds', kind: 'duration', help: 'How long other servers wait after the last renewal before taking the controllers over (default 15s).' },
+  'leader-elect-renew-deadline': { key: 'leaderElectRenewDeadlineSeconds', kind: 'duration', help: 'How long the leader keeps trying to renew before it stops its controllers (default 10s).' },
+  'leader-elect-retry-period': { key: 'leaderElectRetryPeriodSeconds', kind: 'duration', help: 'How often the Lease is renewed or tried (default 2s).' },
   'audit-log-path': { key: 'auditLogPath', kind: 'string', help: 'Write audit events as JSON lines to this file ("-": standard output); enables the log audit backend.' },
   'audit-policy-file': { key: 'auditPolicyFile', kind: 'string', help: 'Audit policy (kind Policy, audit.<domain>/v1); without it the log backend records nothing.' },
   'audit-log-maxsize': { key: 'auditLogMaxSize', kind: 'int', help: 'Rotate the audit log when it would grow past this many megabytes (0: never).' },
@@ -555,6 +563,8 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
     if (c.storage.plugin !== 'etcd3') throw new Error('--etcd-* flags need --storage-backend=etcd3');
     c.storage.options = { ...c.storage.options, ...etcd };
   }
+  const le = given({ enabled: f.leaderElect, leaseDurationSeconds: f.leaderElectLeaseDurationSeconds, renewDeadlineSeconds: f.leaderElectRenewDeadlineSeconds, retryPeriodSeconds: f.leaderElectRetryPeriodSeconds });
+  if (Object.keys(le).length) c.leaderElection = { ...c.leaderElection, ...le };
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
   applyFlowControlFlags(c, f);

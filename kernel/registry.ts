@@ -630,6 +630,12 @@ export class Registry {
     const r = op === 'create'
       ? await this.ctx.backend.write({ type: 'create', key, value })
       : await this.ctx.backend.write({ type: 'update', key, expectRevision: expect, value });
+    // A backend that learns the revision only at commit (etcd) ran the callback with a placeholder:
+    // the stored value it returns is the truth.
+    if (r.ok) {
+      obj.metadata!.resourceVersion = String(r.revision);
+      if (r.value) bytes = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+    }
     return { ...r, bytes };
   }
 

@@ -27,6 +27,7 @@ import { errors, isStatusError, StatusError } from './status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
 import { TypeRegistry } from './types.js';
 import { WatchHub } from './watch.js';
+import { LeaderElector } from './leader.js';
 import { prepareDataDir, type DataDirLock } from './datadir.js';
 import { makeLogger, type ServerLogger } from './logging.js';
 import { loadEncryptionConfig } from './encryption.js';
@@ -60,6 +61,8 @@ export class Server {
   private admission = new AdmissionChain([]);
   private controllers: { name: string; plugin: Controller }[] = [];
   private typeProviders: TypeProvider[] = [];
+  /** Set when controllers run under leader election. */
+  private elector: LeaderElector | undefined;
   signers: Signer[] = [];
   private listeners: Listener[] = [];
   private internalWatchers = new Map<string, Set<(t: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void>>();
@@ -253,8 +256,35 @@ export class Server {
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
     this.signers = (await loadAll('signer', cfg.signers, host, { configDir })) as Signer[];
     for (const p of providers) await p.start?.();
-    this.controllers = await this.named('controller', cfg.controllers, host, configDir);
+    // With a shared store, controllers run on the Lease holder only (those marked perServer, the
+    // server's own, run everywhere); losing the Lease stops them, winning it again starts fresh instances.
+    const created = await this.named('controller', cfg.controllers, host, configDir);
+    const le = cfg.leaderElection;
+    const elect = le.enabled ?? !!this.backend.latestRevision;
+    this.controllers = elect ? created.filter((c) => c.plugin.perServer) : created;
     for (const c of this.controllers) await c.plugin.start();
+    if (elect) {
+      const electedRefs = cfg.controllers.filter((_, i) => !created[i].plugin.perServer);
+      let firstTerm: typeof created | undefined = created.filter((c) => !c.plugin.perServer);
+      const leaseType = this.types.lookup(`coordination.${this.brand.domain}`, 'v1', 'leases');
+      const nsType = this.types.lookup('', 'v1', 'namespaces');
+      if (!leaseType || !nsType) throw new Error('leader election needs the Lease and Namespace types');
+      const name = `${this.brand.name === 'kubernetes' ? 'kube' : this.brand.name}-controller-manager`;
+      this.elector = new LeaderElector(host.objects, leaseType, nsType, this.brand.systemNamespace, name, le, {
+        start: async () => {
+          const term = firstTerm ?? (await this.named('controller', electedRefs, host, configDir));
+          firstTerm = undefined;
+          this.controllers.push(...term);
+          for (const c of term) await c.plugin.start();
+        },
+        stop: async () => {
+          const term = this.controllers.filter((c) => !c.plugin.perServer);
+          this.controllers = this.controllers.filter((c) => c.plugin.perServer);
+          for (const c of term) await c.plugin.stop();
+        },
+      }, this.log);
+      this.elector.start();
+    }
 
     this.health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
     const sh = this.backend.health ?? { name: 'storage', live: true };
@@ -691,6 +721,7 @@ export class Server {
     const deadline = Date.now() + 60_000;
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.compactTimer) clearInterval(this.compactTimer);
+    await this.elector?.stop();
     for (const c of this.controllers) await c.plugin.stop();
     for (const p of this.typeProviders) await p.stop?.();
     for (const p of [...this.authenticators, ...this.authorizers, ...this.admission.plugins]) await p.plugin.close?.();

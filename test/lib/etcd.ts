@@ -1,10 +1,11 @@
 // Test helper: real etcd members (Debian's etcd-server package) on loopback ports with temporary data
 // directories. Tests that need etcd skip with a message when the binary is absent (etcdMissing).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { withServer, type TestServer } from './server.js';
 
 const bin = spawnSync('sh', ['-c', 'command -v etcd'], { encoding: 'utf8' }).stdout.trim();
 
@@ -122,3 +123,30 @@ export async function startEtcd(opts: { size?: number; dataDir?: string; args?: 
     },
   };
 }
+
+/** Starts another server replica with `a`'s credentials (CA, serving and signing key, tokens) in a data directory of its own. */
+export async function replicaOf(t: { teardown(fn: () => unknown): void }, a: TestServer, args: string[]): Promise<TestServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-'));
+  cpSync(path.join(a.dataDir, 'pki'), path.join(dir, 'pki'), { recursive: true });
+  return withServer(t, { args, dataDir: dir });
+}
+
+/** Short leader-election timings for tests (seconds). */
+export const TEST_LEASE = { duration: 3, renew: 2, retry: 0.5 };
+
+/**
+ * An etcd cluster of `size` members and two server replicas on it (B with A's credentials), with
+ * TEST_LEASE timings; everything is stopped when the test ends.
+ */
+export async function etcdReplicas(t: { teardown(fn: () => unknown): void }, size = 1): Promise<{ etcd: EtcdCluster; a: TestServer; b: TestServer }> {
+  const etcd = await startEtcd({ size });
+  t.teardown(() => etcd.stop());
+  const L = TEST_LEASE;
+  const args = ['--storage-backend=etcd3', `--etcd-servers=${etcd.servers}`,
+    `--leader-elect-lease-duration=${L.duration}s`, `--leader-elect-renew-deadline=${L.renew}s`, `--leader-elect-retry-period=${L.retry * 1000}ms`];
+  const a = await withServer(t, { args });
+  return { etcd, a, b: await replicaOf(t, a, args) };
+}
+
+/** Path of a namespace's configmaps, or of one. */
+export const cmPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;

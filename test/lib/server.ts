@@ -126,7 +126,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
     async stop(signal = 'SIGTERM') {
       agent.destroy();
-      if (s.proc.exitCode !== null) return s.proc.exitCode;
+      if (s.proc.exitCode !== null || s.proc.signalCode !== null) return s.proc.exitCode; // already gone (a SIGKILL has no exit code)
       const exited = new Promise<number | null>((r) => s.proc.once('exit', (code) => r(code)));
       s.proc.kill(signal);
       return exited;

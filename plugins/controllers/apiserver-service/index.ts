@@ -99,6 +99,7 @@ const plugin: PluginModule<'controller'> = {
     }
 
     return {
+      perServer: true,
       start() {},
       async listening(info) {
         port = info.port;

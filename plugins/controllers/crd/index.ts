@@ -38,6 +38,8 @@ function setCondition(crd: KObject, c: Condition): void {
 const owner = (name: string) => `crd:${name}`;
 
 class CRDController {
+  /** Every server replica serves the established definitions. */
+  readonly perServer = true;
   private readonly crdType: TypeDef;
   private queue = new Set<string>();
   private running = false;

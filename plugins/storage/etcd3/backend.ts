@@ -238,7 +238,7 @@ export class EtcdBackend implements StorageBackend {
       this.watchUp = false;
       if (this.closed) return;
       this.client.rotate(channel);
-      this.log('etcd watch interrupted; resuming', { revision: this.delivered + 1, error: e ? String(e.message) : 'stream ended' });
+      if (this.watchBackoff === 100) this.log('etcd watch interrupted; resuming', { revision: this.delivered + 1, error: e ? String(e.message) : 'stream ended' });
       this.watchRetry = setTimeout(() => this.startWatch(), this.watchBackoff);
       this.watchBackoff = Math.min(this.watchBackoff * 2, 2000);
     };

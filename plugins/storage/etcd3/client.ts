@@ -39,7 +39,8 @@ export function neverSent(e: unknown): boolean {
 export function storageError(e: unknown): StatusError {
   if (e instanceof StatusError) return e;
   const err = e as grpc.ServiceError;
-  const what = err?.details || err?.message || String(e);
+  // grpc's details end with a resolver note that tells a client nothing
+  const what = (err?.details || err?.message || String(e)).replace(/\.?\s*Resolution note:.*$/s, '').replace('Last error: Error: ', 'last error: ');
   if (err?.code === grpc.status.DEADLINE_EXCEEDED) return errors.timeout(`etcd request timed out: ${what}`, 1);
   if (err?.code === grpc.status.UNAVAILABLE || err?.code === grpc.status.CANCELLED) {
     const se = new StatusError(503, 'ServiceUnavailable', `etcd is unavailable: ${what}`, { retryAfterSeconds: 1 });
