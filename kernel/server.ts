@@ -258,7 +258,7 @@ export class Server {
     for (const p of providers) await p.start?.();
     // With a shared store, controllers run on the Lease holder only (those marked perServer, the
     // server's own, run everywhere); losing the Lease stops them, winning it again starts fresh instances.
-    const created = await this.named('controller', cfg.controllers, host, configDir);
+    const created = await this.named<Controller>('controller', cfg.controllers, host, configDir);
     const le = cfg.leaderElection;
     const elect = le.enabled ?? !!this.backend.latestRevision;
     this.controllers = elect ? created.filter((c) => c.plugin.perServer) : created;
@@ -272,7 +272,7 @@ export class Server {
       const name = `${this.brand.name === 'kubernetes' ? 'kube' : this.brand.name}-controller-manager`;
       this.elector = new LeaderElector(host.objects, leaseType, nsType, this.brand.systemNamespace, name, le, {
         start: async () => {
-          const term = firstTerm ?? (await this.named('controller', electedRefs, host, configDir));
+          const term = firstTerm ?? (await this.named<Controller>('controller', electedRefs, host, configDir));
           firstTerm = undefined;
           this.controllers.push(...term);
           for (const c of term) await c.plugin.start();
