@@ -29,7 +29,8 @@ export interface BenchServer {
 /** Spawn dist/kernel/main.js on a new temp data dir and wait for its "serving" log line. */
 export async function startBenchServer(extraArgs: string[], nodeArgs: string[] = []): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'capi-bench-'));
-  const args = ['--data-dir', dataDir, '--secure-port', '0', ...extraArgs];
+  // JSON log lines: the "serving" line is parsed below
+  const args = ['--data-dir', dataDir, '--secure-port', '0', '--logging-format=json', ...extraArgs];
   const proc = spawn(process.execPath, [...nodeArgs, mainJs, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let mtlsPort = 0;
   const port = await new Promise<number>((resolve, reject) => {

@@ -14,7 +14,7 @@ import {
 import { benchList, benchMemory, benchWatch, defineBenchResource, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
 import { plot } from './plot.js';
-import { call, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
+import { call, ownEtcdTarget, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 
 /** Read-path scenarios (bench/readpath.ts): their own measurements and tables. `remote`: can drive any server. */
@@ -104,6 +104,8 @@ interface Options {
   /** A running server to measure instead of (--target) or beside (--compare) our own. */
   remote?: RemoteOptions;
   compare: boolean;
+  /** etcd: each scenario on the embedded store and on a local etcd, side by side. */
+  storage: 'embedded' | 'etcd';
 }
 
 function usage(): string {
@@ -123,6 +125,8 @@ function usage(): string {
     '                        or node:https with keep-alive Agents',
     '  --cpu-prof <dir>      run the server with --cpu-prof and write its profiles to <dir>',
     '  --generator <g>       node (default), wrk (Debian\'s wrk, GET and create only) or both',
+    '  --storage <s>         embedded (default), or etcd: every scenario also on our server over a local etcd',
+    '                        (started by the bench from Debian\'s etcd-server), printed side by side',
     '',
     'Any server (the reference included; core ConfigMaps in a namespace of the bench\'s own):',
     '  --target <url>        measure the server at <url> instead of starting ours',
@@ -136,7 +140,7 @@ function usage(): string {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { scenarios: [], duration: 5, warmup: 1, workers: machineInfo().nproc, client: 'raw', generator: 'node', compare: false };
+  const o: Options = { scenarios: [], duration: 5, warmup: 1, workers: machineInfo().nproc, client: 'raw', generator: 'node', compare: false, storage: 'embedded' };
   const remote = (): RemoteOptions => (o.remote ??= {});
   const num = (flag: string, v: string | undefined) => {
     const n = Number(v);
@@ -161,6 +165,10 @@ function parseOptions(argv: string[]): Options {
       const g = String(value());
       if (g !== 'node' && g !== 'wrk' && g !== 'both') throw new Error('--generator is node, wrk or both');
       o.generator = g;
+    } else if (flag === '--storage') {
+      const v = String(value());
+      if (v !== 'embedded' && v !== 'etcd') throw new Error('--storage is embedded or etcd');
+      o.storage = v;
     } else if (flag === '--target' || flag === '--compare') {
       remote().url = String(value());
       o.compare = flag === '--compare';
@@ -180,6 +188,8 @@ function parseOptions(argv: string[]): Options {
     o.scenarios = [...SCENARIOS.map((s) => s.name), ...Object.keys(READ_SCENARIOS)];
     if (o.remote) o.scenarios = o.scenarios.filter(remoteOk);
   }
+  if (o.storage === 'etcd' && o.remote) throw new Error('--storage etcd measures our own server only (not with --target/--compare)');
+  if (o.storage === 'etcd' && !o.scenarios.length) o.scenarios = ['create', 'get', 'list', 'watch'];
   if (o.remote) for (const s of o.scenarios) if (!remoteOk(s)) throw new Error(`scenario "${s}" runs on our own server only (it needs server flags or /proc of the server)`);
   // the comparison needs its baseline
   if (o.scenarios.includes('create-nosync-compare') && !o.scenarios.includes('create')) o.scenarios.unshift('create');
@@ -357,6 +367,7 @@ async function main() {
     if (o.cpuProf) mkdirSync(o.cpuProf, { recursive: true });
     const own = () => ownTarget(sc.serverArgs ?? [], nodeArgs);
     const remote = () => remoteTarget(o.remote!);
+    if (o.storage === 'etcd') return [own, () => ownEtcdTarget(sc.serverArgs ?? [], nodeArgs)];
     return o.remote ? (o.compare ? [own, remote] : [remote]) : [own];
   };
 
@@ -400,10 +411,11 @@ async function main() {
     process.stdout.write(table(['concurrency', 'group commit', 'one sync/write', 'ratio'], comparison.map((c) => [c.concurrency, c.groupCommit, c.oneSyncPerWrite!, (c.groupCommit / c.oneSyncPerWrite!).toFixed(2) + 'x'])) + '\n');
   }
 
-  const sideBySide = o.compare ? compareRows(results, readResults) : [];
+  const sideBySide = o.compare || o.storage === 'etcd' ? compareRows(results, readResults) : [];
   if (sideBySide.length) {
-    process.stdout.write(`\nside by side, same run (ratio: how many times better ours is):\n`);
-    process.stdout.write(table(['scenario', 'measure', 'ours', o.remote!.url!, 'ratio'], sideBySide.map((c) => [c.scenario, c.measure, c.ours, c.other, c.ratio.toFixed(2) + 'x'])) + '\n');
+    const [ours, other] = o.storage === 'etcd' ? ['embedded', 'etcd'] : ['ours', o.remote!.url!];
+    process.stdout.write(`\nside by side, same run (ratio: how many times better ${ours} is):\n`);
+    process.stdout.write(table(['scenario', 'measure', ours, other, 'ratio'], sideBySide.map((c) => [c.scenario, c.measure, c.ours, c.other, c.ratio.toFixed(2) + 'x'])) + '\n');
   }
   const generators = o.generator === 'both' ? agreement(results) : [];
   if (generators.length) {

@@ -36,6 +36,23 @@ export async function ownTarget(extraArgs: string[] = [], nodeArgs: string[] = [
   return { label: 'ours', host: '127.0.0.1', port: s.port, token: s.token, ca: s.ca, pid: s.pid, namespace: 'default', mtlsPort: s.mtlsPort, dataDir: s.dataDir, server: s, stop: () => s.stop() };
 }
 
+/**
+ * Our server on a local etcd the bench starts for it (Debian's etcd-server, fresh data in a temporary
+ * directory), labelled "etcd"; stopping it stops that etcd too.
+ */
+export async function ownEtcdTarget(extraArgs: string[] = [], nodeArgs: string[] = []): Promise<Target & { server: BenchServer }> {
+  const { etcdMissing, startEtcd } = await import('../test/lib/etcd.js');
+  if (etcdMissing) throw new Error(`--storage etcd: ${etcdMissing}`);
+  const etcd = await startEtcd();
+  try {
+    const t = await ownTarget(['--storage-backend=etcd3', `--etcd-servers=${etcd.servers}`, ...extraArgs], nodeArgs);
+    return { ...t, label: 'etcd', stop: async () => { await t.stop(); await etcd.stop(); } };
+  } catch (e) {
+    await etcd.stop();
+    throw e;
+  }
+}
+
 export interface RemoteOptions {
   url?: string;
   token?: string;
