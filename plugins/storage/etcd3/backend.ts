@@ -14,7 +14,7 @@
 // does not guarantee). Events outside the prefix only move the revision. A write resolves once its
 // own event has come back through that watch, so after a write returns, this process's cache has it.
 import type { ClientDuplexStream } from '@grpc/grpc-js';
-import type { KV, StorageBackend, StorageEvent, WriteOp, WriteResult } from '../../../kernel/contracts.js';
+import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../../../kernel/contracts.js';
 import { StatusError, errors } from '../../../kernel/status.js';
 import { EtcdClient, storageError, type ClientOptions } from './client.js';
 import { CompareResult, CompareTarget, EventType, num, rpc, type Compare, type KeyValue, type RequestOp, type WatchEvent, type WatchRequest, type WatchResponse } from './proto.js';
@@ -23,6 +23,8 @@ import { encodeTemplate, stamp } from './value.js';
 export interface EtcdOptions extends ClientOptions {
   /** Key prefix of every object (--etcd-prefix). */
   prefix: string;
+  /** Encryption at rest (--encryption-provider-config): applied to the template, under the kernel key. */
+  transformer?: ValueTransformer;
 }
 
 /** The least key above every key that starts with `b` (etcd's prefix range end). */
@@ -76,9 +78,18 @@ export class EtcdBackend implements StorageBackend {
   private key(k: string): Buffer { return Buffer.from(this.base + k); }
   private mine(k: Buffer): boolean { return k.length >= this.start.length && this.start.equals(k.subarray(0, this.start.length)); }
 
+  /** A stored value as readers get it: decrypted (with a transformer), the revision written in. */
+  private read(key: string, stored: Buffer, revision: number): Buffer {
+    const tx = this.opts.transformer;
+    if (!tx) return stamp(stored, revision);
+    const plain = tx.fromStorage(key, stored);
+    return stamp(Buffer.from(plain.buffer, plain.byteOffset, plain.byteLength), revision);
+  }
+
   private toKV(kv: KeyValue): KV {
     const modRevision = num(kv.mod_revision);
-    return { key: kv.key.toString('utf8', this.baseBytes.length), value: stamp(kv.value, modRevision), modRevision, createRevision: num(kv.create_revision) };
+    const key = kv.key.toString('utf8', this.baseBytes.length);
+    return { key, value: this.read(key, kv.value, modRevision), modRevision, createRevision: num(kv.create_revision) };
   }
 
   private toEvent(e: WatchEvent): StorageEvent | undefined {
@@ -88,11 +99,11 @@ export class EtcdBackend implements StorageBackend {
     if (e.type === EventType.DELETE) {
       const prev = e.prev_kv;
       const prevRevision = prev ? num(prev.mod_revision) : 0;
-      return { type: 'DELETED', key, revision, value: prev ? stamp(prev.value, prevRevision) : Buffer.alloc(0), createRevision: prev ? num(prev.create_revision) : 0, prevRevision };
+      return { type: 'DELETED', key, revision, value: prev ? this.read(key, prev.value, prevRevision) : Buffer.alloc(0), createRevision: prev ? num(prev.create_revision) : 0, prevRevision };
     }
     const created = num(e.kv.version) === 1;
     return {
-      type: created ? 'ADDED' : 'MODIFIED', key, revision, value: stamp(e.kv.value, revision),
+      type: created ? 'ADDED' : 'MODIFIED', key, revision, value: this.read(key, e.kv.value, revision),
       createRevision: num(e.kv.create_revision), prevRevision: created || !e.prev_kv ? 0 : num(e.prev_kv.mod_revision),
     };
   }
@@ -192,13 +203,14 @@ export class EtcdBackend implements StorageBackend {
     if (this.lost) throw new StatusError(503, 'ServiceUnavailable', this.lost);
     const key = this.key(op.key);
     const stored = op.type === 'delete' ? undefined : encodeTemplate(op.value);
+    const wire = stored && this.opts.transformer ? this.opts.transformer.toStorage(op.key, stored) : stored;
     const compare: Compare = op.type === 'create' ? { result: CompareResult.EQUAL, target: CompareTarget.CREATE, key, create_revision: 0 }
       : op.expectRevision ? { result: CompareResult.EQUAL, target: CompareTarget.MOD, key, mod_revision: op.expectRevision }
       : { result: CompareResult.GREATER, target: CompareTarget.CREATE, key, create_revision: 0 };
     // An update or delete reads the key's create_revision (metadata only) in the same transaction.
     const meta: RequestOp = { request_range: { key, keys_only: true } };
-    const success: RequestOp[] = op.type === 'create' ? [{ request_put: { key, value: stored! } }]
-      : op.type === 'update' ? [meta, { request_put: { key, value: stored! } }]
+    const success: RequestOp[] = op.type === 'create' ? [{ request_put: { key, value: wire! } }]
+      : op.type === 'update' ? [meta, { request_put: { key, value: wire! } }]
       : [meta, { request_delete_range: { key } }];
     const res = await this.client.call(rpc.txn, { compare: [compare], success, failure: [{ request_range: { key } }] }, false);
     if (!res.succeeded) {
@@ -266,8 +278,12 @@ export class EtcdBackend implements StorageBackend {
       const rev = num(e.kv.mod_revision);
       if (rev <= this.delivered) continue;
       last = rev;
-      const ev = this.toEvent(e);
-      if (ev) events.push(ev);
+      try {
+        const ev = this.toEvent(e);
+        if (ev) events.push(ev);
+      } catch (err) {
+        this.log('etcd watch: an event cannot be read (encryption key no longer configured?); it is left out', { key: e.kv.key.toString(), revision: rev, error: String(err) });
+      }
     }
     // A progress notification (no events, on an established watch) says every revision up to the
     // header's has been sent; a "created" header may run ahead of a watch still catching up.

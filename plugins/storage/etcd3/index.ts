@@ -26,6 +26,7 @@ const plugin: PluginModule<'storage'> = {
       certFile: str(options, 'certFile'),
       keyFile: str(options, 'keyFile'),
       timeoutMs: timeout * 1000,
+      transformer: host.valueTransformer,
     }, (msg, fields) => host.log.warn(msg, fields));
   },
 };
