@@ -614,6 +614,8 @@ export interface PluginHost {
     /** 422 Invalid; `group` qualifies the kind in the message ("Role.rbac.authorization.k8s.io"). */
     invalid(kind: string, name: string, causes: FieldCause[], group?: string): StatusError;
     status(code: number, reason: string, msg: string): StatusError;
+    /** 404 `pods "x" not found` with the reference's details (name, group, kind = resource). */
+    notFound(group: string, resource: string, name: string): StatusError;
   };
   featureGates: Record<string, boolean>;
   /** Asks the configured authorizer chain (for access reviews). */

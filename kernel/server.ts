@@ -115,6 +115,7 @@ export class Server {
         invalid: (kind, name, causes, group = '') => errors.invalid(group, kind, name, causes),
         admissionForbidden: (a, msg) => errors.forbiddenObject(a.resource.group, a.resource.resource, a.name || a.object?.metadata?.name || '', msg),
         status: (code, reason, msg) => new StatusError(code, reason, msg),
+        notFound: (group, resource, name) => errors.notFound(group, resource, name),
       },
       featureGates: this.featureGates,
       authorize: (attrs) => this.decide(attrs),

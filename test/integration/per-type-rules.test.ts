@@ -139,6 +139,26 @@ t.test('per-type rules (kubernetes brand)', async (t) => {
     t.equal(bad.status, 400);
   });
 
+  await t.test('RBAC roleRef, RuntimeClass handler and ControllerRevision rules', async (t) => {
+    const rb = '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings';
+    await mk(rb, { metadata: { name: 'rb' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'u' }] });
+    const ref = await s.request('PATCH', `${rb}/rb`, { body: { roleRef: { name: 'edit' } }, headers: MERGE });
+    t.same(ref.json, invalid('RoleBinding', 'rb', [{ reason: 'FieldValueInvalid', message: 'Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: cannot change roleRef', field: 'roleRef' }], 'rbac.authorization.k8s.io'));
+    t.equal((await s.request('PATCH', `${rb}/rb`, { body: { subjects: [{ kind: 'User', name: 'v' }] }, headers: MERGE })).status, 200, 'subjects may change');
+    const rc = '/apis/node.k8s.io/v1/runtimeclasses';
+    const bad = await s.request('POST', rc, { body: { metadata: { name: 'rc' }, handler: 'Not_A_Label' } });
+    t.equal(bad.status, 422);
+    t.equal(bad.json.details.causes[0].field, 'handler');
+    await mk(rc, { metadata: { name: 'rc' }, handler: 'runc' });
+    const h = await s.request('PATCH', `${rc}/rc`, { body: { handler: 'crun' }, headers: MERGE });
+    t.same(h.json.details.causes, [{ reason: 'FieldValueInvalid', message: 'Invalid value: "crun": field is immutable', field: 'handler' }]);
+    const cr = await s.request('POST', '/apis/apps/v1/namespaces/default/controllerrevisions', { body: { metadata: { name: 'cr' }, revision: -1 } });
+    t.same(cr.json.details.causes, [
+      { reason: 'FieldValueRequired', message: 'Required value: data is mandatory', field: 'data' },
+      { reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'revision' },
+    ]);
+  });
+
   await t.test('storage.k8s.io/v1 CSIStorageCapacity is served', async (t) => {
     const base = '/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities';
     const disc = (await s.get('/apis/storage.k8s.io/v1')).json.resources.find((r: { name: string }) => r.name === 'csistoragecapacities');

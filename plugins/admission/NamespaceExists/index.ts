@@ -12,9 +12,7 @@ const plugin: PluginModule<'admission'> = {
       async validate(a) {
         const t = host.type('', 'namespaces');
         if (!t || (await host.objects.get(t, '', a.namespace))) return;
-        const e = host.errors.status(404, 'NotFound', `namespaces "${a.namespace}" not found`);
-        e.details = { name: a.namespace, kind: 'namespaces' };
-        throw e;
+        throw host.errors.notFound('', 'namespaces', a.namespace);
       },
     };
   },

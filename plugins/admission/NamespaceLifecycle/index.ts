@@ -19,7 +19,7 @@ const plugin: PluginModule<'admission'> = {
         const nsType = host.type('', 'namespaces');
         if (!nsType) return;
         const ns = await host.objects.get(nsType, '', a.namespace);
-        if (!ns) throw host.errors.status(404, 'NotFound', `namespaces "${a.namespace}" not found`);
+        if (!ns) throw host.errors.notFound('', 'namespaces', a.namespace);
         if (ns.metadata?.deletionTimestamp || (ns.status as { phase?: string } | undefined)?.phase === 'Terminating') {
           const e = host.errors.status(403, 'Forbidden', `${a.resource.resource} "${a.name}" is forbidden: unable to create new content in namespace ${a.namespace} because it is being terminated`);
           e.details = { name: a.name, kind: a.resource.resource, group: a.resource.group || undefined, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }] };

@@ -57,7 +57,7 @@ const plugin: PluginModule<'admission'> = {
       if (owner.blockOwnerDeletion === true) throw host.errors.admissionForbidden(a, `node "${node}" must not set blockOwnerDeletion on an owner reference`);
       const nodes = host.type('', 'nodes');
       const self = nodes && (await host.objects.get(nodes, '', node));
-      if (!self) throw host.errors.status(404, 'NotFound', `nodes "${node}" not found`);
+      if (!self) throw host.errors.notFound('', 'nodes', node);
       if (owner.uid !== self.metadata?.uid) throw host.errors.admissionForbidden(a, `node ${node} UID mismatch: expected ${self.metadata?.uid} got ${owner.uid ?? ''}`);
       if (spec.serviceAccountName) throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference a service account`);
       const volumes: J[] = spec.volumes ?? [];

@@ -46,7 +46,7 @@ const plugin: PluginModule<'admission'> = {
     const namespaceSelector = async (a: AdmissionAttributes): Promise<Record<string, string>> => {
       const t = host.type('', 'namespaces');
       const ns = t && (await host.objects.get(t, '', a.namespace));
-      if (!ns) throw host.errors.status(404, 'NotFound', `namespaces "${a.namespace}" not found`);
+      if (!ns) throw host.errors.notFound('', 'namespaces', a.namespace);
       const raw = ns.metadata?.annotations?.[annotation] ?? conf.clusterDefaultNodeSelector ?? '';
       try {
         return parseSelector(raw);

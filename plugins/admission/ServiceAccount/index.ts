@@ -90,7 +90,7 @@ const plugin: PluginModule<'admission'> = {
       const found = t && (await host.objects.get(t, a.namespace, name));
       if (found) return found;
       const ns = nsType();
-      if (ns && !(await host.objects.get(ns, '', a.namespace))) throw host.errors.status(404, 'NotFound', `namespaces "${a.namespace}" not found`);
+      if (ns && !(await host.objects.get(ns, '', a.namespace))) throw host.errors.notFound('', 'namespaces', a.namespace);
       const made = name === DEFAULT ? await ensureDefault(a.namespace) : undefined;
       if (made) return made;
       throw host.errors.admissionForbidden(a, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);

@@ -313,7 +313,7 @@ function serveIssuer(host: PluginHost, options: Record<string, unknown>, issuer:
       if (exp > MAX_EXPIRATION) throw invalid(req.name, 'spec.expirationSeconds', `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds`);
       const saType = host.type('', 'serviceaccounts')!;
       const sa = await host.objects.get(saType, req.namespace, req.name);
-      if (!sa) throw host.errors.status(404, 'NotFound', `serviceaccounts "${req.name}" not found`);
+      if (!sa) throw host.errors.notFound('', 'serviceaccounts', req.name);
       let bound: BoundObject | undefined;
       const ref = spec.boundObjectRef;
       if (ref) {

@@ -4,7 +4,7 @@
 // are combined with validate.ts's validators by row key in index.ts.
 import type { FieldCause, KObject } from '../../../kernel/contracts.js';
 import { at, isObj, list, type J } from './catalog.js';
-import { canon, dnsSubdomainErrors, duplicate, forbidden, invalid, required, selectorCauses, type Validator } from './validate.js';
+import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, required, selectorCauses, type Validator } from './validate.js';
 
 // ---------------------------------------------------------------- pods
 
@@ -110,6 +110,32 @@ export const csiStorageCapacity: Validator = (o: KObject, old) => {
   return out;
 };
 
+// ---------------------------------------------------------------- rbac, node, apps
+
+/** A binding's roleRef cannot change (the reference prints it as its Go struct). */
+const binding: Validator = (o, old) => {
+  if (!old || canon(o.roleRef ?? null) === canon(old.roleRef ?? null)) return [];
+  const r = isObj(o.roleRef) ? o.roleRef : {};
+  const shown = `rbac.RoleRef{APIGroup:${JSON.stringify(String(r.apiGroup ?? ''))}, Kind:${JSON.stringify(String(r.kind ?? ''))}, Name:${JSON.stringify(String(r.name ?? ''))}}`;
+  return [invalid('roleRef', o.roleRef, 'cannot change roleRef', shown)];
+};
+
+/** A RuntimeClass handler is a DNS label and immutable. */
+const runtimeClass: Validator = (o, old) => {
+  const h = typeof o.handler === 'string' ? o.handler : '';
+  const out = dnsLabelErrors(h).map((m) => invalid('handler', h, m));
+  if (old && o.handler !== old.handler) out.push(invalid('handler', o.handler ?? '', 'field is immutable'));
+  return out;
+};
+
+/** A ControllerRevision carries data and a non-negative revision. */
+const controllerRevision: Validator = (o) => {
+  const out: FieldCause[] = [];
+  if (o.data === undefined || o.data === null) out.push(required('data', 'data is mandatory'));
+  if (typeof o.revision === 'number' && o.revision < 0) out.push(invalid('revision', o.revision, 'must be greater than or equal to 0'));
+  return out;
+};
+
 // ---------------------------------------------------------------- by row key
 
 const TEMPLATE = 'spec.template.spec';
@@ -127,4 +153,8 @@ export const RULES: Record<string, Validator> = {
   'cronjobs.batch': templateSysctls('spec.jobTemplate.spec.template.spec'),
   'priorityclasses.scheduling.cluster.io': priorityClass,
   'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
+  'rolebindings.rbac.authorization.cluster.io': binding,
+  'clusterrolebindings.rbac.authorization.cluster.io': binding,
+  'runtimeclasses.node.cluster.io': runtimeClass,
+  'controllerrevisions.apps': controllerRevision,
 };
