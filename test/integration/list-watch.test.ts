@@ -684,27 +684,33 @@ for (const brand of brands) {
       t.same(evSigs(replay.events), evSigs(w.events), 'replayed from history: the same events');
     });
 
-    await t.test('watch pods by spec.nodeName: moving n1 → n2 is DELETED for n1, ADDED for n2', async (t) => {
+    // The reference refuses a pod update that changes spec.nodeName (pods are bound once, through
+    // pods/binding), so a pod cannot move between nodes: a watch pinned to a node index sees pods
+    // enter and leave it through its label selector instead.
+    await t.test('watch pods by spec.nodeName (an indexed field) and labels: leaving the selection is DELETED', async (t) => {
       await mkNs(s, 'wp');
       const R0 = await currentRv(s);
-      const p1 = `/api/v1/namespaces/wp/pods?watch=1&resourceVersion=${R0}&fieldSelector=${encodeURIComponent('spec.nodeName=n1')}`;
+      const p1 = `/api/v1/namespaces/wp/pods?watch=1&resourceVersion=${R0}&fieldSelector=${encodeURIComponent('spec.nodeName=n1')}&labelSelector=team%3Da`;
       const p2 = `/api/v1/pods?watch=1&resourceVersion=${R0}&fieldSelector=${encodeURIComponent('spec.nodeName=n2')}`;
       const w1 = openWatch(s, p1);
       const w2 = openWatch(s, p2);
       await sleep(100);
-      await must(s.request('POST', '/api/v1/namespaces/wp/pods', { body: pod('p', 'wp', 'n1') }), 201, 'pod');
-      await must(s.request('POST', '/api/v1/namespaces/wp/pods', { body: pod('q', 'wp', 'n3') }), 201, 'pod');
-      await must(s.request('PATCH', '/api/v1/namespaces/wp/pods/p', { body: { spec: { nodeName: 'n2' } }, headers: { 'content-type': 'application/merge-patch+json' } }), 200, 'move pod');
-      await must(s.request('PATCH', '/api/v1/namespaces/wp/pods/p', { body: { metadata: { labels: { x: 'y' } } }, headers: { 'content-type': 'application/merge-patch+json' } }), 200, 'label pod');
-      await must(s.request('DELETE', '/api/v1/namespaces/wp/pods/p?gracePeriodSeconds=0'), 200, 'delete pod');
+      const merge = { 'content-type': 'application/merge-patch+json' };
+      await must(s.request('POST', '/api/v1/namespaces/wp/pods', { body: { ...pod('p', 'wp', 'n1'), metadata: { name: 'p', namespace: 'wp', labels: { team: 'a' } } } }), 201, 'pod');
+      await must(s.request('POST', '/api/v1/namespaces/wp/pods', { body: pod('q', 'wp', 'n2') }), 201, 'pod');
+      await must(s.request('POST', '/api/v1/namespaces/wp/pods', { body: pod('r', 'wp', 'n3') }), 201, 'pod');
+      await must(s.request('PATCH', '/api/v1/namespaces/wp/pods/p', { body: { metadata: { labels: { team: 'b' } } }, headers: merge }), 200, 'relabel pod');
+      await must(s.request('PATCH', '/api/v1/namespaces/wp/pods/q', { body: { metadata: { labels: { x: 'y' } } }, headers: merge }), 200, 'label pod');
+      await must(s.request('DELETE', '/api/v1/namespaces/wp/pods/q?gracePeriodSeconds=0'), 200, 'delete pod');
       t.ok(await w2.until((e) => e.length >= 3, 5000));
+      t.ok(await w1.until((e) => e.length >= 2, 5000));
       await sleep(200);
       // As the reference's watch cache does: an object leaving the selected set is sent as DELETED
       // with its previous content (still matching the selector) at the event's resourceVersion.
-      t.same(w1.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED p', 'DELETED p'], 'the n1 watcher');
-      t.equal(w1.events[1]?.object.spec?.nodeName, 'n1', 'DELETED for the n1 watcher carries the previous object (nodeName n1)');
-      t.equal(w1.events[1]?.object.metadata.resourceVersion, w2.events[0]?.object.metadata.resourceVersion, '... at the revision of the move');
-      t.same(w2.events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.spec?.nodeName}`), ['ADDED p n2', 'MODIFIED p n2', 'DELETED p n2'], 'the n2 watcher');
+      t.same(w1.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED p', 'DELETED p'], 'the n1 team=a watcher');
+      t.same(w1.events[1]?.object.metadata.labels, { team: 'a' }, 'DELETED carries the previous object (team=a)');
+      t.ok(Number(w1.events[1]?.object.metadata.resourceVersion) > Number(w1.events[0]?.object.metadata.resourceVersion), '... at the revision of the change');
+      t.same(w2.events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.spec?.nodeName}`), ['ADDED q n2', 'MODIFIED q n2', 'DELETED q n2'], 'the n2 watcher');
       w1.close();
       w2.close();
       const [r1, r2] = await Promise.all([watchAll(s, p1), watchAll(s, p2)]);
