@@ -90,6 +90,9 @@ export const CATALOG: Row[] = [
   // Endpoint slices have no spec, but the reference still bumps generation on every change.
   row('discovery.cluster.io', 'v1', 'EndpointSlice', 'endpointslices', NS, { hasSpec: true }),
   row('node.cluster.io', 'v1', 'RuntimeClass', 'runtimeclasses', CLUSTER, { conditionalUpdateOnly: true }),
+  // API Priority and Fairness configuration (the reference release this catalog follows serves v1beta3).
+  row('flowcontrol.apiserver.cluster.io', 'v1beta3', 'FlowSchema', 'flowschemas', CLUSTER, { subresources: S, hasSpec: true }),
+  row('flowcontrol.apiserver.cluster.io', 'v1beta3', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', CLUSTER, { subresources: S, hasSpec: true }),
   row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   // RBAC: no short names in the reference; names are path segments ("system:controller:x").
   row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { nameRule: 'path-segment' }),

@@ -3,6 +3,7 @@
 // create-only sub-resources (pods/binding, pods/eviction) they serve.
 import type { Brand } from '../../../../kernel/brand.js';
 import type { PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
+import { jobStrategy } from './jobs.js';
 import { podHandlers, podStrategy } from './pods.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
 
@@ -14,6 +15,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
   const table: Record<string, TypeStrategy> = {
     services: serviceStrategy(services),
     pods: podStrategy(host),
+    'jobs.batch': jobStrategy(host),
   };
   return {
     byKey: (key: string): TypeStrategy | undefined => table[key],
@@ -30,7 +32,26 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
         host.serve({ group: '', resource: 'pods', subresource: 'eviction', kind: 'Eviction', subresourceGroup: 'policy', subresourceVersion: 'v1' }, pods.eviction);
       }
       await repairServices(host, services);
+      await ensureSystemPriorityClasses(host);
     },
     stop: () => {},
   };
+}
+
+/** The system PriorityClasses exist from the first start, as the reference's scheduling registry makes them. */
+async function ensureSystemPriorityClasses(host: PluginHost): Promise<void> {
+  const pc = host.type(`scheduling.${host.brand.domain}`, 'priorityclasses');
+  if (!pc) return;
+  const classes = [
+    { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
+    { name: 'system-cluster-critical', value: 2000000000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
+  ];
+  for (const c of classes) {
+    if (await host.objects.get(pc, '', c.name)) continue;
+    try {
+      await host.objects.create(pc, { apiVersion: `${pc.group}/${pc.version}`, kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description });
+    } catch (e) {
+      if ((e as { code?: number }).code !== 409) host.log.warn('system priority class', { name: c.name, error: String(e) });
+    }
+  }
 }

@@ -1,0 +1,82 @@
+// Keeps the reference's API Priority and Fairness configuration in place as stored objects: the
+// mandatory priority levels and flow schemas (exempt, catch-all) are recreated and reset whenever
+// they change; the suggested ones are created when missing and reset while their
+// `apf.<domain>/autoupdate-spec` annotation is "true". The data is the apf plugin's defaults.
+import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { defaultFlowSchemas, defaultPriorityLevels } from '../../flowcontrol/apf/defaults.js';
+
+const MANDATORY = new Set(['exempt', 'catch-all']);
+
+/** JSON with sorted keys, so stored and wanted specs compare by content. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+const plugin: PluginModule<'controller'> = {
+  kind: 'controller',
+  contract: CONTRACT_VERSION,
+  name: 'flowcontrol-config',
+  create(_options, host) {
+    const group = `flowcontrol.apiserver.${host.brand.domain}`;
+    const autoKey = `apf.${host.brand.keyDomain}/autoupdate-spec`;
+    const unwatch: (() => void)[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let running: Promise<void> = Promise.resolve();
+    let stopped = false;
+
+    async function ensureOne(type: TypeDef, kind: string, name: string, spec: object) {
+      const cur = await host.objects.get(type, '', name);
+      if (!cur) {
+        try {
+          await host.objects.create(type, { apiVersion: `${type.group}/${type.version}`, kind, metadata: { name, annotations: { [autoKey]: 'true' } }, spec });
+        } catch (e) {
+          if ((e as { code?: number }).code !== 409) throw e;
+        }
+        return;
+      }
+      const mandatory = MANDATORY.has(name);
+      const auto = cur.metadata?.annotations?.[autoKey] === 'true';
+      if (!mandatory && !auto) return;
+      if (canonical(cur.spec) === canonical(spec) && (!mandatory || auto)) return;
+      const next: KObject = { ...cur, spec, metadata: { ...cur.metadata, annotations: { ...cur.metadata?.annotations, [autoKey]: 'true' } } };
+      await host.objects.update(type, next);
+    }
+
+    async function ensureAll() {
+      const pl = host.type(group, 'prioritylevelconfigurations');
+      const fs = host.type(group, 'flowschemas');
+      if (!pl || !fs) return;
+      for (const l of defaultPriorityLevels()) await ensureOne(pl, 'PriorityLevelConfiguration', l.name, l.spec);
+      for (const s of defaultFlowSchemas(host.brand)) await ensureOne(fs, 'FlowSchema', s.name, s.spec);
+    }
+
+    function kick(delay = 50) {
+      if (stopped || timer) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        running = running.then(ensureAll).catch((e) => host.log.warn('flowcontrol-config', { error: String(e) }));
+      }, delay);
+    }
+
+    return {
+      async start() {
+        running = ensureAll().catch((e) => host.log.warn('flowcontrol-config', { error: String(e) }));
+        await running;
+        const names = new Set([...defaultPriorityLevels().map((l) => l.name), ...defaultFlowSchemas(host.brand).map((s) => s.name)]);
+        for (const r of ['prioritylevelconfigurations', 'flowschemas']) {
+          const t = host.type(group, r);
+          if (t) unwatch.push(host.objects.watch(t, (_ev, o) => { if (names.has(o.metadata?.name ?? '')) kick(); }));
+        }
+      },
+      async stop() {
+        stopped = true;
+        for (const u of unwatch) u();
+        if (timer) clearTimeout(timer);
+        await running;
+      },
+    };
+  },
+};
+export default plugin;

@@ -1,0 +1,77 @@
+// Objects the server keeps in place: the system PriorityClasses, the API Priority and Fairness
+// configuration (mandatory and suggested), the root CA ConfigMap in every namespace; and the Job
+// strategy's generated selector and labels.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { withServer, sleep, type TestServer } from '../lib/server.js';
+
+async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await f();
+  while (!ok(v) && Date.now() < end) { await sleep(50); v = await f(); }
+  return v;
+}
+const merge = { 'content-type': 'application/merge-patch+json' };
+
+t.test('system objects (kubernetes brand)', async (t) => {
+  const s: TestServer = await withServer(t, { brand: 'kubernetes' });
+  // System PriorityClasses.
+  const pcs = (await s.get('/apis/scheduling.k8s.io/v1/priorityclasses')).json.items;
+  t.same(pcs.map((p: { metadata: { name: string }; value: number }) => [p.metadata.name, p.value]), [['system-cluster-critical', 2000000000], ['system-node-critical', 2000001000]]);
+
+  // APF configuration.
+  const FC = '/apis/flowcontrol.apiserver.k8s.io/v1beta3';
+  const pls = (await s.get(`${FC}/prioritylevelconfigurations`)).json.items.map((o: { metadata: { name: string } }) => o.metadata.name);
+  for (const n of ['exempt', 'catch-all', 'system', 'node-high', 'leader-election', 'workload-high', 'workload-low', 'global-default']) t.ok(pls.includes(n), `priority level ${n}`);
+  const fss = (await s.get(`${FC}/flowschemas`)).json.items;
+  t.equal(fss.length, 13);
+  const exemptFs = fss.find((o: { metadata: { name: string } }) => o.metadata.name === 'exempt');
+  t.equal(exemptFs.metadata.annotations['apf.kubernetes.io/autoupdate-spec'], 'true');
+  t.same(exemptFs.spec.rules[0].subjects, [{ kind: 'Group', group: { name: 'system:masters' } }]);
+  // A mandatory object is put back when changed or deleted.
+  await s.request('PATCH', `${FC}/prioritylevelconfigurations/catch-all`, { body: { spec: { limited: { nominalConcurrencyShares: 99 } } }, headers: merge });
+  const reset = await until(async () => (await s.get(`${FC}/prioritylevelconfigurations/catch-all`)).json, (o) => o.spec.limited.nominalConcurrencyShares === 5);
+  t.equal(reset.spec.limited.nominalConcurrencyShares, 5, 'mandatory spec reset');
+  await s.request('DELETE', `${FC}/flowschemas/catch-all`);
+  t.equal((await until(() => s.get(`${FC}/flowschemas/catch-all`), (r) => r.status === 200)).status, 200, 'mandatory schema recreated');
+  // A suggested one the operator took over (autoupdate off) keeps the operator's spec.
+  await s.request('PATCH', `${FC}/flowschemas/service-accounts`, { body: { metadata: { annotations: { 'apf.kubernetes.io/autoupdate-spec': 'false' } }, spec: { matchingPrecedence: 8000 } }, headers: merge });
+  await sleep(300);
+  t.equal((await s.get(`${FC}/flowschemas/service-accounts`)).json.spec.matchingPrecedence, 8000, 'suggested, not auto-updated: kept');
+
+  // The root CA ConfigMap everywhere, kept current.
+  const ca = readFileSync(path.join(s.dataDir, 'pki/ca.crt'), 'utf8');
+  for (const ns of ['default', 'kube-system', 'kube-public']) {
+    const cm = await until(() => s.get(`/api/v1/namespaces/${ns}/configmaps/kube-root-ca.crt`), (r) => r.status === 200);
+    t.equal(cm.json.data['ca.crt'], ca, `${ns} has the CA`);
+  }
+  await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fresh' } } });
+  t.equal((await until(() => s.get('/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt'), (r) => r.status === 200)).json.data['ca.crt'], ca, 'a new namespace gets it');
+  await s.request('PATCH', '/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt', { body: { data: { 'ca.crt': 'tampered' } }, headers: merge });
+  t.equal((await until(async () => (await s.get('/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt')).json, (o) => o.data['ca.crt'] === ca)).data['ca.crt'], ca, 'reset');
+  await s.request('DELETE', '/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt');
+  t.equal((await until(() => s.get('/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt'), (r) => r.status === 200)).status, 200, 'recreated');
+
+  // Jobs: a generated selector and labels; manualSelector keeps the user's.
+  const job = await s.request('POST', '/apis/batch/v1/namespaces/default/jobs', {
+    body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+  });
+  t.equal(job.status, 201, job.text);
+  const uid = job.json.metadata.uid;
+  t.same(job.json.spec.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });
+  t.same(job.json.spec.template.metadata.labels, { 'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid, 'job-name': 'j', 'batch.kubernetes.io/job-name': 'j' });
+  t.equal(job.json.metadata.labels['job-name'], 'j');
+  const manual = await s.request('POST', '/apis/batch/v1/namespaces/default/jobs', {
+    body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'm' }, spec: { manualSelector: true, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+  });
+  t.equal(manual.status, 201, manual.text);
+  t.same(manual.json.spec.selector, { matchLabels: { a: 'b' } });
+  t.same(manual.json.spec.template.metadata.labels, { a: 'b' });
+});
+
+t.test('cluster brand names', async (t) => {
+  const s = await withServer(t);
+  t.equal((await until(() => s.get('/api/v1/namespaces/default/configmaps/root-ca.crt'), (r) => r.status === 200)).status, 200);
+  t.equal((await s.get('/apis/flowcontrol.apiserver.cluster.io/v1beta3/flowschemas/exempt')).json.metadata.annotations['apf.cluster.io/autoupdate-spec'], 'true');
+});
