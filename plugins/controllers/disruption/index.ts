@@ -5,6 +5,7 @@ import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, typ
 import { isObj, list, type J } from '../../types/builtin/catalog.js';
 import { selectorMatches } from '../../types/builtin/validate.js';
 import { isPodReady } from '../../types/builtin/strategies/pods.js';
+import { WorkQueue } from '../../lib/work-queue.js';
 
 /** Evictions not confirmed by a pod deletion within this time stop counting (the reference's 2 minutes). */
 const DISRUPTION_TIMEOUT_MS = 2 * 60_000;
@@ -86,11 +87,7 @@ const plugin: PluginModule<'controller'> = {
   create(_options, host) {
     let pdbType: TypeDef | undefined;
     let podType: TypeDef | undefined;
-    const dirty = new Set<string>();
-    let timer: NodeJS.Timeout | undefined;
     let resync: NodeJS.Timeout | undefined;
-    let running: Promise<void> = Promise.resolve();
-    let stopped = false;
     const unwatch: (() => void)[] = [];
 
     async function syncNamespace(ns: string) {
@@ -104,27 +101,14 @@ const plugin: PluginModule<'controller'> = {
           await host.objects.update(pdbType!, { ...pdb, status }, 'status');
         } catch (e) {
           // A conflict (an eviction updated the budget meanwhile) is settled by the next pass.
-          if ((e as { code?: number }).code === 409 || (e as { code?: number }).code === 404) dirty.add(ns);
-          else throw e;
+          if ((e as { code?: number }).code === 409) queue.add(ns, 200);
+          else if ((e as { code?: number }).code !== 404) throw e;
         }
       }
     }
 
-    function kick(ns: string, delay = 20) {
-      if (stopped) return;
-      dirty.add(ns);
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        const batch = [...dirty];
-        dirty.clear();
-        running = running.then(async () => {
-          for (const n of batch) {
-            try { await syncNamespace(n); } catch (e) { host.log.warn('disruption controller', { namespace: n, error: String(e) }); }
-          }
-          if (dirty.size) kick([...dirty][0], 200);
-        });
-      }, delay);
-    }
+    const queue = new WorkQueue(syncNamespace, (ns, e) => host.log.warn('disruption controller', { namespace: ns, error: String(e) }));
+    const kick = (ns: string, delay?: number) => queue.add(ns, delay);
 
     return {
       async start() {
@@ -139,11 +123,9 @@ const plugin: PluginModule<'controller'> = {
         resync.unref();
       },
       async stop() {
-        stopped = true;
         for (const u of unwatch) u();
-        if (timer) clearTimeout(timer);
         if (resync) clearInterval(resync);
-        await running;
+        await queue.stop();
       },
     };
   },

@@ -4,6 +4,7 @@
 // `apf.<domain>/autoupdate-spec` annotation is "true". The data is the apf plugin's defaults.
 import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
 import { defaultFlowSchemas, defaultPriorityLevels } from '../../flowcontrol/apf/defaults.js';
+import { WorkQueue } from '../../lib/work-queue.js';
 
 const MANDATORY = new Set(['exempt', 'catch-all']);
 
@@ -22,9 +23,6 @@ const plugin: PluginModule<'controller'> = {
     const group = `flowcontrol.apiserver.${host.brand.domain}`;
     const autoKey = `apf.${host.brand.keyDomain}/autoupdate-spec`;
     const unwatch: (() => void)[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    let running: Promise<void> = Promise.resolve();
-    let stopped = false;
 
     async function ensureOne(type: TypeDef, kind: string, name: string, spec: object) {
       const cur = await host.objects.get(type, '', name);
@@ -44,7 +42,7 @@ const plugin: PluginModule<'controller'> = {
       await host.objects.update(type, next);
     }
 
-    async function ensureAll() {
+    async function ensureAll(_key: string) {
       const pl = host.type(group, 'prioritylevelconfigurations');
       const fs = host.type(group, 'flowschemas');
       if (!pl || !fs) return;
@@ -52,29 +50,21 @@ const plugin: PluginModule<'controller'> = {
       for (const s of defaultFlowSchemas(host.brand)) await ensureOne(fs, 'FlowSchema', s.name, s.spec);
     }
 
-    function kick(delay = 50) {
-      if (stopped || timer) return;
-      timer = setTimeout(() => {
-        timer = undefined;
-        running = running.then(ensureAll).catch((e) => host.log.warn('flowcontrol-config', { error: String(e) }));
-      }, delay);
-    }
+    const queue = new WorkQueue(ensureAll, (_k, e) => host.log.warn('flowcontrol-config', { error: String(e) }), 50);
 
     return {
       async start() {
-        running = ensureAll().catch((e) => host.log.warn('flowcontrol-config', { error: String(e) }));
-        await running;
+        // In place before the server serves: the flow control plugin reads them.
+        await ensureAll('').catch((e) => host.log.warn('flowcontrol-config', { error: String(e) }));
         const names = new Set([...defaultPriorityLevels().map((l) => l.name), ...defaultFlowSchemas(host.brand).map((s) => s.name)]);
         for (const r of ['prioritylevelconfigurations', 'flowschemas']) {
           const t = host.type(group, r);
-          if (t) unwatch.push(host.objects.watch(t, (_ev, o) => { if (names.has(o.metadata?.name ?? '')) kick(); }));
+          if (t) unwatch.push(host.objects.watch(t, (_ev, o) => { if (names.has(o.metadata?.name ?? '')) queue.add(''); }));
         }
       },
       async stop() {
-        stopped = true;
         for (const u of unwatch) u();
-        if (timer) clearTimeout(timer);
-        await running;
+        await queue.stop();
       },
     };
   },

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { WorkQueue } from '../../lib/work-queue.js';
 
 interface Options {
   /** PEM bundle to publish (the reference's --root-ca-file); default the first-start CA. */
@@ -21,10 +22,6 @@ const plugin: PluginModule<'controller'> = {
     const nsType = host.type('', 'namespaces');
     const cmType = host.type('', 'configmaps');
     let ca = '';
-    const dirty = new Set<string>();
-    let timer: NodeJS.Timeout | undefined;
-    let running: Promise<void> = Promise.resolve();
-    let stopped = false;
     const unwatch: (() => void)[] = [];
 
     async function sync(ns: string) {
@@ -42,24 +39,11 @@ const plugin: PluginModule<'controller'> = {
       await host.objects.update(cmType!, next);
     }
 
-    function kick(ns: string) {
-      if (stopped) return;
-      dirty.add(ns);
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        const batch = [...dirty];
-        dirty.clear();
-        running = running.then(async () => {
-          for (const n of batch) {
-            try { await sync(n); } catch (e) {
-              const code = (e as { code?: number }).code;
-              if (code === 409) kick(n); // raced with another writer: look again
-              else if (code !== 403 && code !== 404) host.log.warn('root-ca-publisher', { namespace: n, error: String(e) });
-            }
-          }
-        });
-      }, 20);
-    }
+    const queue = new WorkQueue(sync, (ns, e) => {
+      const code = (e as { code?: number }).code;
+      if (code !== 403 && code !== 404) host.log.warn('root-ca-publisher', { namespace: ns, error: String(e) });
+    });
+    const kick = (ns: string) => queue.add(ns);
 
     return {
       async start() {
@@ -70,10 +54,8 @@ const plugin: PluginModule<'controller'> = {
         for (const n of await host.objects.list(nsType)) kick(n.metadata!.name!);
       },
       async stop() {
-        stopped = true;
         for (const u of unwatch) u();
-        if (timer) clearTimeout(timer);
-        await running;
+        await queue.stop();
       },
     };
   },
