@@ -1,10 +1,9 @@
 // Content negotiation: which representation a client accepts, and decoding request bodies.
-import YAML from 'yaml';
 import type { Brand } from './brand.js';
 import type { KObject } from './contracts.js';
 import { errors } from './status.js';
 import { parseJson } from '../workers/decode.js';
-import { decodeYamlBody } from '../workers/pool.js';
+import { decodeYamlBody, encodeYamlBody } from '../workers/pool.js';
 
 export type Representation = 'json' | 'yaml' | 'table' | 'partial' | 'protobuf';
 
@@ -92,7 +91,7 @@ export async function decodeBody(contentType: string | undefined, body: Buffer):
   return obj as KObject;
 }
 
-export function encodeAs(acc: Accepted, json: Buffer | string): Buffer | string {
-  if (acc.rep === 'yaml') return YAML.stringify(JSON.parse(typeof json === 'string' ? json : json.toString('utf8')));
-  return json;
+/** A JSON answer in the accepted representation (YAML is written off the event loop when large). */
+export async function encodeAs(acc: Accepted, json: Buffer | string): Promise<Buffer | string> {
+  return acc.rep === 'yaml' ? encodeYamlBody(json) : json;
 }

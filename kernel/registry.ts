@@ -8,7 +8,9 @@ import { errors, StatusError } from './status.js';
 import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
 import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { depthError, parseJson } from '../workers/decode.js';
-import { table, tableRow, type IncludeObject } from './table.js';
+import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
+import { Slicer } from './slicer.js';
+import type { OutputBudget, OutputHolder } from './outbudget.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
 import type { AuditContext } from './audit.js';
@@ -35,6 +37,8 @@ export interface RegistryContext {
   watches: Set<() => void>;
   /** Bytes a watcher may have queued on a backed-up socket before it is closed. */
   watchBudgetBytes: number;
+  /** The server-wide budget all watchers' queued bytes share (kernel/outbudget.ts). */
+  outputBudget: OutputBudget;
   bookmarkIntervalMs: number;
   featureGates: Record<string, boolean>;
 }
@@ -202,7 +206,7 @@ export class Registry {
   }
 
   /** `entry`: the cached object being served, whose Protobuf encoding is kept for the next read. */
-  private respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer, entry?: Entry) {
+  private async respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer, entry?: Entry) {
     let acc = this.accepted(req, t);
     let body: Buffer | string = bytes;
     if (acc.rep === 'protobuf') {
@@ -216,7 +220,7 @@ export class Registry {
         ? JSON.stringify(table(t.type, [obj], this.ctx.brand, include, acc.metaVersion!, { resourceVersion: obj.metadata?.resourceVersion ?? '' }))
         : JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: obj.metadata });
     } else {
-      body = encodeAs(acc, bytes);
+      body = await encodeAs(acc, bytes);
     }
     res.send(code, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : body);
   }
@@ -229,23 +233,23 @@ export class Registry {
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(this.scaleOf(t.type, parse(e)))));
     const served = (await this.asServed(t.type, [e.bytes]))[0];
-    this.respondObject(req, res, t, 200, served, served === e.bytes ? e : undefined);
+    await this.respondObject(req, res, t, 200, served, served === e.bytes ? e : undefined);
   }
 
   /**
    * A write's answer in the representation the client accepts: JSON, YAML or Protobuf, and JSON
    * when nothing fits (the write has happened; refusing the answer would hide that).
    */
-  private sendWritten(req: KRequest, res: KResponse, t: Target, code: number, headers: Record<string, string>, body: Buffer | string) {
+  private async sendWritten(req: KRequest, res: KResponse, t: Target, code: number, headers: Record<string, string>, body: Buffer | string) {
     let acc: Accepted;
     try { acc = negotiate(req.header('accept'), this.ctx.brand, false, !!t.type.protobuf); } catch { acc = JSON_ACCEPTED; }
-    let out: Buffer | string = body;
+    let out: Uint8Array | string = body;
     if (acc.rep === 'protobuf') {
       const pb = objectProtobuf(this.ctx.brand, t.type, body);
       if (pb) out = pb;
       else acc = JSON_ACCEPTED;
     } else {
-      out = encodeAs(acc, body);
+      out = await encodeAs(acc, body);
     }
     res.send(code, { ...headers, 'content-type': acc.contentType }, out);
   }
@@ -340,7 +344,7 @@ export class Registry {
     queryInt(q, 'timeoutSeconds');
     const sel = this.selectors(t.type, q);
     const { rev, start } = await this.listRevision(q, limit, cont);
-    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) { this.sendList(req, res, t, acc, [], rev, '', undefined); return; }
+    if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) { await this.sendList(req, res, t, acc, [], rev, '', undefined); return; }
     const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
@@ -369,21 +373,37 @@ export class Registry {
       const converted = await this.asServed(t.type, items.map((e) => e.bytes));
       items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i], pb: undefined }; });
     }
-    const body = this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
+    const body = await this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
     if (memoKey && body) rc.listMemo = { key: memoKey, body };
   }
 
-  /** Sends a list; returns the JSON body when it was plain JSON (so it can be reused). */
-  private sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined): Buffer | undefined {
+  /**
+   * Sends a list; returns the JSON body when it was plain JSON (so it can be reused). Table and
+   * metadata-only rows are built item by item in time slices, and YAML is written on a worker, so a
+   * list of tens of MB does not hold the event loop.
+   */
+  private async sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined): Promise<Buffer | undefined> {
     const meta: Record<string, unknown> = { resourceVersion: String(rev), continue: next };
     if (remaining !== undefined) meta.remainingItemCount = remaining;
     if (acc.rep === 'table' || acc.rep === 'partial') {
       const include = (req.query.get('includeObject') as IncludeObject) || 'Metadata';
-      const objs = items.map(parse);
-      const body = acc.rep === 'table'
-        ? table(t.type, objs, this.ctx.brand, include, acc.metaVersion!, meta)
-        : { kind: 'PartialObjectMetadataList', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: meta, items: objs.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: o.metadata })) };
-      res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : JSON.stringify(body));
+      const metaApi = `meta.${this.ctx.brand.domain}/${acc.metaVersion}`;
+      const now = Date.now();
+      // The same JSON as JSON.stringify(table(...)) or of the PartialObjectMetadataList, one row at a time.
+      const head = acc.rep === 'table'
+        ? `{"kind":"Table","apiVersion":"${metaApi}","metadata":${JSON.stringify(meta)},"columnDefinitions":${JSON.stringify(columnDefinitions(t.type))},"rows":[`
+        : `{"kind":"PartialObjectMetadataList","apiVersion":"${metaApi}","metadata":${JSON.stringify(meta)},"items":[`;
+      const rows: string[] = [];
+      const slicer = new Slicer();
+      for (const e of items) {
+        const o = parse(e);
+        rows.push(JSON.stringify(acc.rep === 'table' ? tableRow(t.type, o, this.ctx.brand, include, acc.metaVersion!, now) : { kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: o.metadata }));
+        if (slicer.due()) {
+          await slicer.pause();
+          if (res.aborted) return undefined;
+        }
+      }
+      res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : `${head}${rows.join(',')}]}`);
       return undefined;
     }
     if (acc.rep === 'protobuf') {
@@ -400,7 +420,7 @@ export class Registry {
     }
     parts.push(TAIL);
     const json = Buffer.concat(parts);
-    res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : encodeAs(acc, json));
+    res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : await encodeAs(acc, json));
     return acc.rep === 'json' ? json : undefined;
   }
 
@@ -459,16 +479,28 @@ export class Registry {
     let closed = false;
     let lastRev = 0;
     let sink: { write(b: Buffer): boolean; end(): void };
-    let backlog = 0; // bytes queued while the socket was backed up
+    const budget = this.ctx.outputBudget;
+    const holder: OutputHolder = { what: `watch ${req.path}`, group: type.group, resource: type.resource, queued: 0, close: () => finish() };
     const finish = () => {
       if (closed) return;
       closed = true;
+      budget.remove(holder);
       this.ctx.watches.delete(finish);
       this.ctx.hub.remove(rc, w);
       clearTimeout(timer);
       clearInterval(bm);
       sink?.end();
     };
+    // Every write goes through here, initial state included. Bytes the socket does not take stay in
+    // memory: a watcher that cannot keep up is closed past its own cap (the client resumes from the
+    // last revision it received), and all watchers share the server's budget (largest closed first).
+    const put = (b: Buffer) => {
+      if (closed || sink.write(b)) return;
+      if (holder.queued + b.length > this.ctx.watchBudgetBytes) budget.closeOver(holder);
+      else budget.queue(holder, b.length);
+    };
+    const drained = () => budget.drained(holder);
+    budget.add(holder);
     const pinned = sel.indexed;
     let pending: Buffer[] = [];
     const w: Watcher = {
@@ -489,12 +521,7 @@ export class Registry {
         if (closed || !pending.length) return;
         const chunk = pending.length === 1 ? pending[0] : Buffer.concat(pending);
         pending = [];
-        if (!sink.write(chunk)) {
-          backlog += chunk.length;
-          // A watcher that cannot keep up is not buffered without bound: it is closed and the
-          // client resumes from the last revision it received.
-          if (backlog > this.ctx.watchBudgetBytes) finish();
-        }
+        put(chunk);
       },
     };
     const bookmark = (annotations?: Record<string, string>) => {
@@ -502,14 +529,14 @@ export class Registry {
       const md: Record<string, unknown> = { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) };
       if (annotations) md.annotations = annotations;
       const obj = { kind: type.kind, apiVersion: gv(type), metadata: md };
-      sink.write(frame('BOOKMARK', pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
+      put(frame('BOOKMARK', pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
     };
     const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
     const bm = setInterval(() => bookmark(), this.ctx.bookmarkIntervalMs);
     this.ctx.watches.add(finish);
     const inScope = (e: Entry) =>
       (!w.namespace || e.namespace === w.namespace) && (!w.name || e.name === w.name) && (!pinned || e.fields[pinned[0]] === pinned[1]) && (!w.matches || w.matches(e));
-    const fail = (se: StatusError) => { sink.write(frame('ERROR', pb ? statusProtobuf(se.toStatus()) : JSON.stringify(se.toStatus()))); finish(); };
+    const fail = (se: StatusError) => { put(frame('ERROR', pb ? statusProtobuf(se.toStatus()) : JSON.stringify(se.toStatus()))); finish(); };
 
     const begin = async () => {
       if (waitErr) return fail(waitErr);
@@ -521,7 +548,10 @@ export class Registry {
       this.ctx.hub.add(rc, w);
       const snapshotRev = this.ctx.cache.rev;
       if (getState) {
-        for (const e of rc.range(w.namespace)) if (inScope(e)) sink.write(frame('ADDED', encodeObject(e)));
+        for (const e of rc.range(w.namespace)) {
+          if (closed) return;
+          if (inScope(e)) put(frame('ADDED', encodeObject(e)));
+        }
         lastRev = snapshotRev;
         if (sendInitial) bookmark({ [`${brand.domain}/initial-events-end`]: 'true' });
       } else {
@@ -567,7 +597,7 @@ export class Registry {
           sink = pb ? ws : this.convertingSink(type, ws);
           void begin();
         },
-        drain: () => { backlog = 0; },
+        drain: drained,
         close: () => { sink = { write: () => true, end: () => {} }; finish(); },
       });
       if (!ok) finish();
@@ -576,7 +606,7 @@ export class Registry {
     res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' });
     const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
     sink = pb ? http : this.convertingSink(type, http);
-    res.onDrain(() => { backlog = 0; });
+    res.onDrain(drained);
     res.onClose(() => finish());
     await begin();
   }
@@ -646,7 +676,7 @@ export class Registry {
     const warnings = this.fieldValidation(req, t, obj, this.isProtobuf(req) ? undefined : raw);
     const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
-    this.sendWritten(req, res, t, 201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
+    await this.sendWritten(req, res, t, 201, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), out);
   }
 
   private isProtobuf(req: KRequest): boolean {
@@ -755,7 +785,7 @@ export class Registry {
     }
     const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, () => clone(body), body.metadata!.resourceVersion, fm)));
-    this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
+    await this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
   }
 
   /**
@@ -963,7 +993,7 @@ export class Registry {
       return this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...warnings }, warned), bytes);
     }
     const { result: { code, bytes }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.updateObject(t, user, dryRun, merge, undefined, fm)));
-    this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...patchWarnings }, warned), bytes);
+    await this.sendWritten(req, res, t, code, withWarnings({ ...JSON_HEADERS, ...patchWarnings }, warned), bytes);
   }
 
   // ------------------------------------------------------------------ scale sub-resource
@@ -1010,7 +1040,7 @@ export class Registry {
       setPath(cur, t.type.scale?.specReplicasPath ?? 'spec.replicas', replicas);
       return cur;
     }));
-    this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
+    await this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify(this.scaleOf(t.type, JSON.parse(bytes.toString('utf8')))));
   }
 
   // ------------------------------------------------------------------ connect
@@ -1069,7 +1099,7 @@ export class Registry {
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const opts = await this.deleteOptions(req);
     const { result: { code, body }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.deleteObject(t, user, opts)));
-    this.sendWritten(req, res, t, code, withWarnings(JSON_HEADERS, warned), body);
+    await this.sendWritten(req, res, t, code, withWarnings(JSON_HEADERS, warned), body);
   }
 
   async deleteObject(t: Target, user: UserInfo, opts: Record<string, any>): Promise<{ code: number; body: Buffer | string; obj?: KObject }> {
@@ -1147,7 +1177,7 @@ export class Registry {
         if (!(err instanceof StatusError && err.code === 404)) throw err;
       }
     }
-    this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
+    await this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
   }
 }
 

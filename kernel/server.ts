@@ -34,6 +34,7 @@ import { loadEncryptionConfig } from './encryption.js';
 import { StoreDamageError } from './store/integrity.js';
 import { Auditor, type AuditContext } from './audit.js';
 import { ResponseTap, ServerMetrics } from './metrics.js';
+import { OutputBudget } from './outbudget.js';
 
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] };
 
@@ -41,6 +42,8 @@ export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'syste
 const COMPACT_INTERVAL_MS = 10_000;
 /** A watcher whose socket has this much queued is closed (it resumes from its last revision). 16 MiB holds a few thousand large events. */
 const WATCH_BUDGET_BYTES = Number(process.env.CAPI_WATCH_BUDGET_BYTES ?? 16 * 1024 * 1024);
+/** Bytes all watchers together may have queued on backed-up sockets (docs/operations.md, Limits). */
+const OUTPUT_BUDGET_BYTES = Number(process.env.CAPI_OUTPUT_BUDGET_BYTES ?? 256 * 1024 * 1024);
 /** Bookmarks about once a minute, as the reference sends them; tests shorten it. */
 const BOOKMARK_INTERVAL_MS = Number(process.env.CAPI_BOOKMARK_INTERVAL_MS ?? 60_000);
 
@@ -241,7 +244,7 @@ export class Server {
     this.registry = new Registry({
       brand: this.brand, backend: this.backend, cache: this.cache, admission: this.admission, hub: this.hub,
       maxBodyBytes: cfg.maxRequestBodyBytes, minWatchTimeoutSeconds: 1800, watches: this.watches,
-      watchBudgetBytes: WATCH_BUDGET_BYTES, bookmarkIntervalMs: BOOKMARK_INTERVAL_MS, featureGates: this.featureGates,
+      watchBudgetBytes: WATCH_BUDGET_BYTES, outputBudget: this.outputBudget(), bookmarkIntervalMs: BOOKMARK_INTERVAL_MS, featureGates: this.featureGates,
     });
     this.authenticators = await this.named('authenticator', cfg.authentication, host, configDir);
     this.authorizers = await this.named('authorizer', cfg.authorization, host, configDir);
@@ -345,6 +348,15 @@ export class Server {
       this.compactTimer.unref();
     }
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
+  }
+
+  /** The output budget watchers share; every stream it closes is logged and counted as the reference counts them. */
+  private outputBudget(): OutputBudget {
+    const terminated = this.metrics.registry.counter('apiserver_terminated_watchers_total', 'Counter of watchers closed due to unresponsiveness broken by resource type.', ['group', 'resource']);
+    return new OutputBudget(OUTPUT_BUDGET_BYTES, ({ holder, queued, total, reason }) => {
+      terminated.inc({ group: holder.group, resource: holder.resource });
+      this.log.warn('closed a stream that stopped reading', { stream: holder.what, reason, queuedBytes: queued, serverQueuedBytes: total });
+    });
   }
 
   private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller' | 'audit', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
@@ -663,7 +675,7 @@ export class Server {
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
     const pb = acc.rep === 'protobuf' ? objectProtobuf(this.brand, t.type, out.object) : undefined;
     if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType }, pb);
-    res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType }, encodeAs(acc, JSON.stringify(out.object)));
+    res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType }, await encodeAs(acc, JSON.stringify(out.object)));
   }
 
   version() {

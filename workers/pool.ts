@@ -3,7 +3,7 @@
 // where a thread hop would cost more than the work (see docs/benchmarks.md for the measurement).
 import { Piscina } from 'piscina';
 import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
-import { decodeYaml, type YamlDecoded } from './decode.js';
+import { decodeYaml, encodeYaml, type YamlDecoded } from './decode.js';
 
 /**
  * Bytes of input (current object plus request body) from which a merge goes to a worker thread.
@@ -45,6 +45,15 @@ export async function decodeYamlBody(text: string): Promise<YamlDecoded> {
   if (!enabled || text.length < YAML_WORKER_THRESHOLD_BYTES) return decodeYaml(text);
   const r = (await thePool().run({ op: 'decode-yaml', text })) as { ok: true; json: string; duplicates: string[] } | { ok: false; message: string };
   return r.ok ? { ok: true, value: JSON.parse(r.json), duplicates: r.duplicates } : r;
+}
+
+/** Bytes of JSON from which an answer's YAML is written on a worker (YAML.stringify takes seconds for tens of MB). */
+export const YAML_ENCODE_WORKER_THRESHOLD_BYTES = 64 * 1024;
+
+/** YAML text of a JSON answer: inline when small, on a worker otherwise. */
+export async function encodeYamlBody(json: Buffer | string): Promise<string> {
+  if (!enabled || json.length < YAML_ENCODE_WORKER_THRESHOLD_BYTES) return encodeYaml(typeof json === 'string' ? json : json.toString('utf8'));
+  return (await thePool().run({ op: 'encode-yaml', json: typeof json === 'string' ? Buffer.from(json) : json })) as string;
 }
 
 export async function closeWorkers(): Promise<void> {

@@ -1,12 +1,13 @@
 // A piscina worker: runs one merge task, or decodes one large YAML body. Schema definitions arrive
 // once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
-import { decodeYamlToJson } from './decode.js';
+import { decodeYamlToJson, encodeYaml } from './decode.js';
 
 const definitions = new Map<string, unknown>();
 
-export default function (task: (MergeTask & { defsKey?: string }) | { op: 'decode-yaml'; text: string }) {
+export default function (task: (MergeTask & { defsKey?: string }) | { op: 'decode-yaml'; text: string } | { op: 'encode-yaml'; json: Uint8Array }) {
   if (task.op === 'decode-yaml') return decodeYamlToJson(task.text);
+  if (task.op === 'encode-yaml') return encodeYaml(Buffer.from(task.json.buffer, task.json.byteOffset, task.json.byteLength).toString('utf8'));
   const t = task as MergeTask & { defsKey?: string; definitions?: unknown };
   if (t.defsKey) {
     if (t.definitions) definitions.set(t.defsKey, t.definitions);

@@ -40,3 +40,8 @@ t.test('duplicate keys in document order, iteratively', async (t) => {
   t.same(r.ok && r.value, { a: 3, b: { c: 2 }, l: [{ x: 2 }] }, 'the last of duplicate keys wins');
   t.same(duplicateKeys(YAML.parseDocument('a: 1\na: 2\n', { uniqueKeys: false }).contents, 1), ['a']);
 });
+
+t.test('YAML: node count bounded before the document is composed', async (t) => {
+  t.same(decodeYaml('groups:\n' + '  - a\n'.repeat(100_001)), { ok: false, message: 'yaml: document has more than 100000 nodes' });
+  t.equal(decodeYaml('groups:\n' + '  - a\n'.repeat(1000)).ok, true);
+});
