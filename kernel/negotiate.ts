@@ -92,6 +92,6 @@ export async function decodeBody(contentType: string | undefined, body: Buffer):
 }
 
 /** A JSON answer in the accepted representation (YAML is written off the event loop when large). */
-export async function encodeAs(acc: Accepted, json: Buffer | string): Promise<Buffer | string> {
+export async function encodeAs(acc: Accepted, json: Buffer | string): Promise<Uint8Array | string> {
   return acc.rep === 'yaml' ? encodeYamlBody(json) : json;
 }

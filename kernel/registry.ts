@@ -208,7 +208,7 @@ export class Registry {
   /** `entry`: the cached object being served, whose Protobuf encoding is kept for the next read. */
   private async respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer, entry?: Entry) {
     let acc = this.accepted(req, t);
-    let body: Buffer | string = bytes;
+    let body: Uint8Array | string = bytes;
     if (acc.rep === 'protobuf') {
       const pb = entry ? entryProtobuf(t.type, entry, gv(t.type)) : objectProtobuf(this.ctx.brand, t.type, bytes);
       if (pb) body = pb;
@@ -393,17 +393,20 @@ export class Registry {
       const head = acc.rep === 'table'
         ? `{"kind":"Table","apiVersion":"${metaApi}","metadata":${JSON.stringify(meta)},"columnDefinitions":${JSON.stringify(columnDefinitions(t.type))},"rows":[`
         : `{"kind":"PartialObjectMetadataList","apiVersion":"${metaApi}","metadata":${JSON.stringify(meta)},"items":[`;
-      const rows: string[] = [];
+      // Bytes per row: the answer is then one copy, never one huge string to encode on the event loop.
+      const parts: Buffer[] = [Buffer.from(head)];
       const slicer = new Slicer();
       for (const e of items) {
         const o = parse(e);
-        rows.push(JSON.stringify(acc.rep === 'table' ? tableRow(t.type, o, this.ctx.brand, include, acc.metaVersion!, now) : { kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: o.metadata }));
+        if (parts.length > 1) parts.push(COMMA);
+        parts.push(Buffer.from(JSON.stringify(acc.rep === 'table' ? tableRow(t.type, o, this.ctx.brand, include, acc.metaVersion!, now) : { kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: o.metadata })));
         if (slicer.due()) {
           await slicer.pause();
           if (res.aborted) return undefined;
         }
       }
-      res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : `${head}${rows.join(',')}]}`);
+      parts.push(TAIL);
+      res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : Buffer.concat(parts));
       return undefined;
     }
     if (acc.rep === 'protobuf') {

@@ -21,14 +21,27 @@ export const MAX_YAML_NODES = 100_000;
 
 const NODE_TOKENS = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar', 'alias', 'flow-map-start', 'flow-seq-start']);
 
-/** Whether a YAML text has more than `max` nodes, by its tokens (the lexer is iterative and far cheaper than composing). */
-function tooManyNodes(text: string, max: number): boolean {
-  let n = 0;
+/**
+ * What is wrong with a YAML text's size or shape, found by its tokens before anything is composed
+ * (the lexer is iterative and far cheaper than the composer, which recurses per level and must
+ * never run near the end of the stack): too many nodes, flow collections nested past MAX_DEPTH (as
+ * goyaml's flow-level limit), or block nesting past it (each block level takes a column of
+ * indentation or a compact "- " indicator).
+ */
+function shapeError(text: string): string | undefined {
+  let nodes = 0;
+  let flow = 0;
   for (const tok of new Lexer().lex(text)) {
     const type = CST.tokenType(tok);
-    if (type && NODE_TOKENS.has(type) && ++n > max) return true;
+    if (!type) continue;
+    if (NODE_TOKENS.has(type) && ++nodes > MAX_YAML_NODES) return `yaml: document has more than ${MAX_YAML_NODES} nodes`;
+    if (type === 'flow-map-start' || type === 'flow-seq-start') {
+      if (++flow > MAX_DEPTH) return `yaml: exceeded max depth of ${MAX_DEPTH}`;
+    } else if (type === 'flow-map-end' || type === 'flow-seq-end') flow--;
   }
-  return false;
+  const block = /^[ \t]*(?:[-?:][ \t]+)*/gm;
+  for (let m; (m = block.exec(text)); block.lastIndex++) if (m[0].length > MAX_DEPTH) return `yaml: exceeded max depth of ${MAX_DEPTH}`;
+  return undefined;
 }
 
 /**
@@ -90,7 +103,8 @@ export type YamlDecoded = { ok: true; value: unknown; duplicates: string[] } | {
  */
 export function decodeYaml(text: string): YamlDecoded {
   try {
-    if (tooManyNodes(text, MAX_YAML_NODES)) return { ok: false, message: `yaml: document has more than ${MAX_YAML_NODES} nodes` };
+    const shape = shapeError(text);
+    if (shape) return { ok: false, message: shape };
     const doc = YAML.parseDocument(text, { uniqueKeys: false, customTags: [binaryAsString], resolveKnownTags: false });
     if (doc.errors.length) {
       // The yaml package composes recursively and reports a document too deep for the stack as an error.

@@ -50,10 +50,10 @@ export async function decodeYamlBody(text: string): Promise<YamlDecoded> {
 /** Bytes of JSON from which an answer's YAML is written on a worker (YAML.stringify takes seconds for tens of MB). */
 export const YAML_ENCODE_WORKER_THRESHOLD_BYTES = 64 * 1024;
 
-/** YAML text of a JSON answer: inline when small, on a worker otherwise. */
-export async function encodeYamlBody(json: Buffer | string): Promise<string> {
+/** YAML of a JSON answer: inline when small, on a worker otherwise (as bytes). */
+export async function encodeYamlBody(json: Buffer | string): Promise<string | Uint8Array> {
   if (!enabled || json.length < YAML_ENCODE_WORKER_THRESHOLD_BYTES) return encodeYaml(typeof json === 'string' ? json : json.toString('utf8'));
-  return (await thePool().run({ op: 'encode-yaml', json: typeof json === 'string' ? Buffer.from(json) : json })) as string;
+  return (await thePool().run({ op: 'encode-yaml', json: typeof json === 'string' ? Buffer.from(json) : json })) as Uint8Array;
 }
 
 export async function closeWorkers(): Promise<void> {

@@ -1,13 +1,15 @@
 // A piscina worker: runs one merge task, or decodes one large YAML body. Schema definitions arrive
 // once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
+import { move } from 'piscina';
 import { decodeYamlToJson, encodeYaml } from './decode.js';
 
 const definitions = new Map<string, unknown>();
 
 export default function (task: (MergeTask & { defsKey?: string }) | { op: 'decode-yaml'; text: string } | { op: 'encode-yaml'; json: Uint8Array }) {
   if (task.op === 'decode-yaml') return decodeYamlToJson(task.text);
-  if (task.op === 'encode-yaml') return encodeYaml(Buffer.from(task.json.buffer, task.json.byteOffset, task.json.byteLength).toString('utf8'));
+  // The YAML goes back as bytes moved, not copied: the event loop neither copies nor encodes it.
+  if (task.op === 'encode-yaml') return move(Buffer.from(encodeYaml(Buffer.from(task.json.buffer, task.json.byteOffset, task.json.byteLength).toString('utf8'))) as never);
   const t = task as MergeTask & { defsKey?: string; definitions?: unknown };
   if (t.defsKey) {
     if (t.definitions) definitions.set(t.defsKey, t.definitions);

@@ -45,3 +45,10 @@ t.test('YAML: node count bounded before the document is composed', async (t) => 
   t.same(decodeYaml('groups:\n' + '  - a\n'.repeat(100_001)), { ok: false, message: 'yaml: document has more than 100000 nodes' });
   t.equal(decodeYaml('groups:\n' + '  - a\n'.repeat(1000)).ok, true);
 });
+
+t.test('YAML: block nesting bounded by indentation and compact indicators', async (t) => {
+  t.same(decodeYaml(`x:\n${' '.repeat(1001)}y: 1\n`), { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` });
+  t.same(decodeYaml(`${'- '.repeat(600)}x\n`), { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` });
+  t.same(decodeYaml(`{"spec":${'['.repeat(15_000)}${']'.repeat(15_000)}}`), { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` });
+  t.same(decodeYaml('a:\n  - b: 1\n    c: [1, {d: 2}]\n'), { ok: true, value: { a: [{ b: 1, c: [1, { d: 2 }] }] }, duplicates: [] });
+});
