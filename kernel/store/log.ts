@@ -230,7 +230,9 @@ export class StorageLog implements StorageBackend {
       await this.load(hw);
     } catch (e) {
       await this.db.close();
-      throw e;
+      // LevelDB's own reports of damage (a table block it cannot read) are damage too
+      const code = (e as { code?: string; cause?: { code?: string } }).code ?? (e as { cause?: { code?: string } }).cause?.code;
+      throw code === 'LEVEL_CORRUPTION' ? new StoreDamageError(this.dir, (e as Error).message) : e;
     }
     this.opened = true;
   }
