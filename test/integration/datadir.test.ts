@@ -1,21 +1,10 @@
-// The data directory: private files, one server at a time, one brand; and one server per port.
-import { spawnSync } from 'node:child_process';
+// The data directory: private files and one brand. One server per directory and per port: exclusive.test.ts.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { mainJs, startServer, withServer } from '../lib/server.js';
-
-const run = (args: string[]) => spawnSync(process.execPath, [mainJs, ...args], { encoding: 'utf8', timeout: 30_000 });
-
-function tmpDir(t: { teardown(fn: () => unknown): void }, mode = 0o700): string {
-  const parent = mkdtempSync(path.join(os.tmpdir(), 'capi-dd-'));
-  t.teardown(() => rmSync(parent, { recursive: true, force: true }));
-  const dir = path.join(parent, 'data');
-  mkdirSync(dir);
-  chmodSync(dir, mode);
-  return dir;
-}
+import { startServer, withServer } from '../lib/server.js';
+import { run, tmpDir } from '../lib/datadir.js';
 
 /** Every entry under dir with its permission bits. */
 function modes(dir: string): { p: string; mode: number; isDir: boolean }[] {
@@ -55,36 +44,6 @@ t.test('a data directory open to others is refused unless --insecure-data-dir-pe
   const s = await startServer({ dataDir: dir, keepDataDir: true, args: ['--insecure-data-dir-permissions'] });
   t.teardown(() => s.stop());
   t.equal((await s.get('/readyz')).status, 200, 'the flag lets it serve');
-});
-
-t.test('a second server on the same data directory is refused, naming the process that holds it', async (t) => {
-  const s = await startServer({ keepDataDir: true });
-  t.teardown(() => rmSync(s.dataDir, { recursive: true, force: true }));
-  const r = run(['--data-dir', s.dataDir, '--secure-port', '0']);
-  t.not(r.status, 0, 'refused');
-  t.match(r.stderr, new RegExp(`data directory .* is in use by process ${s.proc.pid}\\b`), 'names the pid');
-  t.equal((await s.get('/readyz')).status, 200, 'the first server is unaffected');
-  // after a SIGKILL the lock is stale and a new server takes over
-  await s.stop('SIGKILL');
-  const s2 = await startServer({ dataDir: s.dataDir, keepDataDir: true });
-  t.teardown(() => s2.stop());
-  t.equal((await s2.get('/readyz')).status, 200, 'a stale lock (dead process) is taken over');
-});
-
-t.test('a port in use fails start-up with an error naming the port', async (t) => {
-  const s = await withServer(t);
-  const other = tmpDir(t);
-  const r = run(['--data-dir', other, '--secure-port', String(s.port)]);
-  t.not(r.status, 0, 'the second server does not start');
-  t.match(r.stderr, new RegExp(`port ${s.port} is already in use`), 'names the port');
-  // uWebSockets.js serving the port itself (no client certificates) must not share it through SO_REUSEPORT
-  const u = await withServer(t, { args: ['--secure-port-client-certs=false'] });
-  for (const args of [['--secure-port-client-certs=false'], []]) {
-    const r2 = run(['--data-dir', tmpDir(t), '--secure-port', String(u.port), ...args]);
-    t.not(r2.status, 0, `a second server on a uWS-served port does not start (${args.join(' ') || 'node:tls front'})`);
-    t.match(r2.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${u.port}: port ${u.port} is already in use`), 'names the port');
-  }
-  t.equal((await u.get('/readyz')).status, 200, 'the first server keeps serving');
 });
 
 t.test('a data directory created with one brand refuses the other', async (t) => {

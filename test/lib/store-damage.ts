@@ -1,9 +1,9 @@
 // Helpers of the store damage tests: a populated, stopped server; damage; refusal; repair and its checks.
-import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Test } from 'tap';
-import { mainJs, startServer, type TestServer } from './server.js';
+import { startServer, type TestServer } from './server.js';
+import { run } from './datadir.js';
 
 export const CM = '/api/v1/namespaces/default/configmaps';
 
@@ -22,7 +22,6 @@ export function overwrite(file: string, at: number, bytes: Buffer): void {
 /** A pseudo-random but fixed pattern: damage must not happen to look like valid data. */
 export const garbage = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 151 + 89) & 0xff));
 
-export const run = (args: string[]) => spawnSync(process.execPath, [mainJs, ...args], { encoding: 'utf8', timeout: 30_000 });
 
 /** A server with n configmaps written, stopped cleanly; returns what was acknowledged. */
 export async function populate(t: Test, n: number) {
