@@ -167,7 +167,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     tls: {},
     maxRequestBodyBytes: 3 * 1024 * 1024,
     storage: { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } },
-    types: [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }, { plugin: 'certificates' }],
+    types: [{ plugin: 'builtin' }, { plugin: 'access' }, { plugin: 'apiextensions' }, { plugin: 'apiregistration' }, { plugin: 'certificates' }],
     // What a careful operator runs: client certificates from the first-start CA, the first-start
     // admin token, service-account and bootstrap tokens; anonymous requests reach only what the
     // default RBAC roles grant them (health and version); Node then RBAC decide.
@@ -182,7 +182,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
     // The certificate controllers under the reference's --controllers names.
-    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
+    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
     // the reference controller manager's lease timings
     leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
     signers: ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown'].map((plugin) => ({ plugin })),

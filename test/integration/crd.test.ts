@@ -5,51 +5,10 @@
 // deletion of a definition with its instances, and serving again after a restart.
 import t from 'tap';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
-import { establish, eventually } from '../lib/crd.js';
+import { establish, eventually, widgetCRD } from '../lib/crd.js';
 
 const CRDS = '/apis/apiextensions.cluster.io/v1/customresourcedefinitions';
 const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
-
-export function widgetCRD(extra: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'apiextensions.cluster.io/v1', kind: 'CustomResourceDefinition',
-    metadata: { name: 'widgets.example.com' },
-    spec: {
-      group: 'example.com', scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', shortNames: ['wd'], categories: ['all'] },
-      versions: [{
-        name: 'v1', served: true, storage: true,
-        schema: { openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: {
-              type: 'object', required: ['size'],
-              properties: {
-                size: { type: 'string', enum: ['small', 'large'] },
-                replicas: { type: 'integer', minimum: 0, maximum: 10, default: 1 },
-                color: { type: 'string', pattern: '^[a-z]+$', maxLength: 10 },
-                tags: { type: 'array', items: { type: 'string' }, maxItems: 3 },
-                ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer' } } } },
-                free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                port: { 'x-kubernetes-int-or-string': true },
-                note: { type: 'string', nullable: true },
-                selector: { type: 'string' },
-              },
-            },
-            status: { type: 'object', properties: { replicas: { type: 'integer' }, selector: { type: 'string' }, phase: { type: 'string' } } },
-          },
-        } },
-        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
-        additionalPrinterColumns: [
-          { name: 'Size', type: 'string', jsonPath: '.spec.size' },
-          { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
-          { name: 'Phase', type: 'string', jsonPath: '.status.phase', priority: 1 },
-        ],
-      }],
-      ...extra,
-    },
-  };
-}
 
 const widget = (name: string, spec: Record<string, unknown> = { size: 'small' }, metadata: Record<string, unknown> = {}) =>
   ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, ...metadata }, spec });
@@ -280,15 +239,17 @@ t.test('custom resource definitions', async (t) => {
       { rule: 'self.size != "large" || self.replicas > 1', messageExpression: '"a large widget needs more than " + string(self.replicas) + " replica"' },
       { rule: '!has(self.color) || self.color != "red"', fieldPath: '.color', reason: 'FieldValueForbidden', message: 'no red widgets' },
       { rule: '!has(self.big) || self.big.all(x, self.big.all(y, x >= 0))' },
+      { rule: '!has(self.tags) || self.tags.isSorted() && self.tags.indexOf("zz") == -1', message: 'tags must be sorted' },
     ];
     await establish(s, ruled);
     const RULES = '/apis/example.com/v1/namespaces/default/rules';
-    const r = await s.request('POST', RULES, { body: { ...widget('r1', { size: 'large', replicas: 1, min: 2, color: 'red', name: 'a' }), kind: 'Rule' } });
+    const r = await s.request('POST', RULES, { body: { ...widget('r1', { size: 'large', replicas: 1, min: 2, color: 'red', name: 'a', tags: ['b', 'a'] }), kind: 'Rule' } });
     t.equal(r.status, 422, r.text);
     const causes = r.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
     t.ok(causes.includes('spec: Invalid value: "object": min must not exceed replicas'), causes.join('\n'));
     t.ok(causes.includes('spec: Invalid value: "object": a large widget needs more than 1 replica'), 'messageExpression');
     t.ok(causes.includes('spec.color: Forbidden: no red widgets'), 'fieldPath and reason');
+    t.ok(causes.includes('spec: Invalid value: "object": tags must be sorted'), 'the Kubernetes list library');
     t.equal((await s.request('POST', RULES, { body: { ...widget('r1', { size: 'small', name: 'a' }), kind: 'Rule' } })).status, 201);
     const cur = (await s.get(`${RULES}/r1`)).json;
     const imm = await s.request('PUT', `${RULES}/r1`, { body: { ...cur, spec: { ...cur.spec, name: 'b' } } });

@@ -25,7 +25,7 @@ t.test('defaults', async (t) => {
   t.equal(c.securePort, 6443);
   t.equal(c.maxRequestBodyBytes, 3145728);
   t.same(c.storage, { plugin: 'embedded', options: { retentionSeconds: 300, groupCommit: true } });
-  t.same(c.types, [{ plugin: 'builtin', options: { serviceClusterIPRange: '10.96.0.0/12', serviceNodePortRange: '30000-32767' } }, { plugin: 'access' }, { plugin: 'apiextensions' }, { plugin: 'certificates' }]);
+  t.same(c.types, [{ plugin: 'builtin', options: { serviceClusterIPRange: '10.96.0.0/12', serviceNodePortRange: '30000-32767' } }, { plugin: 'access' }, { plugin: 'apiextensions' }, { plugin: 'apiregistration' }, { plugin: 'certificates' }]);
   t.same(c.authentication, [
     { plugin: 'x509', options: { clientCAFile: path.join('data', 'pki', 'ca.crt') } },
     { plugin: 'token-file', options: { file: path.join('data', 'pki', 'tokens.csv') } },
@@ -34,7 +34,7 @@ t.test('defaults', async (t) => {
     { plugin: 'anonymous' },
   ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
   t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
-  t.same(c.controllers.map((r) => r.plugin), ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner']);
+  t.same(c.controllers.map((r) => r.plugin), ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner']);
   t.same(c.signers.map((r) => r.plugin), ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown']);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.0' });
   t.equal(c.configFile, undefined);

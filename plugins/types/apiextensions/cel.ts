@@ -7,7 +7,7 @@
 //   - at run time, every element a rule reads from a list or map costs 1: one rule may spend 1,000,000
 //     (the reference's per-call limit), all rules of one object 10,000,000 (its runtime budget).
 // Transition rules (those naming oldSelf) run only on updates, against the correlated old value.
-import { celEnv, isCelError, parse, plan, type CelEnv } from '@bufbuild/cel';
+import { celEnv, celMethod, CelScalar, isCelError, listType, parse, plan, type CelEnv, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { FieldCause } from '../../../kernel/contracts.js';
 import { fieldError } from '../../../kernel/validation.js';
@@ -22,8 +22,32 @@ const UNBOUNDED_STRING = 3 * 1024 * 1024;
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+// The Kubernetes CEL libraries this server adds to the standard ones and the strings extension:
+// lists (isSorted, sum, min, max, indexOf, lastIndexOf) and regex (find, findAll).
+const LIST = listType(CelScalar.DYN);
+const order = (a: unknown, b: unknown) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
+const items = (l: Iterable<CelValue>) => [...l];
+const extreme = (name: string, sign: number) => celMethod(name, LIST, [], CelScalar.DYN, function (this: Iterable<CelValue>) {
+  const xs = items(this);
+  if (!xs.length) throw new Error(`${name}(list) requires a non-empty list`);
+  return xs.reduce((m, x) => (order(x, m) * sign > 0 ? x : m)) as never;
+});
+const KUBERNETES_LIBRARIES = [
+  celMethod('isSorted', LIST, [], CelScalar.BOOL, function (this: Iterable<CelValue>) { const xs = items(this); return xs.every((x, i) => i === 0 || order(xs[i - 1], x) <= 0); }),
+  celMethod('sum', LIST, [], CelScalar.DYN, function (this: Iterable<CelValue>) {
+    const xs = items(this);
+    return (xs.length ? xs.reduce((a, x) => (a as number) + (x as number)) : 0n) as never;
+  }),
+  extreme('min', -1),
+  extreme('max', 1),
+  celMethod('indexOf', LIST, [CelScalar.DYN], CelScalar.INT, function (this: Iterable<CelValue>, v: CelValue) { return BigInt(items(this).findIndex((x) => x === v)); }),
+  celMethod('lastIndexOf', LIST, [CelScalar.DYN], CelScalar.INT, function (this: Iterable<CelValue>, v: CelValue) { const xs = items(this); for (let i = xs.length - 1; i >= 0; i--) if (xs[i] === v) return BigInt(i); return -1n; }),
+  celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (this: string, re: string) { return new RegExp(re, 'u').exec(this)?.[0] ?? ''; }),
+  celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], listType(CelScalar.STRING), function (this: string, re: string) { return [...this.matchAll(new RegExp(re, 'gu'))].map((m) => m[0]); }),
+];
+
 let env: CelEnv | undefined;
-const celEnvironment = () => (env ??= celEnv({ funcs: strings }));
+const celEnvironment = () => (env ??= celEnv({ funcs: [...strings, ...KUBERNETES_LIBRARIES] }));
 
 type Program = ReturnType<typeof plan>;
 interface Rule { src: Props; rule: string; program: Program; message?: Program; usesOld: boolean; fieldPath: string }
