@@ -253,7 +253,7 @@ export const REFERENCE_ADMISSION_ORDER: readonly string[] = [
 export const DEFAULT_ADMISSION_PLUGINS: readonly string[] = [
   'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'DefaultIngressClass',
   'DefaultStorageClass', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook',
-  'NamespaceLifecycle', 'PersistentVolumeClaimResize', 'Priority', 'ResourceQuota', 'RuntimeClass',
+  'NamespaceLifecycle', 'PersistentVolumeClaimResize', 'PodSecurity', 'Priority', 'ResourceQuota', 'RuntimeClass',
   'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition', 'ValidatingAdmissionWebhook',
 ];
 
