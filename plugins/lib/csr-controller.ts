@@ -10,7 +10,12 @@ export interface CSRLoop {
 
 export function csrLoop(host: PluginHost, controller: string, handle: (csr: KObject, type: TypeDef) => Promise<void>): CSRLoop {
   const type = host.type(`certificates.${host.brand.domain}`, 'certificatesigningrequests');
-  if (!type) throw new Error(`${controller}: the certificatesigningrequests type is not served (add the "certificates" types plugin)`);
+  if (!type) {
+    // a configuration without the certificates types has no requests to handle (as the reference's
+    // controller manager skips controllers whose API is off)
+    host.log.info(`${controller} idle: CertificateSigningRequest is not served`);
+    return { type: undefined as unknown as TypeDef, async start() {}, stop() {} };
+  }
   const queue = new Set<string>();
   let running = false;
   let stopped = false;

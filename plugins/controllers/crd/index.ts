@@ -245,7 +245,15 @@ const plugin: PluginModule<'controller'> = {
   kind: 'controller',
   contract: CONTRACT_VERSION,
   name: 'crd',
-  create: (_options, host) => new CRDController(host),
+  create: (_options, host) => {
+    // A configuration without the apiextensions types (a `types` list of its own, or
+    // --runtime-config switching the group off) has no definitions to serve: nothing to do.
+    if (!host.type(crdGroup(host.brand), 'customresourcedefinitions')) {
+      host.log.info('crd controller idle: CustomResourceDefinition is not served');
+      return { start() {}, stop() {} };
+    }
+    return new CRDController(host);
+  },
 };
 
 export default plugin;

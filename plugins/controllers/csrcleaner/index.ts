@@ -49,7 +49,7 @@ const plugin: PluginModule<'controller'> = {
     }
     return {
       start() {
-        if (!type) throw new Error('csrcleaner: the certificatesigningrequests type is not served');
+        if (!type) { host.log.info('csrcleaner idle: CertificateSigningRequest is not served'); return; }
         const tick = () => { void sweep().finally(() => { if (!stopped) { timer = setTimeout(tick, interval); timer.unref(); } }); };
         tick();
       },
