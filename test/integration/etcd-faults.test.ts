@@ -67,6 +67,14 @@ t.test('faults', { skip: etcdMissing }, async (t) => {
     t.ok(next && holds(other, next), `the other replica holds it ${took.toFixed(1)}s after the kill`);
     t.ok(took <= LEASE.duration + 2 * LEASE.retry + 1, `within the lease duration (${LEASE.duration}s) and a retry period`);
     both.splice(both.indexOf(leader), 1);
+    // The dead replica's endpoint Lease is no longer renewed: it leaves the server's own Service.
+    let ports: number[] = [];
+    while (Date.now() - killedAt < 40_000) {
+      ports = ((await other.get('/api/v1/namespaces/default/endpoints/cluster')).json?.subsets ?? []).map((x: { ports: { port: number }[] }) => x.ports[0].port);
+      if (ports.length === 1) break;
+      await sleep(500);
+    }
+    t.same(ports, [other.port], `the dead replica left the endpoints ${((Date.now() - killedAt) / 1000).toFixed(1)}s after the kill (lease 15s, checked every 10s)`);
   });
 
   await t.test('all of etcd dies: 503/504 Status, /readyz fails its etcd check, then recovery by itself', async (t) => {

@@ -100,6 +100,20 @@ t.test('two replicas on one etcd', { skip: etcdMissing }, async (t) => {
     t.equal((await b.get(cm('r4'))).json.items.length, 41);
   });
 
+  await t.test('the server\'s own Service lists every replica (one Lease each)', async (t) => {
+    const want = [a.port, b.port].sort((x, y) => x - y);
+    let subsets: { addresses: { ip: string }[]; ports: { port: number }[] }[] = [];
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      subsets = (await b.get('/api/v1/namespaces/default/endpoints/cluster')).json?.subsets ?? [];
+      if (subsets.length === 2) break;
+      await sleep(200);
+    }
+    t.same(subsets.map((x) => x.ports[0].port), want, 'one subset per replica port (both on 127.0.0.1 here)');
+    t.ok(subsets.every((x) => x.addresses.length === 1 && x.addresses[0].ip === '127.0.0.1'));
+    t.equal((await a.get('/api/v1/namespaces/default/services/cluster')).json.spec.ports[0].targetPort, want[0], 'the Service targets the lowest port, the same on every replica');
+  });
+
   await t.test('controllers run on the Lease holder and move when it dies', async (t) => {
     const leasePath = '/apis/coordination.cluster.io/v1/namespaces/cluster-system/leases/cluster-controller-manager';
     let lease = (await a.get(leasePath)).json;

@@ -2,6 +2,12 @@
 // EndpointSlice listing the advertised addresses and the port this server serves on, as the
 // reference's bootstrap controller keeps them. Recreated or reset whenever they drift, and checked
 // every few seconds.
+//
+// Several replicas (a shared store) each keep a Lease of their own in the system namespace, renewed
+// at every check, as the reference's lease endpoint reconciler keeps its master leases: the Endpoints
+// list every replica whose Lease is live (renewed within its duration), so a replica that dies leaves
+// them within about the lease duration, and one that stops cleanly leaves them at once.
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { isIP } from 'node:net';
 import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
@@ -28,6 +34,11 @@ export function defaultAdvertiseAddress(bind = '127.0.0.1'): string {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
+/** The reference's master lease TTL: a replica not renewed for this long leaves the endpoints. */
+const LEASE_SECONDS = 15;
+
+interface Member { addresses: string[]; port: number }
+
 const plugin: PluginModule<'controller'> = {
   kind: 'controller',
   contract: CONTRACT_VERSION,
@@ -46,6 +57,53 @@ const plugin: PluginModule<'controller'> = {
     let running: Promise<void> | undefined;
     let stopped = false;
     const unwatch: (() => void)[] = [];
+    const leaseType = host.type(`coordination.${host.brand.domain}`, 'leases');
+    const nsType = host.type('', 'namespaces');
+    const component = host.brand.name === 'kubernetes' ? 'kube-apiserver' : `${host.brand.name}-apiserver`;
+    const identityLabel = `apiserver.${keyDomain}/identity`;
+    const endpointAnnotation = `endpoints.${keyDomain}/apiserver`;
+    const sysNs = host.brand.systemNamespace;
+    const leaseName = () => `${component}-endpoint-${createHash('sha256').update(`${addresses.join(',')}:${port}`).digest('hex').slice(0, 16)}`;
+    const microTime = (d: Date) => d.toISOString().replace(/Z$/, '000Z');
+
+    /** Renews this server's Lease and returns the live members (this one always among them). */
+    async function members(): Promise<Member[]> {
+      const self: Member = { addresses, port };
+      if (!leaseType) return [self];
+      const now = new Date();
+      const spec = { holderIdentity: leaseName(), leaseDurationSeconds: LEASE_SECONDS, renewTime: microTime(now) };
+      const metadata = { name: leaseName(), namespace: sysNs, labels: { [identityLabel]: component }, annotations: { [endpointAnnotation]: JSON.stringify(self) } };
+      try {
+        const cur = await host.objects.get(leaseType, sysNs, leaseName());
+        if (cur) await host.objects.update(leaseType, { ...cur, metadata: { ...cur.metadata, ...metadata }, spec });
+        else {
+          if (nsType && !(await host.objects.get(nsType, '', sysNs))) {
+            try { await host.objects.create(nsType, { metadata: { name: sysNs } }); } catch (e) { if ((e as { code?: number }).code !== 409) throw e; }
+          }
+          await host.objects.create(leaseType, { metadata, spec });
+        }
+      } catch (e) {
+        host.log.warn('apiserver-service: lease not renewed', { error: String(e) });
+      }
+      return [self, ...(await others())];
+    }
+
+    /** The other live members, by their Leases. */
+    async function others(): Promise<Member[]> {
+      if (!leaseType) return [];
+      const now = Date.now();
+      const live: Member[] = [];
+      for (const l of await host.objects.list(leaseType, sysNs)) {
+        if (l.metadata?.labels?.[identityLabel] !== component || l.metadata?.name === leaseName()) continue;
+        const ls = (l.spec ?? {}) as { renewTime?: string; leaseDurationSeconds?: number };
+        if (!ls.renewTime || Date.parse(ls.renewTime) + (ls.leaseDurationSeconds ?? LEASE_SECONDS) * 1000 < now) continue;
+        try {
+          const m = JSON.parse(l.metadata?.annotations?.[endpointAnnotation] ?? '') as Member;
+          if (Array.isArray(m.addresses) && m.addresses.every((a) => isIP(a)) && Number.isInteger(m.port)) live.push(m);
+        } catch { /* not a member record */ }
+      }
+      return live;
+    }
 
     /** Creates the object, or resets the fields this controller owns when they differ. */
     async function ensure(type: TypeDef | undefined, want: KObject, owned: (o: KObject) => unknown, apply: (cur: KObject) => void) {
@@ -60,9 +118,14 @@ const plugin: PluginModule<'controller'> = {
       await host.objects.update(type, cur);
     }
 
-    async function reconcile() {
-      if (!port || stopped) return;
-      const svcPorts = [{ name: 'https', protocol: 'TCP', port: 443, targetPort: port }];
+    async function reconcile(leaving = false) {
+      if (!port || (stopped && !leaving)) return;
+      // Every replica computes the same answer from the same Leases: ports ascending, addresses sorted.
+      const all = leaving ? await others() : await members();
+      if (!all.length) return;
+      const ports = [...new Set(all.map((m) => m.port))].sort((a, b) => a - b);
+      const ipsAt = (p: number) => [...new Set(all.filter((m) => m.port === p).flatMap((m) => m.addresses))].sort();
+      const svcPorts = [{ name: 'https', protocol: 'TCP', port: 443, targetPort: ports[0] }];
       const labels = { component: 'apiserver', provider: name };
       await ensure(host.type('', 'services'), {
         apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns, labels },
@@ -74,14 +137,15 @@ const plugin: PluginModule<'controller'> = {
         spec.type = 'ClusterIP';
         s.metadata!.labels = { ...s.metadata!.labels, ...labels };
       });
-      const epPorts = [{ name: 'https', port, protocol: 'TCP' }];
-      const subsets = [{ addresses: addresses.map((ip) => ({ ip })), ports: epPorts }];
+      const subsets = ports.map((p) => ({ addresses: ipsAt(p).map((ip) => ({ ip })), ports: [{ name: 'https', port: p, protocol: 'TCP' }] }));
       await ensure(host.type('', 'endpoints'), {
         apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: ns, labels: { [`endpointslice.${keyDomain}/skip-mirror`]: 'true' } }, subsets,
       }, (e) => e.subsets, (e) => { e.subsets = subsets; });
       // One slice per family, as the reference's endpoint reconciler writes them; the first family's keeps the service's name.
-      const v4 = addresses.filter((a) => isIP(a) === 4);
-      const primary = v4.length && isIP(addresses[0]) === 4 ? v4 : addresses.filter((a) => isIP(a) === 6);
+      const epPorts = subsets[0].ports;
+      const first = ipsAt(ports[0]);
+      const v4 = first.filter((a) => isIP(a) === 4);
+      const primary = v4.length && isIP(addresses[0]) === 4 ? v4 : first.filter((a) => isIP(a) === 6);
       const endpoints = primary.map((ip) => ({ addresses: [ip], conditions: { ready: true } }));
       await ensure(host.type(`discovery.${host.brand.domain}`, 'endpointslices'), {
         apiVersion: `discovery.${host.brand.domain}/v1`, kind: 'EndpointSlice',
@@ -94,7 +158,7 @@ const plugin: PluginModule<'controller'> = {
       if (stopped || pending) return;
       pending = setTimeout(() => {
         pending = undefined;
-        running = (running ?? Promise.resolve()).then(reconcile).catch((e) => host.log.warn('apiserver-service', { error: String(e) }));
+        running = (running ?? Promise.resolve()).then(() => reconcile()).catch((e) => host.log.warn('apiserver-service', { error: String(e) }));
       }, delay);
     }
 
@@ -107,6 +171,8 @@ const plugin: PluginModule<'controller'> = {
           const t = host.type(g, r);
           if (t) unwatch.push(host.objects.watch(t, (_ev, obj) => { if (obj.metadata?.namespace === ns && obj.metadata?.name === name) kick(50); }));
         }
+        // another replica's Lease appearing or going
+        if (leaseType) unwatch.push(host.objects.watch(leaseType, (ev, obj) => { if (ev !== 'MODIFIED' && obj.metadata?.labels?.[identityLabel] === component) kick(50); }));
         timer = setInterval(() => kick(), o.intervalMs ?? 10_000);
         timer.unref();
         // The objects exist by the time the server reports it is serving.
@@ -119,6 +185,11 @@ const plugin: PluginModule<'controller'> = {
         if (pending) clearTimeout(pending);
         for (const u of unwatch) u();
         await running;
+        // Leave at once: drop this server's Lease and its address from the endpoints.
+        if (leaseType && port) {
+          await host.objects.delete(leaseType, sysNs, leaseName()).catch(() => undefined);
+          await reconcile(true).catch((e) => host.log.warn('apiserver-service', { error: String(e) }));
+        }
       },
     };
   },
