@@ -137,11 +137,27 @@ export class EtcdBackend implements StorageBackend {
   currentRevision(): number { return this.delivered; }
   compactedRevision(): number { return this.compacted; }
 
-  /** A quorum read of etcd's current revision: what a consistent read must wait for. */
-  async latestRevision(): Promise<number> {
-    const r = await this.client.call(rpc.range, { key: this.start, count_only: true }, true);
-    return num(r.header.revision);
+  /**
+   * A quorum read of etcd's current revision: what a consistent read must wait for. Concurrent
+   * readers share one: a reader that arrives while one is in flight (it may have been sent before
+   * the reader began) waits for the next, which all readers arriving meanwhile share — one etcd
+   * round trip per batch of reads, as etcd batches its own ReadIndex requests.
+   */
+  latestRevision(): Promise<number> {
+    if (!this.revRound) {
+      this.revRound = this.client.call(rpc.range, { key: this.start, count_only: true }, true).then((r) => num(r.header.revision));
+      const clear = () => { this.revRound = undefined; };
+      this.revRound.then(clear, clear);
+      return this.revRound;
+    }
+    this.revNext ??= this.revRound.then(() => undefined, () => undefined).then(() => {
+      this.revNext = undefined;
+      return this.latestRevision();
+    });
+    return this.revNext;
   }
+  private revRound: Promise<number> | undefined;
+  private revNext: Promise<number> | undefined;
 
   /** etcd does not report its compacted revision: find the oldest readable revision (binary search of historical reads). */
   private async findCompacted(current: number): Promise<number> {
