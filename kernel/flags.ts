@@ -499,6 +499,9 @@ function applyAuthenticationFlags(c: Config, f: ParsedFlags): void {
     upsertAuthenticator(list, 'service-account', given({
       keyFiles: f.serviceAccountKeyFiles, issuer: issuers && issuers.length === 1 ? issuers[0] : issuers, lookup: f.serviceAccountLookup, audiences: f.apiAudiences,
     }));
+    // The token controller issues with the first issuer, for the API audiences, as the authenticator expects.
+    const tokenOptions = given({ issuer: issuers?.[0], audiences: f.apiAudiences ?? issuers });
+    if (Object.keys(tokenOptions).length) c.controllers = c.controllers.map((r) => (r.plugin === 'serviceaccount-token' ? { ...r, options: { ...r.options, ...tokenOptions } } : r));
   }
   if (f.enableBootstrapTokenAuth === true) upsertAuthenticator(list, 'bootstrap-token');
   if (f.enableBootstrapTokenAuth === false) c.authentication = c.authentication.filter((r) => r.plugin !== 'bootstrap-token');

@@ -356,3 +356,34 @@ t.test('--cluster-signing-cert-file, --cluster-signing-key-file and --cluster-si
   const who = await whoamiWithCert(s, cert.toString(), r.keyPem);
   t.not(who.status?.userInfo?.username, 'frank', 'a certificate from a CA the server does not trust is not a user');
 });
+
+t.test('concurrent writers: creates of many requests, approvals and signatures of one', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const r = await makeRequest('CN=grace');
+  const creates = await Promise.all(Array.from({ length: 20 }, (_, i) => s.request('POST', CSRS, { body: csrBody(`many-${i}`, r.pem, 'example.com/external', CLIENT_USAGES) })));
+  t.same(creates.map((c) => c.status), creates.map(() => 201), 'twenty concurrent creates');
+  t.ok(creates.every((c) => c.json.spec.username === 'admin'), 'each stamped with its requester');
+  t.equal((await s.get(CSRS)).json.items.length, 20);
+
+  const one = creates[0].json;
+  // with the same resourceVersion exactly one approval wins, the others conflict
+  const approvals = await Promise.all(Array.from({ length: 8 }, () => approve(s, one)));
+  t.equal(approvals.filter((a) => a.status === 200).length, 1, 'one approval with that resourceVersion succeeds');
+  t.ok(approvals.filter((a) => a.status !== 200).every((a) => a.status === 409 && a.json.reason === 'Conflict'), 'the rest are 409 Conflict');
+  // unconditional approvals of another request: all succeed, one Approved condition results
+  const two = creates[1].json;
+  const body = { ...two, metadata: { ...two.metadata, resourceVersion: undefined }, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Test' }] } };
+  const uncond = await Promise.all(Array.from({ length: 8 }, () => s.request('PUT', `${CSRS}/${two.metadata.name}/approval`, { body })));
+  t.ok(uncond.every((a) => a.status === 200), uncond.map((a) => a.status).join(','));
+  t.equal((await s.get(`${CSRS}/${two.metadata.name}`)).json.status.conditions.filter((c: any) => c.type === 'Approved').length, 1, 'exactly one Approved condition');
+
+  // two external signers racing to set the certificate without a resourceVersion: the first wins,
+  // the other may not replace it
+  const cur = (await s.get(`${CSRS}/${two.metadata.name}`)).json;
+  const { generateCA, signCert } = await import('../../kernel/pki.js');
+  const ca = await generateCA({ CN: 'external' });
+  const certs = await Promise.all([0, 1].map(() => signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'grace' }, usages: ['clientAuth'], days: 1 })));
+  const signs = await Promise.all(certs.map((c) => s.request('PUT', `${CSRS}/${two.metadata.name}/status`, { body: { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, status: { ...cur.status, certificate: b64(c.certPem) } } })));
+  t.same(signs.map((x) => x.status).sort(), [200, 422], 'one signature stored, the other refused');
+  t.match(signs.find((x) => x.status === 422)!.json.message, /updates may not modify existing certificate content/);
+});

@@ -130,3 +130,12 @@ t.test('usage lists every flag', async (t) => {
   const u = usage();
   for (const name of Object.keys(FLAGS)) t.match(u, `--${name}`);
 });
+
+t.test('certificate signing and token controller flags', async (t) => {
+  const c = apply('--cluster-signing-cert-file=/s.crt', '--cluster-signing-key-file=/s.key', '--cluster-signing-duration=2h', '--secure-port-client-certs=false',
+    '--service-account-issuer=https://issuer.example', '--api-audiences=a,b');
+  for (const s of c.signers) t.same(s.options, { certFile: '/s.crt', keyFile: '/s.key', durationSeconds: 7200 }, `${s.plugin} gets the signing options`);
+  t.equal(c.securePortClientCerts, false);
+  t.same(c.controllers.find((r) => r.plugin === 'serviceaccount-token')?.options, { issuer: 'https://issuer.example', audiences: ['a', 'b'] });
+  t.equal(apply().securePortClientCerts, undefined, 'unset: decided by the configured authenticators');
+});
