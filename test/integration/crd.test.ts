@@ -266,12 +266,14 @@ t.test('custom resource definitions', async (t) => {
     Object.assign((hostile.spec as any).names, { plural: 'hostiles', singular: 'hostile', kind: 'Hostile', shortNames: [], categories: [] });
     const hs = (hostile.spec as any).versions[0].schema.openAPIV3Schema.properties.spec;
     hs.properties.list = { type: 'array', items: { type: 'string' } };
-    hs['x-kubernetes-validations'] = [{ rule: 'self.list.all(a, self.list.all(b, a.matches(b)))' }, { rule: 'self.size ==' }];
+    hs['x-kubernetes-validations'] = [{ rule: 'self.list.all(a, self.list.all(b, a.matches(b)))' }, { rule: 'self.size ==' }, { rule: 'self.nope == 1' }, { rule: 'self.list.all(x, x.size() < 10)' }];
     const h = await s.request('POST', CRDS, { body: hostile });
     t.equal(h.status, 422, h.text);
     const hc = h.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
     t.ok(hc.includes('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)'), hc.join('\n'));
     t.ok(hc.some((c: string) => c.startsWith('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule: Invalid value:') && c.includes('compilation failed')));
+    t.ok(hc.some((c: string) => c.startsWith('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule: Invalid value:') && c.includes("undefined field 'nope'")), 'type check: undefined field');
+    t.notOk(hc.some((c: string) => c.includes('x-kubernetes-validations[3]')), 'one loop over an unbounded list is within the cost limit');
     t.equal((await s.request('DELETE', `${CRDS}/rules.example.com`)).status, 200);
     t.ok(await eventually(async () => (await s.get(`${CRDS}/rules.example.com`)).status === 404), 'rules definition and its instance gone');
   });

@@ -17,7 +17,7 @@ const PER_CALL_LIMIT = 1_000_000;
 const RUNTIME_BUDGET = 10_000_000;
 const STATIC_RULE_LIMIT = 10_000_000;
 /** An unbounded list or map counts as many elements as the largest request (3 MiB) could hold. */
-const UNBOUNDED = Math.floor((3 * 1024 * 1024) / 2);
+const UNBOUNDED = Math.floor((3 * 1024 * 1024) / 3); // the smallest element, `{}` or `""`, and its comma
 const UNBOUNDED_STRING = 3 * 1024 * 1024;
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -140,7 +140,8 @@ function estimate(e: Expr, scope: Map<string, Props | undefined>): number {
       const inner = new Map(scope);
       inner.set(c.iterVar, isObj(range?.items) ? range!.items : isObj(range?.additionalProperties) ? range!.additionalProperties : undefined);
       inner.set(c.accuVar, undefined);
-      const per = 1 + estimate(c.loopCondition, inner) + estimate(c.loopStep, inner);
+      // As cel-go counts it: the step per element (the macros' own loop condition is free).
+      const per = 1 + estimate(c.loopStep, inner);
       return estimate(c.iterRange, scope) + estimate(c.accuInit, scope) + estimate(c.result, inner) + cardinality(range) * per;
     }
     case 'callExpr': {
@@ -156,8 +157,36 @@ function estimate(e: Expr, scope: Map<string, Props | undefined>): number {
     case 'selectExpr': return 1 + estimate(k.value.operand, scope);
     case 'listExpr': return 1 + (k.value.elements ?? []).reduce((n: number, x: Expr) => n + estimate(x, scope), 0);
     case 'structExpr': return 1 + (k.value.entries ?? []).reduce((n: number, x: any) => n + (x.mapKey ? estimate(x.mapKey, scope) : 0) + estimate(x.value, scope), 0);
-    default: return 1;
+    default: return 0; // identifiers and constants
   }
+}
+
+/** Fields a rule selects that its schema does not declare (cel-go's type check refuses them at definition time). */
+function undefinedFields(e: Expr, scope: Map<string, Props | undefined>, out: string[]): void {
+  const k = e.exprKind;
+  if (!k?.case) return;
+  if (k.case === 'selectExpr') {
+    const parent = schemaOf(k.value.operand, scope);
+    const closed = parent && parent.type === 'object' && isObj(parent.properties) && parent.additionalProperties === undefined && parent['x-kubernetes-preserve-unknown-fields'] !== true;
+    if (closed && !(k.value.field in parent.properties) && !['apiVersion', 'kind', 'metadata'].includes(k.value.field)) out.push(k.value.field);
+    undefinedFields(k.value.operand, scope, out);
+    return;
+  }
+  if (k.case === 'comprehensionExpr') {
+    const c = k.value;
+    const range = schemaOf(c.iterRange, scope);
+    const inner = new Map(scope);
+    inner.set(c.iterVar, isObj(range?.items) ? range!.items : isObj(range?.additionalProperties) ? range!.additionalProperties : undefined);
+    inner.set(c.accuVar, undefined);
+    for (const x of [c.iterRange, c.accuInit]) undefinedFields(x, scope, out);
+    for (const x of [c.loopCondition, c.loopStep, c.result]) undefinedFields(x, inner, out);
+    return;
+  }
+  if (k.case === 'callExpr') {
+    if (k.value.target) undefinedFields(k.value.target, scope, out);
+    for (const a of k.value.args ?? []) undefinedFields(a, scope, out);
+  } else if (k.case === 'listExpr') for (const x of k.value.elements ?? []) undefinedFields(x, scope, out);
+  else if (k.case === 'structExpr') for (const x of k.value.entries ?? []) { if (x.mapKey) undefinedFields(x.mapKey, scope, out); undefinedFields(x.value, scope, out); }
 }
 
 function costMessage(cost: number, limit: number): string {
@@ -181,7 +210,11 @@ export function compileRules(root: Props, at: string, errors: FieldCause[] = [])
       if (!isObj(src) || typeof src.rule !== 'string' || !src.rule.trim()) { errors.push(fieldError.required(`${where}.rule`, '')); return; }
       let parsed;
       try { parsed = parse(src.rule); } catch (e) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: ${(e as Error).message}`)); return; }
-      const cost = estimate(parsed.expr as unknown as Expr, new Map([['self', self], ['oldSelf', self]]));
+      const scope = new Map<string, Props | undefined>([['self', self], ['oldSelf', self]]);
+      const undef: string[] = [];
+      undefinedFields(parsed.expr as unknown as Expr, scope, undef);
+      if (undef.length) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: <input>: undefined field '${undef[0]}'`)); return; }
+      const cost = estimate(parsed.expr as unknown as Expr, scope);
       if (cost > STATIC_RULE_LIMIT) errors.push(fieldError.forbidden(`${where}.rule`, costMessage(cost, STATIC_RULE_LIMIT)));
       let message: Program | undefined;
       if (typeof src.messageExpression === 'string' && src.messageExpression) {
