@@ -10,6 +10,8 @@ import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { machineBusySeconds, percentile, procCpuSeconds, startBenchServer, table } from './lib.js';
 import { authLine, tlsOptions, type Target } from './target.js';
+import protobuf from 'protobufjs';
+import { metaCodec, unwrap } from '../kernel/protobuf.js';
 
 const self = fileURLToPath(import.meta.url);
 const pad = (n: number) => 'x'.repeat(n);
@@ -52,10 +54,13 @@ function rssMiB(pid: number): number {
 }
 
 /** GET a path and read the whole body (not parsed): milliseconds and bytes. */
-function timedGet(t: Target, agent: https.Agent, p: string): Promise<{ ms: number; bytes: number; body: Buffer }> {
+/** The Protobuf media type the `-pb` scenarios ask for (the kubernetes brand's; the reference's). */
+export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+function timedGet(t: Target, agent: https.Agent, p: string, accept = 'application/json'): Promise<{ ms: number; bytes: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept };
     if (t.token) headers.authorization = `Bearer ${t.token}`;
     const req = https.request({ host: t.host, port: t.port, path: p, ...tlsOptions(t), agent, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -91,6 +96,8 @@ interface ChildInit {
   concurrency?: number; size?: number; prefix?: string;
   path?: string; probes?: number;
   resource?: Resource;
+  /** Watchers: ask for Protobuf frames instead of JSON lines. */
+  protobuf?: boolean;
 }
 
 function runChild(init: ChildInit, onStarted?: (c: ChildProcess) => void): Promise<any> {
@@ -156,9 +163,12 @@ async function childMain() {
     process.send!({ type: 'done', made, cpuSeconds: (c.user + c.system) / 1e6 });
     return;
   }
-  // Watchers: count events by their `{"type":"` prefix; probes also read the writer's timestamp.
-  const marker = Buffer.from('{"type":"');
-  const tmark = Buffer.from('"t":"');
+  // Watchers: count events by their `{"type":"` prefix (Protobuf: the envelope magic, once per
+  // event); probes also read the writer's timestamp (Protobuf: the data map entry "t").
+  const pb = !!init.protobuf;
+  const marker = pb ? Buffer.from('k8s\0', 'latin1') : Buffer.from('{"type":"');
+  const tmark = pb ? Buffer.from([0x0a, 0x01, 0x74, 0x12]) : Buffer.from('"t":"');
+  const stamp = (d: Buffer, t: number) => (pb ? d.toString('latin1', t + tmark.length + 1, t + tmark.length + 1 + d[t + tmark.length]) : d.toString('latin1', t + tmark.length, d.indexOf(34, t + tmark.length)));
   let events = 0;
   let open = 0;
   let counting = false;
@@ -169,7 +179,7 @@ async function childMain() {
     const sock = connect(init.target);
     sockets.push(sock);
     sock.on('secureConnect', () => {
-      sock.write(`GET ${init.path} HTTP/1.1\r\nHost: ${init.target.host}\r\n${authLine(init.target as Target)}Accept: application/json\r\n\r\n`);
+      sock.write(`GET ${init.path} HTTP/1.1\r\nHost: ${init.target.host}\r\n${authLine(init.target as Target)}Accept: ${pb ? PROTOBUF : 'application/json'}\r\n\r\n`);
       open++;
       if (open === init.count) process.send!({ type: 'ready' });
     });
@@ -180,7 +190,7 @@ async function childMain() {
         events++;
         if (probe) {
           const t = d.indexOf(tmark, i);
-          if (t >= 0) latencies.push(Date.now() - Number(d.toString('latin1', t + tmark.length, d.indexOf(34, t + tmark.length))));
+          if (t >= 0) latencies.push(Date.now() - Number(stamp(d, t)));
         }
         i = d.indexOf(marker, i + marker.length);
       }
@@ -209,7 +219,16 @@ async function currentRV(t: Target, agent: https.Agent, resource?: Resource): Pr
   return JSON.parse(r.body.toString()).metadata.resourceVersion;
 }
 
-export async function benchList(t: Target, objects = 10_000, size = 1024, resource?: Resource): Promise<ReadResult[]> {
+/** The continue token of a Protobuf list: ListMeta (field 1 of the list message) field 3. */
+function protobufContinue(body: Buffer): string {
+  const env = unwrap(body);
+  const r = protobuf.Reader.create(env.raw);
+  if (r.uint32() !== 10) return '';
+  const len = r.uint32();
+  return (metaCodec.decode('meta.v1.ListMeta', env.raw.subarray(r.pos, r.pos + len)) as { continue?: string }).continue ?? '';
+}
+
+export async function benchList(t: Target, objects = 10_000, size = 1024, resource?: Resource, accept = 'application/json'): Promise<ReadResult[]> {
   const s = t;
   {
     await fill(s, objects, size - 200, 'l', resource);
@@ -222,21 +241,21 @@ export async function benchList(t: Target, objects = 10_000, size = 1024, resour
       for (let i = 0; i < 15; i++) ms.push(await once());
       const srvMs = ((cpuOf(s) - c0) * 1000) / 15;
       ms.sort((a, b) => a - b);
-      out.push({ scenario: resource === 'custom' ? 'list-cr' : 'list', target: s.label, case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
+      out.push({ scenario: (resource === 'custom' ? 'list-cr' : 'list') + (accept === PROTOBUF ? '-pb' : ''), target: s.label, case: label, objects, 'p50 ms': ms[7].toFixed(1), 'min ms': ms[0].toFixed(1), 'max ms': ms[14].toFixed(1), 'server CPU ms/list': srvMs.toFixed(1) });
     };
     const base = collection(resource, s.namespace);
     const first = await timedGet(s, agent, base);
     const count = JSON.parse(first.body.toString()).items.length;
     if (count !== objects) throw new Error(`list returned ${count} items, expected ${objects}`);
-    await measure('consistent (resourceVersion unset)', async () => (await timedGet(s, agent, base)).ms);
-    await measure('any (resourceVersion=0)', async () => (await timedGet(s, agent, `${base}?resourceVersion=0`)).ms);
+    await measure('consistent (resourceVersion unset)', async () => (await timedGet(s, agent, base, accept)).ms);
+    await measure('any (resourceVersion=0)', async () => (await timedGet(s, agent, `${base}?resourceVersion=0`, accept)).ms);
     await measure('paged by 500 (all chunks)', async () => {
       let total = 0;
       let cont = '';
       do {
-        const r = await timedGet(s, agent, `${base}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+        const r = await timedGet(s, agent, `${base}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, accept);
         total += r.ms;
-        cont = JSON.parse(r.body.toString()).metadata.continue;
+        cont = accept === PROTOBUF ? protobufContinue(r.body) : JSON.parse(r.body.toString()).metadata.continue;
       } while (cont);
       return total;
     });
@@ -245,7 +264,7 @@ export async function benchList(t: Target, objects = 10_000, size = 1024, resour
   }
 }
 
-export async function benchWatch(t: Target, watchers: number, seconds = 5, writers = 8, resource?: Resource): Promise<ReadResult> {
+export async function benchWatch(t: Target, watchers: number, seconds = 5, writers = 8, resource?: Resource, protobuf = false): Promise<ReadResult> {
   const s = t;
   {
     const agent = new https.Agent({ keepAlive: false });
@@ -253,7 +272,7 @@ export async function benchWatch(t: Target, watchers: number, seconds = 5, write
     agent.destroy();
     const procs = Math.max(1, Math.min(2, os.cpus().length));
     const children: ChildProcess[] = [];
-    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', target: wire(s), count: Math.ceil(watchers / procs), path: `${collection(resource, s.namespace)}?watch=1&resourceVersion=${rv}`, probes: 10 }, (c) => children.push(c)));
+    const reports = Array.from({ length: procs }, (_, w) => runChild({ role: 'watchers', target: wire(s), count: Math.ceil(watchers / procs), path: `${collection(resource, s.namespace)}?watch=1&resourceVersion=${rv}`, probes: 10, protobuf }, (c) => children.push(c)));
     while (children.length < procs) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 300));
     for (const c of children) c.send({ type: 'count' });
@@ -275,7 +294,7 @@ export async function benchWatch(t: Target, watchers: number, seconds = 5, write
     const lat = rs.flatMap((r) => r.latencies).sort((a: number, b: number) => a - b);
     const clientCpu = rs.reduce((a, r) => a + r.cpuSeconds, 0) + w.cpuSeconds;
     return {
-      scenario: resource === 'custom' ? 'watch-cr' : 'watch', target: s.label, watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
+      scenario: (resource === 'custom' ? 'watch-cr' : 'watch') + (protobuf ? '-pb' : ''), target: s.label, watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
       'expected': w.made * watchers, delivered: events, 'p50 ms': percentile(lat, 50), 'p99 ms': percentile(lat, 99),
       'server CPU %': Number.isNaN(srvCpu) ? '-' : Math.round((srvCpu / elapsed) * 100), 'client CPU %': Math.round((clientCpu / elapsed) * 100), 'machine busy %': Math.round((busy / elapsed) * 100),
     };

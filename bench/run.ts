@@ -11,19 +11,28 @@ import {
   loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, table,
   type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
 } from './lib.js';
-import { benchList, benchMemory, benchWatch, defineBenchResource, printRead, type ReadResult } from './readpath.js';
+import { PROTOBUF, benchList, benchMemory, benchWatch, defineBenchResource, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
 import { plot } from './plot.js';
 import { call, ownEtcdTarget, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 
 /** Read-path scenarios (bench/readpath.ts): their own measurements and tables. `remote`: can drive any server. */
-const READ_SCENARIOS: Record<string, { description: string; remote: boolean; run: (o: Options, t: () => Promise<Target>) => Promise<ReadResult[]> }> = {
+const READ_SCENARIOS: Record<string, { description: string; remote: boolean; serverArgs?: string[]; run: (o: Options, t: () => Promise<Target>) => Promise<ReadResult[]> }> = {
   list: { description: 'LIST of 10,000 1-KiB ConfigMaps: consistent, resourceVersion=0, and paged by 500', remote: true, run: (_o, t) => withTarget(t, (x) => benchList(x)) },
   watch: {
     description: 'watch fan-out to 100 and 1,000 watchers while 8 writers run: deliveries/s, latency p50/p99, writes/s',
     remote: true,
     run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
+  },
+  'list-pb': {
+    description: 'the list scenario answered in Protobuf (Accept: application/vnd.kubernetes.protobuf; the kubernetes brand)',
+    remote: true, serverArgs: ['--brand', 'kubernetes'], run: (_o, t) => withTarget(t, (x) => benchList(x, 10_000, 1024, undefined, PROTOBUF)),
+  },
+  'watch-pb': {
+    description: 'the watch scenario (100 and 1,000 watchers) with Protobuf frames',
+    remote: true, serverArgs: ['--brand', 'kubernetes'],
+    run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration, 8, undefined, true)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration, 8, undefined, true))],
   },
   'list-cr': {
     description: 'the list scenario with 10,000 custom resources of the same shape (a CustomResourceDefinition with a schema) instead of ConfigMaps',
@@ -377,7 +386,7 @@ async function main() {
   for (const name of o.scenarios) {
     if (name in READ_SCENARIOS) {
       process.stderr.write(`${name}: ${READ_SCENARIOS[name].description}\n`);
-      for (const make of makers({ name })) readResults.push(...(await READ_SCENARIOS[name].run(o, make)));
+      for (const make of makers({ name, serverArgs: READ_SCENARIOS[name].serverArgs })) readResults.push(...(await READ_SCENARIOS[name].run(o, make)));
       continue;
     }
     const sc = SCENARIOS.find((s) => s.name === name)!;
