@@ -5,7 +5,6 @@
 // *.log file ourselves and check every record's CRC-32C the way LevelDB's log reader would, but report
 // what it would skip. The high-water file keeps, outside LevelDB, the highest revision the log may have
 // handed out (reserved ahead in blocks) and, after a clean stop, the exact revision the store ended at.
-import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { open, rename, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
@@ -101,18 +100,36 @@ export function checkLogs(dir: string): void {
 
 export const recordCrc = (parts: Uint8Array[]): number => parts.reduce((c, p) => crc32(p, c), 0);
 
+/** murmur3's 32-bit finalizer: every input bit affects every output bit. */
+function fmix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 /**
- * An order-free digest of the current state: the XOR of one fingerprint per (key, modRevision). Kept
- * up to date write by write and stored with each batch, it tells at open whether the records LevelDB
- * returns are the records that were written (a lost or stale record changes it).
+ * An order-free digest of the current state: the XOR of one 64-bit fingerprint per (key, modRevision).
+ * Kept up to date write by write and stored with each batch, it tells at open whether the records
+ * LevelDB returns are the records that were written (a lost or stale record changes it). The
+ * fingerprint is two multiplicative hashes computed in place: this runs on every write, and a
+ * cryptographic hash cost several times more there (allocation and garbage collection included).
  */
 export class StateDigest {
   private a = 0;
   private b = 0;
   toggle(key: string, modRevision: number): void {
-    const h = createHash('sha256').update(key).update('\0' + modRevision).digest();
-    this.a = (this.a ^ h.readUInt32LE(0)) >>> 0;
-    this.b = (this.b ^ h.readUInt32LE(4)) >>> 0;
+    let h1 = 0x811c9dc5;
+    let h2 = 0x9747b28c;
+    for (let i = 0; i < key.length; i++) {
+      const c = key.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+      h2 ^= h2 >>> 15;
+    }
+    const lo = modRevision >>> 0;
+    const hi = Math.floor(modRevision / 0x100000000) >>> 0;
+    this.a = (this.a ^ fmix(h1 ^ Math.imul(lo, 0xcc9e2d51) ^ hi)) >>> 0;
+    this.b = (this.b ^ fmix(h2 ^ lo ^ Math.imul(hi, 0x1b873593))) >>> 0;
   }
   toString(): string {
     return this.a.toString(16).padStart(8, '0') + this.b.toString(16).padStart(8, '0');
@@ -147,15 +164,15 @@ export function readHighWater(dir: string): HighWater | undefined {
   return hw;
 }
 
-/** Replace the high-water file durably: written aside, synced, renamed, and the directory synced. */
-export async function writeHighWater(dir: string, hw: HighWater): Promise<void> {
+/** Replace the high-water file durably: written aside, synced, renamed, and the directory synced (sync=false: a log that does not sync, for benchmarks). */
+export async function writeHighWater(dir: string, hw: HighWater, sync = true): Promise<void> {
   const file = path.join(dir, HIGH_WATER_FILE);
   const body = JSON.stringify(hw);
   const tmp = file + '.tmp';
   await writeFile(tmp, `${body}\n${crc32(body)}\n`, { mode: 0o600 });
-  await syncPath(tmp);
+  if (sync) await syncPath(tmp);
   await rename(tmp, file);
-  await syncPath(dir);
+  if (sync) await syncPath(dir);
 }
 
 async function syncPath(p: string): Promise<void> {

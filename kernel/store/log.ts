@@ -7,7 +7,7 @@
 //   m:count, m:digest  number of current keys and StateDigest of them, as of m:rev (same batch)
 //   m:compacted      revision at or below which history was dropped
 //   m:gap:<from hex16>  revisions from+1..value were reserved but never written (an unclean stop)
-//   m:format         "2" (stores without it are upgraded at open)
+//   m:format         "3" (stores without it are upgraded at open)
 // Beside it, the HIGHWATER file (integrity.ts) holds the reserved revision and, after a clean stop,
 // the revision the store ended at. "stored value" is the value after the optional transformer
 // (encryption at rest); the index, the events and the cache hold the plain value.
@@ -26,7 +26,8 @@ import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, Write
 import { StatusError } from '../status.js';
 import { checkLogs, HIGH_WATER_FILE, readHighWater, recordCrc, StateDigest, StoreDamageError, writeHighWater, type HighWater } from './integrity.js';
 
-const FORMAT = '2';
+/** 3: the state digest of integrity.ts; 2 had a sha256 one (its digest is recomputed at open). */
+const FORMAT = '3';
 /** Revisions reserved in the high-water file per write of it: one extra fsync per this many revisions. */
 const RESERVE_BLOCK = 1000;
 /** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
@@ -53,10 +54,10 @@ function prefixEnd(s: string): string {
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
-function withCrc(body: Uint8Array, key?: Uint8Array): Uint8Array {
-  const out = new Uint8Array(4 + body.length);
-  new DataView(out.buffer).setUint32(0, recordCrc(key ? [key, body] : [body]));
-  out.set(body, 4);
+/** Fills the first 4 bytes of a record with the CRC of the rest (and of key, for current values). */
+function sealCrc(out: Uint8Array, key?: Uint8Array): Uint8Array {
+  const body = out.subarray(4);
+  new DataView(out.buffer, out.byteOffset, 4).setUint32(0, recordCrc(key ? [key, body] : [body]));
   return out;
 }
 
@@ -70,12 +71,12 @@ function verified(buf: Uint8Array, legacy: boolean, key?: Uint8Array): Uint8Arra
 }
 
 function encodeCurrent(key: string, modRevision: number, createRevision: number, stored: Uint8Array): Uint8Array {
-  const body = new Uint8Array(16 + stored.length);
-  const dv = new DataView(body.buffer);
-  dv.setFloat64(0, modRevision);
-  dv.setFloat64(8, createRevision);
-  body.set(stored, 16);
-  return withCrc(body, utf8(key));
+  const out = new Uint8Array(20 + stored.length);
+  const dv = new DataView(out.buffer);
+  dv.setFloat64(4, modRevision);
+  dv.setFloat64(12, createRevision);
+  out.set(stored, 20);
+  return sealCrc(out, utf8(key));
 }
 
 /** A current-value record: its revisions and stored value; undefined when damaged. */
@@ -88,16 +89,16 @@ function decodeCurrent(key: string, buf: Uint8Array, legacy: boolean): { modRevi
 
 function encodeEvent(ev: StorageEvent, stored: Uint8Array): Uint8Array {
   const key = utf8(ev.key);
-  const body = new Uint8Array(27 + key.length + stored.length);
-  const dv = new DataView(body.buffer);
-  dv.setUint8(0, TYPE_CODE[ev.type]);
-  dv.setFloat64(1, ev.revision);
-  dv.setFloat64(9, ev.createRevision);
-  dv.setFloat64(17, ev.prevRevision);
-  dv.setUint16(25, key.length);
-  body.set(key, 27);
-  body.set(stored, 27 + key.length);
-  return withCrc(body);
+  const out = new Uint8Array(31 + key.length + stored.length);
+  const dv = new DataView(out.buffer);
+  dv.setUint8(4, TYPE_CODE[ev.type]);
+  dv.setFloat64(5, ev.revision);
+  dv.setFloat64(13, ev.createRevision);
+  dv.setFloat64(21, ev.prevRevision);
+  dv.setUint16(29, key.length);
+  out.set(key, 31);
+  out.set(stored, 31 + key.length);
+  return sealCrc(out);
 }
 
 /** A history record, its value still as stored; undefined when damaged. */
@@ -244,7 +245,9 @@ export class StorageLog implements StorageBackend {
     const upgraded = stored === undefined;
     if (upgraded) await this.upgrade();
     const format = upgraded ? FORMAT : Buffer.from(stored).toString();
-    if (format !== FORMAT) throw this.damage(`unknown store format "${format}"`);
+    // format 2 differs only in how the digest is computed: it is recomputed below, unchecked, once
+    const oldDigest = format === '2';
+    if (format !== FORMAT && !oldDigest) throw this.damage(`unknown store format "${format}"`);
     const rev = (await meta('rev')) ?? 0;
     this.compactedRev = (await meta('compacted')) ?? 0;
     if (!hw && rev > 0 && !upgraded) throw new StoreDamageError(path.join(this.dir, HIGH_WATER_FILE), 'is missing');
@@ -256,7 +259,8 @@ export class StorageLog implements StorageBackend {
     const count = (await meta('count')) ?? 0;
     if (count !== this.index.size) throw this.damage(`the store holds ${this.index.size} objects but recorded ${count} at revision ${rev}: records are lost`);
     const digest = (await this.db.get('m:digest')) ?? str(new StateDigest().toString());
-    if (Buffer.from(digest).toString() !== this.digest.toString()) throw this.damage(`the current records do not match the digest recorded at revision ${rev}: records are lost or stale`);
+    if (oldDigest) await this.db.batch([{ type: 'put', key: 'm:digest', value: str(this.digest.toString()) }, { type: 'put', key: 'm:format', value: str(FORMAT) }], { sync: true });
+    else if (Buffer.from(digest).toString() !== this.digest.toString()) throw this.damage(`the current records do not match the digest recorded at revision ${rev}: records are lost or stale`);
     for await (const [k, v] of this.db.iterator({ gt: 'm:gap:', lt: 'm:gap;' })) this.gaps.set(parseInt(k.slice(6), 16), num(v)!);
     // History must hold every revision from the compacted one to the current one, gaps excepted.
     let expect = this.skipGaps(this.compactedRev + 1);
@@ -281,7 +285,7 @@ export class StorageLog implements StorageBackend {
       this.committedRev = this.nextRev = hw.reserved;
     }
     this.reserved = this.nextRev + RESERVE_BLOCK;
-    await writeHighWater(this.dir, { reserved: this.reserved });
+    await writeHighWater(this.dir, { reserved: this.reserved }, this.sync);
   }
 
   /**
@@ -335,7 +339,7 @@ export class StorageLog implements StorageBackend {
     if (!this.opened) return;
     this.opened = false;
     // A clean stop records where the store ends, so that losing its last writes is noticed at open.
-    if (!this.failed) await writeHighWater(this.dir, { reserved: this.reserved, closedAt: this.committedRev });
+    if (!this.failed) await writeHighWater(this.dir, { reserved: this.reserved, closedAt: this.committedRev }, this.sync);
     await this.db.close();
   }
 
@@ -418,7 +422,7 @@ export class StorageLog implements StorageBackend {
           // A revision becomes durable only below a durable reservation, so none is handed out twice
           // even if the log loses its tail.
           if (last > this.reserved) {
-            await writeHighWater(this.dir, { reserved: last + RESERVE_BLOCK });
+            await writeHighWater(this.dir, { reserved: last + RESERVE_BLOCK }, this.sync);
             this.reserved = last + RESERVE_BLOCK;
           }
           await this.db.batch(ops as never, { sync: this.sync });
