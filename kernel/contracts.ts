@@ -648,7 +648,13 @@ export interface PluginHost {
   onTypesChanged(listener: () => void): void;
   /** Durable records a plugin keeps outside the API (allocation tables), in the storage backend under its own prefix. */
   state(owner: string): PluginState;
+  /** Serves a GET sub-resource of a stored type by streaming from an upstream HTTPS endpoint the handler names (pods/log → the node agent). */
+  serveStream(route: VirtualRoute, handler: StreamHandler): void;
 }
+
+/** An upstream the server proxies a streaming sub-resource to, with the client credentials to present. */
+export interface UpstreamTarget { url: string; ca?: string; cert?: string; key?: string }
+export type StreamHandler = (req: { namespace: string; name: string; query: URLSearchParams; user: UserInfo }) => Promise<UpstreamTarget>;
 
 /** A plugin's durable key-value records: creates are atomic (race-free reservations) and resolve once durable. */
 export interface PluginState {

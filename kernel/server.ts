@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
+import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
@@ -16,6 +16,7 @@ import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
 import { firstAddress } from './ipnet.js';
+import { proxyStream } from './proxy.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
 import { encodeAs, negotiate } from './negotiate.js';
@@ -130,6 +131,7 @@ export class Server {
       serveTypes: (owner, types) => this.serveTypes(owner, types),
       onTypesChanged: (l) => { this.typeListeners.push(l); },
       state: (owner) => this.pluginState(owner),
+      serveStream: (route, handler) => this.serveStream(route, handler),
       signers: () => this.signers,
     };
   }
@@ -171,6 +173,17 @@ export class Server {
   private paths = new Map<string, () => { contentType: string; body: string }>();
   /** Published OpenAPI documents, built at the first request. */
   private openapi?: OpenAPIService;
+
+  private streamHandlers = new Map<string, StreamHandler>();
+  /** A plugin serves a streamed GET sub-resource of a stored type (see PluginHost.serveStream). */
+  private serveStream(route: VirtualRoute, handler: StreamHandler): void {
+    const sub = route.subresource;
+    for (const t of this.types.versions(route.group, route.resource)) {
+      t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
+      t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['get'], kind: route.kind } };
+      this.streamHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
+    }
+  }
 
   /** A plugin serves a create sub-resource of a stored type (see PluginHost.serve). */
   private serveVirtual(route: VirtualRoute, handler: VirtualHandler): void {
@@ -626,6 +639,12 @@ export class Server {
     const r = this.registry;
     const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';
     if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
+    const stream = sub ? this.streamHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`) : undefined;
+    if (stream) {
+      if (m !== 'GET') throw errors.methodNotAllowed();
+      if (!this.registry.current(type, t.namespace, t.name)) throw errors.notFound(type.group, type.resource, t.name);
+      return proxyStream(res, 'GET', await stream({ namespace: t.namespace, name: t.name, query: req.query, user }));
+    }
     const virtual = type.virtual && !sub ? type.virtual : this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
     if (virtual || type.virtual) {
       if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();

@@ -4,10 +4,11 @@
 import type { Brand } from '../../../../kernel/brand.js';
 import type { PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
 import { jobStrategy } from './jobs.js';
+import { nodeAgent, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
 
-export type StrategyOptions = ServiceOptions;
+export type StrategyOptions = ServiceOptions & NodeAgentOptions;
 
 export function strategies(host: PluginHost, options: StrategyOptions = {}) {
   const services = new ServiceAllocator(host, options);
@@ -30,6 +31,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
       if (host.type('', 'pods')) {
         host.serve({ group: '', resource: 'pods', subresource: 'binding', kind: 'Binding' }, pods.binding);
         host.serve({ group: '', resource: 'pods', subresource: 'eviction', kind: 'Eviction', subresourceGroup: 'policy', subresourceVersion: 'v1' }, pods.eviction);
+        host.serveStream({ group: '', resource: 'pods', subresource: 'log', kind: 'Pod' }, nodeAgent(host, options).logs);
       }
       await repairServices(host, services);
       await ensureSystemPriorityClasses(host);

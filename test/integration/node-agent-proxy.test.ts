@@ -1,0 +1,89 @@
+// pods/log through the server to a node agent: a small fake node agent (HTTPS, client certificates
+// required) written here answers /containerLogs; kubectl logs and logs -f read through the server.
+import t from 'tap';
+import https from 'node:https';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { generateCA, signCert } from '../../kernel/pki.js';
+import { withServer, sleep } from '../lib/server.js';
+import { kubectlPath, noKubectl } from '../lib/kubectl.js';
+
+interface Agent { port: number; seen: { path: string; cn: string }[]; close(): void }
+
+async function fakeNodeAgent(ca: { certPem: string; keyPem: string }): Promise<Agent> {
+  const serving = await signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'node-1' }, ips: ['127.0.0.1'], usages: ['serverAuth'], days: 1 });
+  const seen: Agent['seen'] = [];
+  const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const cn = String((req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN ?? '');
+    seen.push({ path: req.url!, cn });
+    const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/?]+)(\?.*)?$/.exec(req.url!);
+    if (!m) { res.writeHead(404); res.end('not found'); return; }
+    const q = new URLSearchParams(m[4]?.slice(1) ?? '');
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write(`log of ${m[1]}/${m[2]}/${m[3]} line 1\n`);
+    if (q.get('follow') !== 'true') { res.end(`log of ${m[1]}/${m[2]}/${m[3]} line 2\n`); return; }
+    let n = 2;
+    const timer = setInterval(() => { res.write(`follow line ${n++}\n`); if (n > 4) { clearInterval(timer); res.end(); } }, 100);
+    req.on('close', () => clearInterval(timer));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as import('node:net').AddressInfo).port, seen, close: () => server.close() };
+}
+
+t.test('pods/log through the node agent', async (t) => {
+  const ca = await generateCA({ CN: 'node-agent-ca' });
+  const client = await signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'apiserver-node-agent-client', O: ['system:masters'] }, usages: ['clientAuth'], days: 1 });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-na-'));
+  const f = (n: string, c: string) => { const p = path.join(dir, n); writeFileSync(p, c); return p; };
+  const agent = await fakeNodeAgent(ca);
+  t.teardown(() => agent.close());
+  const s = await withServer(t, {
+    brand: 'kubernetes',
+    args: ['--kubelet-client-certificate', f('client.crt', client.certPem), '--kubelet-client-key', f('client.key', client.keyPem), '--kubelet-certificate-authority', f('ca.crt', ca.certPem)],
+  });
+  await s.request('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } } });
+  await s.request('PATCH', '/api/v1/nodes/node-1/status', {
+    body: { status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: agent.port } } } },
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  await s.request('POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'x' }] } } });
+  await s.request('POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'two' }, spec: { nodeName: 'node-1', containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'x' }] } } });
+
+  const r = await s.get('/api/v1/namespaces/default/pods/web/log?tailLines=10');
+  t.equal(r.status, 200, r.text);
+  t.equal(r.text, 'log of default/web/app line 1\nlog of default/web/app line 2\n');
+  t.equal(agent.seen.at(-1)!.path, '/containerLogs/default/web/app?tailLines=10');
+  t.equal(agent.seen.at(-1)!.cn, 'apiserver-node-agent-client', 'the server presents its node agent client certificate');
+  const two = await s.get('/api/v1/namespaces/default/pods/two/log');
+  t.equal(two.status, 400);
+  t.equal(two.json.message, 'a container name must be specified for pod two, choose one of: [a b]');
+  t.equal((await s.get('/api/v1/namespaces/default/pods/two/log?container=b')).text.split('\n')[0], 'log of default/two/b line 1');
+  t.equal((await s.get('/api/v1/namespaces/default/pods/nope/log')).status, 404);
+
+  // No node agent answering: a Status, not a hang.
+  await s.request('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'dead' }, status: {} } });
+  await s.request('PATCH', '/api/v1/nodes/dead/status', { body: { status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: 1 } } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  await s.request('POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lost' }, spec: { nodeName: 'dead', containers: [{ name: 'c', image: 'x' }] } } });
+  const dead = await s.get('/api/v1/namespaces/default/pods/lost/log');
+  t.equal(dead.status, 500);
+  t.match(dead.json.message, /^Get "https:\/\/127\.0\.0\.1:1\/containerLogs\/default\/lost\/c": connect ECONNREFUSED/);
+
+  if (noKubectl) return;
+  const run = (args: string[]) => new Promise<{ code: number; out: string }>((resolve) => {
+    const p = spawn(kubectlPath!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), ...args], { env: { ...process.env, HOME: s.dataDir } });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { out += d; });
+    p.on('close', (code) => resolve({ code: code ?? 1, out }));
+  });
+  const logs = await run(['logs', 'web']);
+  t.equal(logs.code, 0, logs.out);
+  t.equal(logs.out, 'log of default/web/app line 1\nlog of default/web/app line 2\n');
+  const follow = await run(['logs', '-f', 'web']);
+  t.equal(follow.code, 0, follow.out);
+  t.equal(follow.out, 'log of default/web/app line 1\nfollow line 2\nfollow line 3\nfollow line 4\n', 'followed as the agent streamed');
+  t.match(agent.seen.at(-1)!.path, 'follow=true');
+  await sleep(10);
+});
