@@ -70,19 +70,21 @@ t.test('creation rules, approval, signing and the x509 round trip over HTTP', as
   t.equal(upd.status, 200, upd.text);
   t.equal(upd.json.spec.username, 'admin', 'spec is immutable: the old spec stays');
   t.equal(upd.json.spec.signerName, CLIENT);
-  const viaStatus = await s.request('PUT', `${CSRS}/alice/status`, { body: { ...c.json, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'x' }] } } });
+  // later writes start from the current object (the update above may have changed its metadata)
+  const cur = (await s.get(`${CSRS}/alice`)).json;
+  const viaStatus = await s.request('PUT', `${CSRS}/alice/status`, { body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'x' }] } } });
   t.equal(viaStatus.status, 422, 'Approved cannot be added through status');
   t.match(viaStatus.json.message, /updates may not add a condition of type "Approved"/);
 
   // approval: Approved + Denied together and duplicates are invalid
-  const both = await s.request('PUT', `${CSRS}/alice/approval`, { body: { ...c.json, status: { conditions: [{ type: 'Approved', status: 'True' }, { type: 'Denied', status: 'True' }] } } });
+  const both = await s.request('PUT', `${CSRS}/alice/approval`, { body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True' }, { type: 'Denied', status: 'True' }] } } });
   t.equal(both.status, 422);
   t.match(both.json.message, /Approved and Denied conditions are mutually exclusive/);
-  const dup = await s.request('PUT', `${CSRS}/alice/approval`, { body: { ...c.json, status: { conditions: [{ type: 'Approved', status: 'True' }, { type: 'Approved', status: 'True' }] } } });
+  const dup = await s.request('PUT', `${CSRS}/alice/approval`, { body: { ...cur, status: { conditions: [{ type: 'Approved', status: 'True' }, { type: 'Approved', status: 'True' }] } } });
   t.equal(dup.status, 422);
   t.match(dup.json.message, /Duplicate value: "Approved"/);
 
-  const ok = await approve(s, c.json);
+  const ok = await approve(s, cur);
   t.equal(ok.status, 200, ok.text);
   t.ok(ok.json.status.conditions[0].lastUpdateTime, 'condition timestamps filled in');
   const pem = await certificateOf(s, 'alice');
