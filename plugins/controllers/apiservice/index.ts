@@ -20,7 +20,12 @@ const plugin: PluginModule<'controller'> = {
   name: 'apiservice',
   create: (_options, host) => {
     const type = host.type(apiregistrationGroup(host.brand), 'apiservices');
-    if (!type) throw new Error('the apiservice controller needs the apiregistration types plugin (APIService is not served)');
+    // A configuration without the apiregistration types (its own `types` list, or --runtime-config
+    // switching the group off) has no APIServices to keep: nothing to do.
+    if (!type) {
+      host.log.info('apiservice controller idle: APIService is not served');
+      return { perServer: true, start() {}, stop() {} };
+    }
     const label = `kube-aggregator.${host.brand.keyDomain}/automanaged`;
     let unwatch: (() => void) | undefined;
     let stopped = false;
