@@ -348,7 +348,7 @@ export class Registry {
     const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
-    const memoKey = !sel.hasSelector && acc.rep === 'json' && rev === this.ctx.cache.rev && !t.type.convert ? `${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
+    const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
     if (memoKey && rc.listMemo?.key === memoKey) return res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : rc.listMemo.body);
     const items: Entry[] = [];
     let next = '';
@@ -411,8 +411,9 @@ export class Registry {
     }
     if (acc.rep === 'protobuf') {
       // Each item's cached Protobuf message goes out as it is, as for JSON below.
-      res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : listProtobuf(t.type, gv(t.type), meta, items));
-      return undefined;
+      const pb = listProtobuf(t.type, gv(t.type), meta, items);
+      res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : pb);
+      return pb;
     }
     // Each item's stored bytes go out as they are: the list is never re-serialized.
     const head = Buffer.from(`{"kind":"${t.type.kind}List","apiVersion":"${gv(t.type)}","metadata":${JSON.stringify(meta)},"items":[`);

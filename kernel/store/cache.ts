@@ -54,7 +54,7 @@ const cmp = (a: Entry, b: Entry) => (a.namespace < b.namespace ? -1 : a.namespac
 export class ResourceCache {
   readonly byKey = new Map<string, Entry>();
   readonly sorted = new SortedEntries();
-  /** The last unfiltered JSON list body built (by namespace, revision and page), reused until the revision moves. */
+  /** The last unfiltered list body built (JSON or Protobuf, by namespace, revision and page), reused until the revision moves. */
   listMemo: { key: string; body: Buffer } | undefined;
   /** Events in revision order, newest last; trimmed to the retention window. */
   events: CacheEvent[] = [];
