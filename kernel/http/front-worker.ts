@@ -8,6 +8,7 @@ import net from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
 import { parentPort, workerData } from 'node:worker_threads';
 import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage } from './front.js';
+import { RequestFramer } from './framer.js';
 
 const o = workerData as FrontInit;
 const port = parentPort!;
@@ -20,8 +21,17 @@ port.on('message', (m: FrontAck) => {
 function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefined): void {
   const back = net.connect(o.backendPath);
   back.setNoDelay(true);
-  back.write(proxyHeader(src, sock.remotePort ?? 0));
-  sock.pipe(back);
+  // The PROXY header goes out with the first request head, in the same write: uWS misparses a head
+  // that arrives in a later read than the PROXY header when it is over about 4 KiB.
+  let first: Buffer | undefined = proxyHeader(src, sock.remotePort ?? 0);
+  // each request head reaches uWS in one write (framer.ts); answers flow back as they come
+  const framer = new RequestFramer((b) => {
+    if (first) { b = Buffer.concat([first, b]); first = undefined; }
+    return back.write(b);
+  }, (answer) => { sock.end(answer); back.destroy(); });
+  sock.on('data', (d: Buffer) => { if (!framer.push(d)) sock.pause(); });
+  back.on('drain', () => sock.resume());
+  sock.on('end', () => back.end());
   back.pipe(sock);
   sock.on('close', () => { if (handle) post({ type: 'gone', handle }); back.destroy(); });
   back.on('error', () => back.destroy());
