@@ -1,6 +1,7 @@
 // Test harness: starts the real server binary on a temporary data dir and port, and talks to it over HTTPS.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { defaultConfig } from '../../kernel/config.js';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,8 @@ export interface TestServer {
 export interface StartOptions {
   brand?: 'cluster' | 'kubernetes';
   args?: string[];
+  /** Default controllers to leave out (e.g. root-ca-publisher, for tests that count every ConfigMap). */
+  withoutControllers?: string[];
   dataDir?: string;
   keepDataDir?: boolean;
   /** Extra environment variables for the server process (e.g. CAPI_BOOKMARK_INTERVAL_MS). */
@@ -71,6 +74,14 @@ function waitForServing(proc: ChildProcess, logs: string[], mtls: { port: number
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'capi-'));
   const args = [mainJs, '--data-dir', dataDir, '--secure-port', '0', '--brand', opts.brand ?? 'cluster', ...(opts.args ?? [])];
+  if (opts.withoutControllers?.length) {
+    // a config file with the default controller list less the named ones
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-cfg-'));
+    const file = path.join(dir, 'config.json');
+    const controllers = defaultConfig().controllers.filter((c) => !opts.withoutControllers!.includes(c.plugin));
+    writeFileSync(file, JSON.stringify({ controllers }));
+    args.push('--config', file);
+  }
   const agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
   const s: TestServer = {
     port: 0, mtlsPort: 0, dataDir, token: '', ca: Buffer.alloc(0), proc: undefined as never, logs: [], url: '',
