@@ -20,8 +20,14 @@ async function grantAlice(s: TestServer) {
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; text: string; ms: number }
 
 /** `n` requests at once on `n` connections (the admin's token, impersonating `as` when given). */
-function burst(s: TestServer, n: number, make: (i: number) => { method: string; path: string; body?: unknown; as?: string }): Promise<Answer[]> {
-  const agent = new https.Agent({ keepAlive: false, maxSockets: n, ca: s.ca });
+async function burst(s: TestServer, n: number, make: (i: number) => { method: string; path: string; body?: unknown; as?: string }, opts: { warm?: boolean } = {}): Promise<Answer[]> {
+  const agent = new https.Agent({ keepAlive: !!opts.warm, maxSockets: n, ca: s.ca });
+  if (opts.warm) {
+    // open every connection first (as the admin, exempt), so the burst itself arrives at once
+    await Promise.all(Array.from({ length: n }, () => new Promise<void>((r) => {
+      https.get({ host: '127.0.0.1', port: s.port, path: '/livez', agent }, (res) => { res.resume(); res.on('end', () => r()); }).on('error', () => r());
+    })));
+  }
   return Promise.all(Array.from({ length: n }, (_, i) => new Promise<Answer>((resolve) => {
     const m = make(i);
     const body = m.body === undefined ? undefined : JSON.stringify(m.body);
@@ -57,14 +63,36 @@ t.test('every request is classified: the reference\'s PF headers, exempt for sys
   t.not(alice.headers[FS], admin.headers[FS], 'and matches another flow schema');
 });
 
-t.test('APF: one flow over its queues gets 429 with Retry-After; exempt requests and /livez stay fast', async (t) => {
-  // one seat for the whole server: the global-default level gets ceil(1 * 20 / 245) = 1 seat and
-  // 128 queues of which one flow may use its hand of 6, 50 requests each
+t.test('APF: a stored priority level with small queues: 429 with Retry-After past them; exempt requests and /livez answer', async (t) => {
+  // one seat for the whole server, and a level of our own for alice: one queue of two
   const s = await withServer(t, { args: ['--max-requests-inflight=1', '--max-mutating-requests-inflight=0'] });
   await grantAlice(s);
-  const n = 450;
-  const during = burst(s, n, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMap(`flood-${i}`), as: 'alice' }));
-  await new Promise((r) => setTimeout(r, 50));
+  const FC = `/apis/flowcontrol.apiserver.${D}/v1beta3`;
+  const pl = await s.request('POST', `${FC}/prioritylevelconfigurations`, {
+    body: { apiVersion: `flowcontrol.apiserver.${D}/v1beta3`, kind: 'PriorityLevelConfiguration', metadata: { name: 'tiny' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1, queueLengthLimit: 2 } } } } },
+  });
+  t.equal(pl.status, 201, `PriorityLevelConfiguration: ${pl.text.slice(0, 200)}`);
+  const fs = await s.request('POST', `${FC}/flowschemas`, {
+    body: {
+      apiVersion: `flowcontrol.apiserver.${D}/v1beta3`, kind: 'FlowSchema', metadata: { name: 'alice-tiny' },
+      spec: {
+        priorityLevelConfiguration: { name: 'tiny' }, matchingPrecedence: 500, distinguisherMethod: { type: 'ByUser' },
+        rules: [{ subjects: [{ kind: 'User', user: { name: 'alice' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+      },
+    },
+  });
+  t.equal(fs.status, 201, `FlowSchema: ${fs.text.slice(0, 200)}`);
+  // the plugin follows the stored objects: alice's answers name the new level once it has them
+  let onTiny = false;
+  for (let i = 0; i < 100 && !onTiny; i++) {
+    const r = await s.request('GET', '/api/v1/namespaces/default', { headers: { 'impersonate-user': 'alice' } });
+    onTiny = r.headers[PL] === pl.json.metadata.uid && r.headers[FS] === fs.json.metadata.uid;
+    if (!onTiny) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(onTiny, 'alice is classified by the stored FlowSchema into the stored level');
+
+  const n = 60;
+  const during = burst(s, n, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMap(`flood-${i}`), as: 'alice' }), { warm: true });
   const [livez, adminGet] = await Promise.all([
     s.request('GET', '/livez', { token: null }),
     s.get('/api/v1/namespaces/default/configmaps?limit=1'),
@@ -73,21 +101,20 @@ t.test('APF: one flow over its queues gets 429 with Retry-After; exempt requests
   const created = answers.filter((a) => a.status === 201);
   const refused = answers.filter((a) => a.status === 429);
   t.equal(created.length + refused.length, n, `every answer is 201 or 429 (${[...new Set(answers.map((a) => a.status))].join(',')})`);
-  // at most 1 running + 6 queues × 50 waiting at any moment; the burst arrives over some milliseconds
-  t.ok(refused.length > 0, `the flow's queues overflowed: ${refused.length} refused`);
-  t.ok(created.length > 50, `queued requests ran in their turn: ${created.length} created`);
+  t.ok(refused.length > 0, `past one seat and a queue of two, writes were refused: ${refused.length}`);
+  t.ok(created.length >= 1, `and some ran: ${created.length}`);
   const r = refused[0];
-  t.match(r.headers['retry-after'], /^\d+$/, 'Retry-After in seconds');
-  t.equal(r.text, 'Too many requests, please try again later.\n', 'the reference\'s plain-text body');
-  t.match(r.headers['content-type'], /^text\/plain/);
-  t.ok(r.headers[FS] && r.headers[PL], 'a refusal carries the PF headers');
-  t.equal(livez.status, 200, '/livez answered during the flood');
-  t.equal(adminGet.status, 200, 'an exempt (system:masters) request answered during the flood');
+  t.match(r?.headers['retry-after'], /^\d+$/, 'Retry-After in seconds');
+  t.equal(r?.text, 'Too many requests, please try again later.\n', 'the reference\'s plain-text body');
+  t.match(r?.headers['content-type'], /^text\/plain/);
+  t.equal(r?.headers[PL], pl.json.metadata.uid, 'a refusal names the level by UID');
+  t.equal(livez.status, 200, '/livez answered during the burst');
+  t.equal(adminGet.status, 200, 'an exempt (system:masters) request answered during the burst');
   const list = await s.get('/api/v1/namespaces/default/configmaps');
   const names = new Set(list.json.items.map((o: any) => o.metadata.name));
   t.equal([...names].filter((x) => String(x).startsWith('flood-')).length, created.length, 'exactly the 201s were stored');
   const metrics = await s.get('/metrics');
-  t.match(metrics.text, /apiserver_flowcontrol_rejected_requests_total\{flow_schema="global-default",priority_level="global-default",reason="queue-full"\} \d+/);
+  t.match(metrics.text, /apiserver_flowcontrol_rejected_requests_total\{flow_schema="alice-tiny",priority_level="tiny",reason="(queue-full|concurrency-limit)"\} \d+/);
 });
 
 t.test('APF off: --max-mutating-requests-inflight limits writes with 429, system:masters is not limited', async (t) => {
