@@ -1,6 +1,7 @@
 // The small loop the certificate controllers share: watch CertificateSigningRequests, handle each
 // changed one once at a time (a name changed again while handled is handled again), log failures.
 import type { KObject, PluginHost, TypeDef } from '../../kernel/contracts.js';
+import { WorkQueue } from './work-queue.js';
 
 export interface CSRLoop {
   type: TypeDef;
@@ -16,33 +17,19 @@ export function csrLoop(host: PluginHost, controller: string, handle: (csr: KObj
     host.log.info(`${controller} idle: CertificateSigningRequest is not served`);
     return { type: undefined as unknown as TypeDef, async start() {}, stop() {} };
   }
-  const queue = new Set<string>();
-  let running = false;
-  let stopped = false;
+  // one request at a time, a name changed again while handled is handled again (plugins/lib/work-queue.ts)
+  const queue = new WorkQueue(async (name) => {
+    const csr = await host.objects.get(type, '', name);
+    if (csr) await handle(csr, type);
+  }, (name, e) => host.log.warn(`${controller}: ${(e as Error).message}`, { csr: name }), 0);
   let unwatch = () => {};
-  async function work() {
-    if (running || stopped) return;
-    running = true;
-    try {
-      while (queue.size && !stopped) {
-        const name = queue.values().next().value as string;
-        queue.delete(name);
-        const csr = await host.objects.get(type!, '', name);
-        if (!csr) continue;
-        try { await handle(csr, type!); } catch (e) { host.log.warn(`${controller}: ${(e as Error).message}`, { csr: name }); }
-      }
-    } finally {
-      running = false;
-    }
-  }
-  const add = (name: string) => { queue.add(name); void work(); };
   return {
     type,
     async start() {
-      unwatch = host.objects.watch(type, (ev, o) => { if (ev !== 'DELETED') add(o.metadata!.name!); });
-      for (const o of await host.objects.list(type)) add(o.metadata!.name!);
+      unwatch = host.objects.watch(type, (ev, o) => { if (ev !== 'DELETED') queue.add(o.metadata!.name!); });
+      for (const o of await host.objects.list(type)) queue.add(o.metadata!.name!);
     },
-    stop() { stopped = true; unwatch(); },
+    stop() { unwatch(); void queue.stop(); },
   };
 }
 
