@@ -531,6 +531,12 @@ export interface TypeDef {
    * convert into `storageVersion` before storing. Throw a StatusError to fail the request.
    */
   convert?: (objs: KObject[], version: string) => Promise<KObject[]>;
+  /**
+   * The same conversion for one object, in process and synchronous (the built-in catalog's
+   * multi-version groups set both). With it a watch converts each event once per served version
+   * and every watcher of that version shares the bytes; without it each watcher converts its own.
+   */
+  convertObject?: (obj: KObject, version: string) => KObject;
   /** The version objects are stored in, when it is not this one (with `convert`). */
   storageVersion?: string;
   /** Per-type hooks on the write path that need state or other objects (allocators, graceful deletion). */

@@ -464,9 +464,21 @@ export class Registry {
     const include = (q.get('includeObject') as IncludeObject) || 'Metadata';
     const brand = this.ctx.brand;
     const type = t.type;
-    const encodeObject = (e: Entry): string | Buffer =>
-      pb ? entryProtobuf(type, e, gv(type))
-      : acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
+    // A version converted in process: each event is converted here, once per version (the fan-out
+    // memoizes by `rep`, which names the version), into an entry of its own so that the stored
+    // entry's cached Protobuf bytes stay those of the stored version.
+    const inline = type.convertObject;
+    const want = gv(type);
+    const served = (e: Entry): Entry => {
+      if (!inline) return e;
+      const obj = parse(e);
+      return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, type.version))), pb: undefined };
+    };
+    const encodeObject = (stored: Entry): string | Buffer => {
+      const e = served(stored);
+      return pb ? entryProtobuf(type, e, want)
+        : acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
+    };
     // JSON: one `{"type":...,"object":...}` line per event; Protobuf: the reference's length-prefixed WatchEvent frames.
     const frame = (evType: EventType, obj: string | Buffer) => pb ? watchFrame(evType, obj as Buffer)
       : Buffer.concat([Buffer.from(`{"type":"${evType}","object":`), Buffer.isBuffer(obj) ? obj : Buffer.from(obj), EVENT_TAIL]);
@@ -512,7 +524,7 @@ export class Registry {
       name: sel.name ?? '',
       field: pinned,
       matches: sel.matches,
-      rep: acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : acc.rep === 'protobuf' ? 'protobuf' : 'json',
+      rep: (inline ? `${want}:` : '') + (acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : acc.rep === 'protobuf' ? 'protobuf' : 'json'),
       encode: (evType, e) => frame(evType, encodeObject(e)),
       close: () => finish(),
       deliver: (line, rev) => {
@@ -598,7 +610,7 @@ export class Registry {
         open: (s) => {
           // One event per text frame, without the newline that separates events on HTTP.
           const ws = { write: (b: Buffer) => s.send(pb ? b.subarray(4) : b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
-          sink = pb ? ws : this.convertingSink(type, ws);
+          sink = pb || inline ? ws : this.convertingSink(type, ws);
           void begin();
         },
         drain: drained,
@@ -609,7 +621,7 @@ export class Registry {
     }
     res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' });
     const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
-    sink = pb ? http : this.convertingSink(type, http);
+    sink = pb || inline ? http : this.convertingSink(type, http);
     res.onDrain(drained);
     res.onClose(() => finish());
     await begin();
@@ -846,7 +858,10 @@ export class Registry {
       nmd.resourceVersion = omd.resourceVersion;
       if (omd.deletionTimestamp) nmd.deletionTimestamp = omd.deletionTimestamp; else delete nmd.deletionTimestamp;
       if (omd.deletionGracePeriodSeconds !== undefined) nmd.deletionGracePeriodSeconds = omd.deletionGracePeriodSeconds; else delete nmd.deletionGracePeriodSeconds;
-      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (specOf(obj) !== specOf(old) ? 1 : 0);
+      // A version converted in process compares the stored forms: a spec change the served version
+      // cannot show (another version's field, an order) is still a change.
+      const inStorage = type.convertObject && type.storageVersion && type.storageVersion !== type.version ? (o: KObject) => type.convertObject!(o, type.storageVersion!) : undefined;
+      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + ((inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
       else delete nmd.generation;
       if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
@@ -1113,7 +1128,8 @@ export class Registry {
     for (;;) {
       const e = this.current(type, t.namespace, t.name);
       if (!e) throw errors.notFound(type.group, type.resource, t.name);
-      const old = parse(e);
+      // Admission, the answer and a lingering deletion see the object in this version; it is written back in the stored one.
+      const old = await this.fromStored(type, parse(e));
       // Checked before deletion begins, as the reference's BeforeDelete does: it names the Kind, not the resource.
       if (pre.uid && pre.uid !== e.uid) throw errors.conflict(type.group, type.kind, t.name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${e.uid}). The object might have been deleted and then recreated`);
       if (pre.resourceVersion && pre.resourceVersion !== String(e.rev)) throw errors.conflict(type.group, type.kind, t.name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${e.rev}). The object might have been modified`);
@@ -1133,15 +1149,15 @@ export class Registry {
         md.deletionGracePeriodSeconds = grace;
         if (gcFinalizer && !finalizers.includes(gcFinalizer)) md.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
         if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
-        const r = await this.commit('update', e.key, obj, e.rev);
+        const r = await this.commit('update', e.key, await this.toStored(type, obj), e.rev);
         if (r.ok) return { code: 200, body: (await this.asServed(type, [r.bytes!]))[0], obj };
         await this.afterConflict(t, r);
         continue;
       }
-      if (grace > 0) return { code: 200, body: e.bytes, obj: old }; // already lingering with a grace no longer than this one
+      if (grace > 0) return { code: 200, body: JSON.stringify(old), obj: old }; // already lingering with a grace no longer than this one
       const graceful = finalizers.length > 0 || this.extraFinalizers(type, old) || (gcFinalizer && !old.metadata!.deletionTimestamp);
       if (graceful) {
-        if (old.metadata!.deletionTimestamp && !gcFinalizer && (old.metadata!.deletionGracePeriodSeconds ?? 0) === 0) return { code: 200, body: e.bytes, obj: old };
+        if (old.metadata!.deletionTimestamp && !gcFinalizer && (old.metadata!.deletionGracePeriodSeconds ?? 0) === 0) return { code: 200, body: JSON.stringify(old), obj: old };
         const obj = clone(old);
         const md = obj.metadata!;
         if (md.deletionGracePeriodSeconds) { md.deletionTimestamp = now(); md.deletionGracePeriodSeconds = 0; }
@@ -1150,7 +1166,7 @@ export class Registry {
         if (gcFinalizer && !finalizers.includes(gcFinalizer)) md.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
         if (type.terminatingPhase) setPath(obj, `${type.statusField ?? 'status'}.phase`, type.terminatingPhase);
         if (dryRun) return { code: 200, body: JSON.stringify(obj), obj };
-        const r = await this.commit('update', e.key, obj, e.rev);
+        const r = await this.commit('update', e.key, await this.toStored(type, obj), e.rev);
         if (r.ok) return { code: 200, body: (await this.asServed(type, [r.bytes!]))[0], obj };
         await this.afterConflict(t, r);
         continue;

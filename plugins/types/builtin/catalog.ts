@@ -32,6 +32,11 @@ export interface Row {
   statusKeepsMetadata?: string[];
   /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
   conditionalUpdateOnly?: boolean;
+  /**
+   * A version the reference release this catalog follows does not serve yet (a later release's): its
+   * objects have the shape of this other version's, whose definitions it publishes under its own name.
+   */
+  shapeOf?: string;
 }
 
 const NS = true;
@@ -72,6 +77,10 @@ export const CATALOG: Row[] = [
   row('apps', 'v1', 'StatefulSet', 'statefulsets', NS, { shortNames: ['sts'], categories: ALL, subresources: SCALE, hasSpec: true }),
   row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
   row('apps', 'v1', 'ControllerRevision', 'controllerrevisions', NS),
+  // autoscaling: v2 (listed first: preferred, and the storage version) and v1, one set of objects
+  // converted between the two (conversions/autoscaling.ts).
+  row('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S, hasSpec: true }),
+  row('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S, hasSpec: true }),
   // batch/v1
   row('batch', 'v1', 'Job', 'jobs', NS, { categories: ALL, subresources: S, hasSpec: true }),
   row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),
@@ -91,6 +100,7 @@ export const CATALOG: Row[] = [
   row('discovery.cluster.io', 'v1', 'EndpointSlice', 'endpointslices', NS, { hasSpec: true }),
   row('node.cluster.io', 'v1', 'RuntimeClass', 'runtimeclasses', CLUSTER, { conditionalUpdateOnly: true }),
   // API Priority and Fairness configuration (the reference release this catalog follows serves v1beta3).
+  // v1beta3 is the storage version; v1 is served beside it (LATER_RELEASES below).
   row('flowcontrol.apiserver.cluster.io', 'v1beta3', 'FlowSchema', 'flowschemas', CLUSTER, { subresources: S, hasSpec: true }),
   row('flowcontrol.apiserver.cluster.io', 'v1beta3', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', CLUSTER, { subresources: S, hasSpec: true }),
   row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
@@ -104,6 +114,18 @@ export const CATALOG: Row[] = [
   // plugins/admission/webhook-common/v1beta1-types.ts, sharing these rows' storage.
   row('admissionregistration.cluster.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true }),
   row('admissionregistration.cluster.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true }),
+];
+
+/**
+ * Versions a later reference release serves that clients of that release prefer, served beside the
+ * catalog's (which follows the reference release's OpenAPI document exactly): the same objects,
+ * converted through the catalog's conversion seam (conversions/), with the shape, definitions and
+ * Protobuf messages of the version named by `shapeOf`.
+ */
+export const LATER_RELEASES: Row[] = [
+  // flowcontrol.apiserver/v1 (GA in the next release; clients of 1.29+ prefer it).
+  row('flowcontrol.apiserver.cluster.io', 'v1', 'FlowSchema', 'flowschemas', CLUSTER, { subresources: S, hasSpec: true, shapeOf: 'v1beta3' }),
+  row('flowcontrol.apiserver.cluster.io', 'v1', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', CLUSTER, { subresources: S, hasSpec: true, shapeOf: 'v1beta3' }),
 ];
 
 /** How the hook tables name a row: "pods", "deployments.apps", "ingresses.networking.cluster.io". */

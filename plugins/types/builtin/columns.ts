@@ -4,6 +4,7 @@
 // "1/2", "80:30080/TCP", "5m30s".
 import type { Brand } from '../../../kernel/brand.js';
 import type { TableColumn } from '../../../kernel/contracts.js';
+import { hpaColumns } from './autoscaling.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 
 // ---------------------------------------------------------------- time
@@ -498,6 +499,7 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
       AGE,
     ],
     'networkpolicies.networking.cluster.io': [col('Pod-Selector', 'string', 'Pods the policy applies to.', (o) => orNone(selectorString(at(o, 'spec.podSelector')))), AGE],
+    'horizontalpodautoscalers.autoscaling': hpaColumns(AGE),
     'poddisruptionbudgets.policy': [
       col('Min Available', 'string', 'Pods that must stay available.', (o) => text(at(o, 'spec.minAvailable')) || 'N/A'),
       col('Max Unavailable', 'string', 'Pods that may be unavailable.', (o) => text(at(o, 'spec.maxUnavailable')) || 'N/A'),

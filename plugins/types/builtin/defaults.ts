@@ -4,6 +4,7 @@
 // idempotent: running it twice gives the same object.
 import type { Brand } from '../../../kernel/brand.js';
 import type { KObject } from '../../../kernel/contracts.js';
+import { defaultHpa } from './autoscaling.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 
 type Defaulter = (obj: KObject, brand: Brand) => void;
@@ -414,6 +415,7 @@ export const DEFAULTERS: Record<string, Defaulter> = {
   'daemonsets.apps': daemonSet,
   'jobs.batch': job,
   'cronjobs.batch': cronJob,
+  'horizontalpodautoscalers.autoscaling': defaultHpa,
   'networkpolicies.networking.cluster.io': networkPolicy,
   'endpointslices.discovery.cluster.io': endpointSlice,
   'priorityclasses.scheduling.cluster.io': (o) => def(o, 'preemptionPolicy', 'PreemptLowerPriority'),

@@ -2,19 +2,20 @@
 // per-type hooks (defaulting, validation, table columns, field selectors) by row key.
 import { brandGroup, type Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts.js';
-import { CATALOG, FIELD_SELECTORS, rowKey } from './catalog.js';
+import { CATALOG, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
 import { RULES } from './rules.js';
 import { withProtobuf } from './protobuf.js';
+import { attachConversion } from './conversions/index.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 
 /** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
 export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string>> = {}): TypeDef[] {
   const columns = columnsFor(brand);
-  return CATALOG.map((r) => {
+  return [...CATALOG, ...LATER_RELEASES].map((r) => {
     const key = rowKey(r);
     const t: TypeDef = {
       group: brandGroup(brand, r.group),
@@ -50,8 +51,9 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     const st = strategy(key);
     if (st) t.strategy = st;
     if (subresourceFields[key]) t.subresourceFields = subresourceFields[key];
-    withProtobuf(t, brand);
+    withProtobuf(t, brand, r.shapeOf);
     attachSchema(t, r.group, brand);
+    attachConversion(t, key, brand);
     return t;
   });
 }

@@ -8,10 +8,13 @@ import raw from './protobuf.json' with { type: 'json' };
 
 export const PROTOBUF_CATALOG = raw as unknown as ProtoCatalog;
 
-/** Sets `type.protobuf` when the catalog has the type's kind; returns the type. */
-export function withProtobuf<T extends TypeDef>(type: T, brand: Brand): T {
+/**
+ * Sets `type.protobuf` when the catalog has the type's kind; returns the type. `shapeOf` names the
+ * version whose messages a later release's identical version uses (same fields, same numbers).
+ */
+export function withProtobuf<T extends TypeDef>(type: T, brand: Brand, shapeOf?: string): T {
   const group = referenceGroup(brand, type.group);
-  const message = PROTOBUF_CATALOG.kinds[`${group ? `${group}/` : ''}${type.version}/${type.kind}`];
+  const message = PROTOBUF_CATALOG.kinds[`${group ? `${group}/` : ''}${shapeOf ?? type.version}/${type.kind}`];
   if (message) type.protobuf = { catalog: PROTOBUF_CATALOG, message };
   return type;
 }

@@ -6,6 +6,7 @@ import type { Brand } from '../../../kernel/brand.js';
 import type { Schema, TypeDef } from '../../../kernel/contracts.js';
 import { definitionName } from '../../../kernel/openapi.js';
 import { kindDefinition } from './gen-schemas.js';
+import { LATER_RELEASES } from './catalog.js';
 import raw from './schemas.json' with { type: 'json' };
 
 /** The catalog as written: neutral names, refs between them. */
@@ -45,7 +46,12 @@ export function brandDefinitions(brand: Brand): Readonly<Record<string, Schema>>
   let defs = byBrand.get(brand.name);
   if (!defs) {
     const name = (n: string) => definitionName(brand, n);
-    defs = deepFreeze(Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), rename(v, name)])));
+    const all = Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), rename(v, name)]));
+    // A later release's version with another version's shape: its kind's definition is that one's.
+    for (const r of LATER_RELEASES) {
+      if (r.shapeOf) all[name(kindDefinition(r.group, r.version, r.kind))] = all[name(kindDefinition(r.group, r.shapeOf, r.kind))];
+    }
+    defs = deepFreeze(all);
     byBrand.set(brand.name, defs);
   }
   return defs;
@@ -56,10 +62,10 @@ export function brandDefinitions(brand: Brand): Readonly<Record<string, Schema>>
  * the brand's, the neutral name ignores the domain). Types without a catalog schema stay unstructured.
  */
 export function attachSchema(t: TypeDef, group: string, brand: Brand): void {
-  const neutral = kindDefinition(group, t.version, t.kind);
-  if (!NEUTRAL_SCHEMAS[neutral]) return;
-  const name = definitionName(brand, neutral);
+  const name = definitionName(brand, kindDefinition(group, t.version, t.kind));
+  const defs = brandDefinitions(brand) as Record<string, Schema>;
+  if (!defs[name]) return;
   t.schema = { type: 'ref', ref: name };
-  t.definitions = brandDefinitions(brand) as Record<string, Schema>;
+  t.definitions = defs;
   t.definitionName = name;
 }

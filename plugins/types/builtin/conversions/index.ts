@@ -1,0 +1,53 @@
+// The conversion seam of the built-in catalog: a group whose resource is served in several versions
+// stores every object in one version and converts on the way in and out, through the same kernel
+// mechanism custom resources use (TypeDef.convert / storageVersion), plus the synchronous
+// TypeDef.convertObject so that a watch converts each event once per version.
+//
+// A group adds a small module of pure functions `convert(obj, from, to)` and one entry below, keyed
+// as the catalog's hook tables are ("horizontalpodautoscalers.autoscaling"). Every version of that
+// resource is a catalog row; the rows share storage (the resource's prefix), the first row listed is
+// the preferred version.
+import type { Brand } from '../../../../kernel/brand.js';
+import type { KObject, TypeDef } from '../../../../kernel/contracts.js';
+import { StatusError } from '../../../../kernel/status.js';
+import { hpaConversion } from './autoscaling.js';
+import { flowcontrolConversion } from './flowcontrol.js';
+
+/** One multi-version resource: where its objects are stored, and how to move between versions. */
+export interface ResourceConversion {
+  storageVersion: string;
+  /** Returns a new object in version `to` (group-less version name: "v1"); `from` is the object's. Never mutates `obj`. */
+  convert(obj: KObject, from: string, to: string, brand: Brand): KObject;
+}
+
+export const CONVERSIONS: Record<string, ResourceConversion> = {
+  'horizontalpodautoscalers.autoscaling': hpaConversion,
+  'flowschemas.flowcontrol.apiserver.cluster.io': flowcontrolConversion,
+  'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': flowcontrolConversion,
+};
+
+/** "autoscaling/v2" → "v2"; "v1" → "v1". */
+function versionOf(apiVersion: unknown): string {
+  const s = typeof apiVersion === 'string' ? apiVersion : '';
+  return s.slice(s.indexOf('/') + 1);
+}
+
+/** Gives a catalog TypeDef the conversion of its resource (by the row's hook key), when it has one. */
+export function attachConversion(t: TypeDef, key: string, brand: Brand): void {
+  const c = CONVERSIONS[key];
+  if (!c) return;
+  const one = (obj: KObject, version: string): KObject => {
+    const from = versionOf(obj.apiVersion);
+    if (from === version) return obj;
+    try {
+      return c.convert(obj, from, version, brand);
+    } catch (e) {
+      if (e instanceof StatusError) throw e;
+      // Malformed round-trip data (an annotation that is not the JSON it should be): the request is bad.
+      throw new StatusError(400, 'BadRequest', `converting ${t.kind} from ${from} to ${version}: ${(e as Error).message}`);
+    }
+  };
+  t.convertObject = one;
+  t.convert = async (objs, version) => objs.map((o) => one(o, version));
+  t.storageVersion = c.storageVersion;
+}
