@@ -5,6 +5,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
+import { kubectl, kubectlRelease } from '../lib/kubectl.js';
 
 async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
   const end = Date.now() + ms;
@@ -74,4 +75,47 @@ t.test('cluster brand names', async (t) => {
   const s = await withServer(t);
   t.equal((await until(() => s.get('/api/v1/namespaces/default/configmaps/root-ca.crt'), (r) => r.status === 200)).status, 200);
   t.equal((await s.get('/apis/flowcontrol.apiserver.cluster.io/v1beta3/flowschemas/exempt')).json.metadata.annotations['apf.cluster.io/autoupdate-spec'], 'true');
+});
+
+t.test('flowcontrol v1 served beside v1beta3 (the same objects)', async (t) => {
+  const s: TestServer = await withServer(t, { brand: 'kubernetes' });
+  const g = (await s.get('/apis/flowcontrol.apiserver.k8s.io')).json;
+  t.same(g.versions.map((v: { version: string }) => v.version), ['v1', 'v1beta3']);
+  t.equal(g.preferredVersion.version, 'v1');
+  const V1 = '/apis/flowcontrol.apiserver.k8s.io/v1';
+  const B3 = '/apis/flowcontrol.apiserver.k8s.io/v1beta3';
+  const ex = (await s.get(`${V1}/prioritylevelconfigurations/exempt`)).json;
+  t.equal(ex.apiVersion, 'flowcontrol.apiserver.k8s.io/v1');
+  t.equal(ex.spec.type, 'Exempt');
+  t.equal((await s.get(`${V1}/flowschemas`)).json.items.length, 13, 'the same flow schemas');
+  // Zero shares mean zero in v1; v1beta3 readers see the reference's preserve-zero annotation.
+  const KEY = 'flowcontrol.apiserver.k8s.io/v1beta3-preserve-zero-concurrency-shares';
+  const c = await s.request('POST', `${V1}/prioritylevelconfigurations`, { body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'zero' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, limitResponse: { type: 'Reject' } } } } });
+  t.equal(c.status, 201, c.text);
+  t.equal(c.json.apiVersion, 'flowcontrol.apiserver.k8s.io/v1');
+  t.equal(c.json.metadata.annotations, undefined, 'no annotation in v1');
+  const b3 = (await s.get(`${B3}/prioritylevelconfigurations/zero`)).json;
+  t.equal(b3.metadata.annotations[KEY], '');
+  t.equal(b3.spec.limited.nominalConcurrencyShares, 0);
+  const v1 = (await s.get(`${V1}/prioritylevelconfigurations/zero`)).json;
+  t.equal(v1.metadata.annotations, undefined);
+  // Watches of both versions see an update, each in its own version.
+  const seen: Record<string, string[]> = { v1: [], v1beta3: [] };
+  const w1 = s.stream(`${V1}/prioritylevelconfigurations?watch=1&fieldSelector=metadata.name%3Dzero`, (ev) => seen.v1.push(`${ev.type} ${ev.object.apiVersion}`));
+  const w3 = s.stream(`${B3}/prioritylevelconfigurations?watch=1&fieldSelector=metadata.name%3Dzero`, (ev) => seen.v1beta3.push(`${ev.type} ${ev.object.apiVersion}`));
+  await sleep(200);
+  await s.request('PATCH', `${B3}/prioritylevelconfigurations/zero`, { body: { metadata: { labels: { a: 'b' } } }, headers: merge });
+  await until(async () => seen, (x) => x.v1.length >= 2 && x.v1beta3.length >= 2);
+  w1.close(); w3.close();
+  t.same(seen.v1, ['ADDED flowcontrol.apiserver.k8s.io/v1', 'MODIFIED flowcontrol.apiserver.k8s.io/v1']);
+  t.same(seen.v1beta3, ['ADDED flowcontrol.apiserver.k8s.io/v1beta3', 'MODIFIED flowcontrol.apiserver.k8s.io/v1beta3']);
+  // Stock kubectl of a release that prefers v1.
+  const bin = kubectlRelease('1.33') ?? kubectlRelease('1.29');
+  if (bin) {
+    const r = await kubectl(s, ['get', 'prioritylevelconfigurations', 'zero', '-o', 'jsonpath={.apiVersion} {.spec.limited.nominalConcurrencyShares}'], { bin });
+    t.equal(r.code, 0, r.stderr);
+    t.equal(r.stdout, 'flowcontrol.apiserver.k8s.io/v1 0');
+    const fs = await kubectl(s, ['get', 'flowschemas'], { bin });
+    t.match(fs.stdout.split('\n')[0], /^NAME\s+PRIORITYLEVEL\s+MATCHINGPRECEDENCE\s+DISTINGUISHERMETHOD\s+AGE\s+MISSINGPL$/);
+  }
 });

@@ -500,6 +500,21 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
     ],
     'networkpolicies.networking.cluster.io': [col('Pod-Selector', 'string', 'Pods the policy applies to.', (o) => orNone(selectorString(at(o, 'spec.podSelector')))), AGE],
     'horizontalpodautoscalers.autoscaling': hpaColumns(AGE),
+    'flowschemas.flowcontrol.apiserver.cluster.io': [
+      col('PriorityLevel', 'string', 'Priority level of the matched requests.', (o) => text(at(o, 'spec.priorityLevelConfiguration.name'))),
+      col('MatchingPrecedence', 'integer', 'Order among flow schemas (lower first).', (o) => num(at(o, 'spec.matchingPrecedence'))),
+      col('DistinguisherMethod', 'string', 'How flows are told apart.', (o) => text(at(o, 'spec.distinguisherMethod.type')) || '<none>'),
+      AGE,
+      col('MissingPL', 'string', 'Whether the priority level is missing (the Dangling condition).', (o) => text(list(at(o, 'status.conditions')).find((c) => c.type === 'Dangling')?.status) || '?'),
+    ],
+    'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': [
+      col('Type', 'string', 'Exempt or Limited.', (o) => text(at(o, 'spec.type'))),
+      col('NominalConcurrencyShares', 'string', 'Share of the server concurrency.', (o) => (isObj(at(o, 'spec.limited')) ? num(at(o, 'spec.limited.nominalConcurrencyShares')) : '<none>')),
+      col('Queues', 'string', 'Queues of the level.', (o) => { const q = at(o, 'spec.limited.limitResponse.queuing'); return isObj(q) ? num(q.queues) : '<none>'; }),
+      col('HandSize', 'string', 'Queues a flow is dealt.', (o) => { const q = at(o, 'spec.limited.limitResponse.queuing'); return isObj(q) ? num(q.handSize) : '<none>'; }),
+      col('QueueLengthLimit', 'string', 'Requests a queue holds.', (o) => { const q = at(o, 'spec.limited.limitResponse.queuing'); return isObj(q) ? num(q.queueLengthLimit) : '<none>'; }),
+      AGE,
+    ],
     'poddisruptionbudgets.policy': [
       col('Min Available', 'string', 'Pods that must stay available.', (o) => text(at(o, 'spec.minAvailable')) || 'N/A'),
       col('Max Unavailable', 'string', 'Pods that may be unavailable.', (o) => text(at(o, 'spec.maxUnavailable')) || 'N/A'),
