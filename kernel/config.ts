@@ -53,6 +53,8 @@ export interface Config {
   admissionConfigFile?: string;
   /** EncryptionConfiguration file: which resources are encrypted at rest, and how (--encryption-provider-config). */
   encryptionProviderConfig?: string;
+  /** The client certificate presented to extension API servers (--proxy-client-cert-file/--proxy-client-key-file); unset: one made at first start. */
+  proxyClient?: { certFile?: string; keyFile?: string };
   /** Log lines as klog-style text or JSON (--logging-format). */
   loggingFormat: 'text' | 'json';
   /** Log verbosity (-v): 3 logs every request. */
@@ -127,6 +129,11 @@ export const configSchema = {
     admissionConfigFile: { type: 'string', minLength: 1 },
     insecureDataDirPermissions: { type: 'boolean' },
     encryptionProviderConfig: { type: 'string', minLength: 1 },
+    proxyClient: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { certFile: { type: 'string', minLength: 1 }, keyFile: { type: 'string', minLength: 1 } },
+    },
     loggingFormat: { type: 'string', enum: ['text', 'json'] },
     verbosity: { type: 'integer', minimum: 0, maximum: 10 },
     serviceClusterIPRange: { type: 'string', minLength: 1 },
@@ -182,7 +189,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     // the default-on admission plugins that exist in this build, in the reference order
     admission: defaultAdmission().map((plugin) => ({ plugin })),
     // The certificate controllers under the reference's --controllers names.
-    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
+    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'cluster-authentication-trust', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner'].map((plugin) => ({ plugin })),
     // the reference controller manager's lease timings
     leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
     signers: ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown'].map((plugin) => ({ plugin })),
@@ -225,6 +232,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
   if (fc.admissionConfigFile !== undefined) fc.admissionConfigFile = rel(fc.admissionConfigFile);
   if (fc.encryptionProviderConfig !== undefined) fc.encryptionProviderConfig = rel(fc.encryptionProviderConfig);
   if (fc.tls) fc.tls = { certFile: rel(fc.tls.certFile), keyFile: rel(fc.tls.keyFile) };
+  if (fc.proxyClient) fc.proxyClient = { certFile: rel(fc.proxyClient.certFile), keyFile: rel(fc.proxyClient.keyFile) };
   return fc;
 }
 

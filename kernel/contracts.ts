@@ -656,10 +656,46 @@ export interface PluginHost {
   state(owner: string): PluginState;
   /** Serves a GET sub-resource of a stored type by streaming from an upstream HTTPS endpoint the handler names (pods/log → the node agent). */
   serveStream(route: VirtualRoute, handler: StreamHandler): void;
+  /**
+   * Serves whole group-versions from other servers (API aggregation): replaces what this owner served
+   * before with `remotes`. Requests under /apis/<group>/<version> are authenticated and authorized
+   * here, then proxied to the target with the user in the front-proxy headers; /apis and
+   * /apis/<group> list them.
+   */
+  serveRemote(owner: string, remotes: RemoteGroupVersion[]): void;
+  /**
+   * The client certificate this server presents when it proxies to extension servers
+   * (--proxy-client-cert-file/--proxy-client-key-file, or one signed at first start by a front-proxy
+   * CA under <dataDir>/pki; `caPem` is that CA then).
+   */
+  frontProxyClient(): { certPem: string; keyPem: string; caPem?: string };
+  /** Options of the configured authenticators (by plugin name), for publishing what clients must trust. */
+  authenticatorOptions(plugin: string): Record<string, unknown> | undefined;
+}
+
+/** A group-version served by another server (an APIService naming a service). */
+export interface RemoteGroupVersion {
+  group: string;
+  version: string;
+  groupPriorityMinimum: number;
+  versionPriority: number;
+  /** Where a request goes now; throw a StatusError (e.g. 503) when there is nowhere to send it. */
+  target(): UpstreamTarget | Promise<UpstreamTarget>;
+  /** The group-version's APIResourceList as last fetched from the server, for aggregated discovery. */
+  resources?(): Record<string, unknown> | undefined;
 }
 
 /** An upstream the server proxies a streaming sub-resource to, with the client credentials to present. */
-export interface UpstreamTarget { url: string; ca?: string; cert?: string; key?: string }
+export interface UpstreamTarget {
+  url: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
+  /** TLS server name to verify (and send as SNI) when it differs from the URL's host. */
+  servername?: string;
+  /** Whether the server certificate is verified (default: only when `ca` is given); with no `ca`, against the system roots. */
+  verify?: boolean;
+}
 export type StreamHandler = (req: { namespace: string; name: string; query: URLSearchParams; user: UserInfo }) => Promise<UpstreamTarget>;
 
 /** A plugin's durable key-value records: creates are atomic (race-free reservations) and resolve once durable. */

@@ -1,5 +1,5 @@
 // Discovery documents: /api, /apis, /api/v1, /apis/{group}, /apis/{group}/{version}.
-import type { TypeDef } from './contracts.js';
+import type { RemoteGroupVersion, TypeDef } from './contracts.js';
 import type { TypeRegistry } from './types.js';
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -32,6 +32,27 @@ function group(types: TypeRegistry, name: string) {
 export function apiGroupList(types: TypeRegistry) {
   const groups = [...types.groups().keys()].filter((g) => g !== '').map((g) => group(types, g));
   return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+}
+
+type GroupEntry = { name: string; versions: { groupVersion: string; version: string }[]; preferredVersion?: { groupVersion: string; version: string } };
+
+/**
+ * Group-versions other servers serve (APIServices naming a service), added to a group list: versions
+ * of a group served here too are appended; other groups follow, by priority as the reference orders
+ * them (groupPriorityMinimum, then versionPriority, highest first). `only` keeps one group.
+ */
+export function withRemoteGroups<T extends { groups: GroupEntry[] }>(list: T, remotes: RemoteGroupVersion[], only?: string): T {
+  const groups = list.groups.map((g) => ({ ...g, versions: [...g.versions] }));
+  const sorted = [...remotes].filter((r) => only === undefined || r.group === only)
+    .sort((a, b) => b.groupPriorityMinimum - a.groupPriorityMinimum || (a.group < b.group ? -1 : a.group > b.group ? 1 : 0) || b.versionPriority - a.versionPriority || (sortVersions([a.version, b.version])[0] === a.version ? -1 : 1));
+  for (const r of sorted) {
+    let g = groups.find((x) => x.name === r.group);
+    if (!g) groups.push((g = { name: r.group, versions: [] }));
+    if (g.versions.some((v) => v.version === r.version)) continue;
+    g.versions.push({ groupVersion: `${r.group}/${r.version}`, version: r.version });
+    g.preferredVersion ??= g.versions[0];
+  }
+  return { ...list, groups };
 }
 
 export function apiGroup(types: TypeRegistry, name: string) {

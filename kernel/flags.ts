@@ -93,6 +93,9 @@ export interface ParsedFlags {
   kubeletClientKey?: string;
   kubeletCertificateAuthority?: string;
   encryptionProviderConfig?: string;
+  proxyClientCertFile?: string;
+  proxyClientKeyFile?: string;
+  enableAggregatorRouting?: boolean;
 }
 
 /**
@@ -183,6 +186,9 @@ export const FLAGS: Record<string, FlagDef> = {
   'audit-log-maxbackup': { key: 'auditLogMaxBackup', kind: 'int', help: 'Rotated audit log files to keep (0: all).' },
   'audit-log-maxage': { key: 'auditLogMaxAge', kind: 'int', help: 'Days to keep rotated audit log files, by the time in their name (0: no limit).' },
   'insecure-data-dir-permissions': { key: 'insecureDataDirPermissions', kind: 'bool', help: 'Serve a data directory that other users can read or enter (default false: such a directory is refused).' },
+  'proxy-client-cert-file': { key: 'proxyClientCertFile', kind: 'string', help: 'Client certificate presented to extension API servers when proxying to them (with --proxy-client-key-file); unset: one signed at first start by a front-proxy CA under <data-dir>/pki.' },
+  'proxy-client-key-file': { key: 'proxyClientKeyFile', kind: 'string', help: 'Private key of --proxy-client-cert-file.' },
+  'enable-aggregator-routing': { key: 'enableAggregatorRouting', kind: 'bool', help: 'Proxy to an APIService\'s endpoint addresses (Endpoints) rather than its Service\'s cluster IP (the default, as in the reference).' },
   'encryption-provider-config': { key: 'encryptionProviderConfig', kind: 'string', help: 'EncryptionConfiguration (apiserver.config.k8s.io/v1) naming the resources encrypted at rest and their providers (aescbc, aesgcm, secretbox, identity); the first provider writes, all read.' },
   'logging-format': { key: 'loggingFormat', kind: 'string', help: 'Log format: text (klog-style lines, the default) or json (one JSON object a line).' },
   v: { key: 'verbosity', kind: 'int', help: 'Log verbosity, also -v: 0 start-up, warnings and errors (default); 3 one line per request (method, path, user, status, latency).' },
@@ -533,6 +539,8 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.dataDir !== undefined) c.dataDir = f.dataDir;
   if (f.insecureDataDirPermissions !== undefined) c.insecureDataDirPermissions = f.insecureDataDirPermissions;
   if (f.encryptionProviderConfig !== undefined) c.encryptionProviderConfig = f.encryptionProviderConfig;
+  if (f.proxyClientCertFile !== undefined || f.proxyClientKeyFile !== undefined) c.proxyClient = given({ certFile: f.proxyClientCertFile, keyFile: f.proxyClientKeyFile }) as Config['proxyClient'];
+  if (f.enableAggregatorRouting !== undefined) c.controllers = c.controllers.map((r) => (r.plugin === 'apiservice' ? { ...r, options: { ...r.options, enableAggregatorRouting: f.enableAggregatorRouting } } : r));
   if (f.loggingFormat !== undefined) c.loggingFormat = f.loggingFormat as Config['loggingFormat'];
   if (f.verbosity !== undefined) c.verbosity = f.verbosity;
   if (f.bindAddress !== undefined) c.bindAddress = f.bindAddress;

@@ -281,3 +281,35 @@ export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand:
   }
   return { caCertPem: ca.certPem, caKeyPem: ca.keyPem, certFile, keyFile, caFile, adminToken, tokenFile, kubeconfigPath };
 }
+
+/**
+ * The client certificate the server presents to extension API servers it proxies to: the given
+ * files (--proxy-client-cert-file/--proxy-client-key-file), or else one made at first start under
+ * <dataDir>/pki (CN front-proxy-client) signed by a front-proxy CA of its own, as cluster installers
+ * set it up; the CA is returned then, for the extension-apiserver-authentication ConfigMap.
+ */
+export async function ensureFrontProxyClient(dataDir: string, files?: { certFile?: string; keyFile?: string }): Promise<{ certPem: string; keyPem: string; caPem?: string }> {
+  if (files?.certFile || files?.keyFile) {
+    if (!files.certFile || !files.keyFile) throw new Error('--proxy-client-cert-file and --proxy-client-key-file go together');
+    return { certPem: await readText(files.certFile), keyPem: await readText(files.keyFile) };
+  }
+  const dir = path.join(dataDir, 'pki');
+  const caFile = path.join(dir, 'front-proxy-ca.crt');
+  const caKeyFile = path.join(dir, 'front-proxy-ca.key');
+  const certFile = path.join(dir, 'front-proxy-client.crt');
+  const keyFile = path.join(dir, 'front-proxy-client.key');
+  let ca: CertAndKey;
+  if (existsSync(caFile) && existsSync(caKeyFile)) {
+    ca = { certPem: await readText(caFile), keyPem: await readText(caKeyFile) };
+  } else {
+    ca = await generateCA({ CN: 'front-proxy-ca' });
+    await writeAtomic(caKeyFile, ca.keyPem, 0o600);
+    await writeAtomic(caFile, ca.certPem, 0o600);
+  }
+  if (!existsSync(certFile) || !existsSync(keyFile)) {
+    const c = await signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'front-proxy-client' }, usages: ['clientAuth'], days: 365 });
+    await writeAtomic(keyFile, c.keyPem, 0o600);
+    await writeAtomic(certFile, c.certPem, 0o600);
+  }
+  return { certPem: await readText(certFile), keyPem: await readText(keyFile), caPem: ca.certPem };
+}

@@ -3,10 +3,10 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
+import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './discovery.js';
 import { Health } from './health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
@@ -14,9 +14,9 @@ import { closeWorkers } from '../workers/pool.js';
 import { listenNodeTls } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
-import { ensureAdminClientCert, ensurePki, writeKubeconfig } from './pki.js';
+import { ensureAdminClientCert, ensureFrontProxyClient, ensurePki, writeKubeconfig } from './pki.js';
 import { firstAddress } from './ipnet.js';
-import { proxyStream } from './proxy.js';
+import { proxyRequest, proxyStream } from './proxy.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
 import { encodeAs, negotiate } from './negotiate.js';
@@ -133,7 +133,32 @@ export class Server {
       state: (owner) => this.pluginState(owner),
       serveStream: (route, handler) => this.serveStream(route, handler),
       signers: () => this.signers,
+      serveRemote: (owner, remotes) => this.serveRemote(owner, remotes),
+      frontProxyClient: () => {
+        if (!this.frontProxy) throw new Error('the front-proxy client certificate is made at start; ask for it from start() on');
+        return this.frontProxy;
+      },
+      authenticatorOptions: (plugin) => this.config.authentication.find((r) => r.plugin === plugin)?.options ?? (this.config.authentication.some((r) => r.plugin === plugin) ? {} : undefined),
     };
+  }
+
+  /** Group-versions other servers serve (aggregation), by "<group>/<version>". */
+  private remotes = new Map<string, { owner: string; remote: RemoteGroupVersion }>();
+  private frontProxy: { certPem: string; keyPem: string; caPem?: string } | undefined;
+
+  private serveRemote(owner: string, remotes: RemoteGroupVersion[]): void {
+    for (const [k, v] of this.remotes) if (v.owner === owner) this.remotes.delete(k);
+    for (const r of remotes) this.remotes.set(`${r.group}/${r.version}`, { owner, remote: r });
+  }
+
+  /** /apis/<group>/<version>/... of a group-version another server serves: relayed as the authorized user. */
+  private async proxyRemote(req: KRequest, res: KResponse, remote: RemoteGroupVersion, user: UserInfo, delegated: () => void): Promise<void> {
+    const target = await remote.target();
+    // As the reference does, the extension server does its own flow control: the seat goes back now.
+    delegated();
+    // Credentials this server consumed stay here; X-Remote-* are set afresh from the user.
+    const drop = (h: string) => h === 'authorization' || h.startsWith('impersonate-') || h.startsWith('x-remote-');
+    return proxyRequest(req, res, target, user, { maxBodyBytes: this.config.maxRequestBodyBytes, dropHeaders: drop });
   }
 
   /** A plugin's durable records live in the storage log under /~state/<owner>/, where no type's prefix reaches. */
@@ -210,6 +235,7 @@ export class Server {
     const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand });
     this.adminToken = pki.adminToken;
     this.caFile = pki.caFile;
+    this.frontProxy = await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient);
 
     // Types, then storage, then the cache warmed from storage.
     const providers = (this.typeProviders = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[]);
@@ -419,7 +445,7 @@ export class Server {
       if (flow && !flow.run) return this.tooManyRequests(tap, flow.retryAfterSeconds);
       try {
         await this.authorize(user, info, audit);
-        await this.route(req, tap, info, user, audit);
+        await this.route(req, tap, info, user, audit, () => flow?.release());
       } finally {
         // a watch gives its seat back once it is established, as in the reference
         flow?.release();
@@ -587,9 +613,14 @@ export class Server {
     res.send(200, { 'content-type': 'application/json' }, JSON.stringify(body));
   }
 
-  private async route(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void> {
+  private async route(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext, delegated: () => void = () => {}): Promise<void> {
     const p = req.path;
     const m = req.method;
+    if (this.remotes.size && info.apiPrefix === 'apis') {
+      const parts = p.split('/', 4);
+      const r = parts.length >= 4 && parts[3] !== '' ? this.remotes.get(`${parts[2]}/${parts[3]}`) : undefined;
+      if (r) return this.proxyRemote(req, res, r.remote, user, delegated);
+    }
     if (!info.isResourceRequest) {
       if (m !== 'GET' && m !== 'HEAD') {
         if (p === '/api' || p.startsWith('/api/') || p === '/apis' || p.startsWith('/apis/') || ['/healthz', '/livez', '/readyz', '/version'].includes(p)) throw errors.methodNotAllowed();
@@ -610,14 +641,19 @@ export class Server {
         return res.send(200, { 'content-type': out.contentType }, m === 'HEAD' ? '' : out.body);
       }
       if (p === '/api' || p === '/api/') return this.json(res, apiVersions(`${this.config.bindAddress}:${this.port}`));
-      if (p === '/apis' || p === '/apis/') return this.json(res, apiGroupList(this.types));
+      const remotes = [...this.remotes.values()].map((r) => r.remote);
+      if (p === '/apis' || p === '/apis/') return this.json(res, withRemoteGroups(apiGroupList(this.types), remotes));
       if (info.apiPrefix === 'api' && info.apiVersion) {
         const l = apiResourceList(this.types, '', info.apiVersion);
         if (l) return this.json(res, l);
       }
       if (info.apiPrefix === 'apis') {
         const parts = p.split('/').filter(Boolean);
-        if (parts.length === 2) { const g = apiGroup(this.types, parts[1]); if (g) return this.json(res, g); }
+        if (parts.length === 2) {
+          const local = apiGroup(this.types, parts[1]);
+          const g = remotes.some((r) => r.group === parts[1]) ? { ...withRemoteGroups({ groups: local ? [local] : [] }, remotes, parts[1]).groups[0], kind: 'APIGroup', apiVersion: 'v1' } : local;
+          if (g) return this.json(res, g);
+        }
         if (parts.length === 3) { const l = apiResourceList(this.types, parts[1], parts[2]); if (l) return this.json(res, l); }
       }
       throw this.notFound(info);

@@ -34,5 +34,5 @@ t.test('apiservices', async (t) => {
   t.equal(remote.json.spec.service.port, 443, 'port defaulted');
   let got: any;
   t.ok(await eventually(async () => { got = (await s.get(`${API}/v1beta1.metrics.example.io`)).json; return !!got.status?.conditions?.length; }));
-  t.match(got.status.conditions[0], { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck' });
+  t.match(got.status.conditions[0], { type: 'Available', status: 'False', reason: 'ServiceNotFound', message: 'service/metrics in "kube-system" is not present' });
 });

@@ -5,7 +5,7 @@ import { sleep, withServer, type TestServer } from '../lib/server.js';
 import { kubectl, noKubectl, startKubectl } from '../lib/kubectl.js';
 
 /** These tests count every ConfigMap in their namespaces: without the root CA one the publisher adds. */
-const NO_ROOT_CA = ['root-ca-publisher'];
+const NO_ROOT_CA = ['root-ca-publisher', 'cluster-authentication-trust'];
 
 const cm = (name: string, ns: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
 

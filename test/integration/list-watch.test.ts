@@ -11,7 +11,7 @@ import { brands, sleep, withServer, type Reply, type TestServer } from '../lib/s
 import { connectWebSocket, OP_TEXT } from '../lib/ws-client.js';
 
 /** These tests count every ConfigMap in their namespaces: without the root CA one the publisher adds. */
-const NO_ROOT_CA = ['root-ca-publisher'];
+const NO_ROOT_CA = ['root-ca-publisher', 'cluster-authentication-trust'];
 
 /** The assertions the helpers use, from any tap test. */
 interface Tap { equal(a: unknown, b: unknown, m: string): unknown; ok(a: unknown, m: string): unknown }

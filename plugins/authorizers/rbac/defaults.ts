@@ -235,6 +235,25 @@ export function defaultPolicy(brand: Brand): { clusterRoles: KObject[]; clusterR
   return { clusterRoles, clusterRoleBindings };
 }
 
+/**
+ * The reference's bootstrap Roles and RoleBindings in the system namespace that this server has a use
+ * for: reading the extension-apiserver-authentication ConfigMap (what extension API servers are bound to).
+ */
+export function defaultNamespacePolicy(brand: Brand): { roles: KObject[]; roleBindings: KObject[] } {
+  const n = rbacNames(brand);
+  const ns = brand.systemNamespace;
+  const meta = (name: string) => ({ name, namespace: ns, labels: { [n.bootstrapLabel]: 'rbac-defaults' }, annotations: { [n.autoupdate]: 'true' } });
+  const reader = 'extension-apiserver-authentication-reader';
+  const roles: KObject[] = [
+    { apiVersion: n.apiVersion, kind: 'Role', metadata: meta(reader), rules: [ruleJson(buildRule(brand, R(READ, '', 'configmaps', 'extension-apiserver-authentication')))] },
+  ];
+  const roleBindings: KObject[] = [
+    { apiVersion: n.apiVersion, kind: 'RoleBinding', metadata: meta(`system::${reader}`), roleRef: { apiGroup: n.group, kind: 'Role', name: reader },
+      subjects: ['system:kube-controller-manager', 'system:kube-scheduler'].map((name) => ({ kind: 'User', apiGroup: n.group, name })) },
+  ];
+  return { roles, roleBindings };
+}
+
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 /** Existing labels and annotations win; expected ones are added. */
@@ -292,25 +311,26 @@ export function reconcileBinding(existing: KObject, expected: KObject, autoupdat
 }
 
 /** Creates or repairs every default role and binding; failures are logged, not fatal. */
-export async function reconcileDefaults(host: PluginHost, roleType: TypeDef, bindingType: TypeDef): Promise<{ created: number; updated: number }> {
+export async function reconcileDefaults(host: PluginHost, roleType: TypeDef, bindingType: TypeDef, nsTypes?: { role: TypeDef; binding: TypeDef }): Promise<{ created: number; updated: number }> {
   const n = rbacNames(host.brand);
   const { clusterRoles, clusterRoleBindings } = defaultPolicy(host.brand);
   let created = 0;
   let updated = 0;
   const one = async (type: TypeDef, expected: KObject) => {
     const name = expected.metadata!.name!;
+    const namespace = expected.metadata!.namespace ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const existing = await host.objects.get(type, '', name);
+        const existing = await host.objects.get(type, namespace, name);
         if (!existing) {
           await host.objects.create(type, clone(expected));
           created++;
           return;
         }
-        const next = type === roleType ? reconcileRole(existing, expected, n.autoupdate) : reconcileBinding(existing, expected, n.autoupdate);
+        const next = type === roleType || type === nsTypes?.role ? reconcileRole(existing, expected, n.autoupdate) : reconcileBinding(existing, expected, n.autoupdate);
         if (!next) return;
         if (next === 'recreate') {
-          await host.objects.delete(type, '', name);
+          await host.objects.delete(type, namespace, name);
           await host.objects.create(type, clone(expected));
         } else {
           await host.objects.update(type, next);
@@ -327,5 +347,15 @@ export async function reconcileDefaults(host: PluginHost, roleType: TypeDef, bin
   };
   for (const r of clusterRoles) await one(roleType, r);
   for (const b of clusterRoleBindings) await one(bindingType, b);
+  const nsType = host.type('', 'namespaces');
+  if (nsTypes && nsType) {
+    const { roles, roleBindings } = defaultNamespacePolicy(host.brand);
+    // The system namespace is made here if missing, as the reference's bootstrap policy does.
+    if (!(await host.objects.get(nsType, '', host.brand.systemNamespace))) {
+      try { await host.objects.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: host.brand.systemNamespace } }); } catch (e) { if ((e as { code?: number }).code !== 409) throw e; }
+    }
+    for (const r of roles) await one(nsTypes.role, r);
+    for (const b of roleBindings) await one(nsTypes.binding, b);
+  }
   return { created, updated };
 }

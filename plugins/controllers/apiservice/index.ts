@@ -1,9 +1,13 @@
 // The APIService controller: one local APIService per group-version this server serves (built-in
 // ones at start, custom resource groups as their types appear and go), and the Available condition
-// of every APIService: local ones are always available; for ones naming a service, this server has
-// no aggregation proxy yet, so they are reported unavailable with the reason.
-import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+// of every APIService: local ones are always available; remote ones (spec.service) are proxied to
+// (PluginHost.serveRemote) and checked as the reference's availability controller checks them: the
+// Service, its port and Endpoints, then a discovery GET, again on every Service or Endpoints change
+// and every `probeIntervalSeconds` (default 30, the reference's resync).
+import { CONTRACT_VERSION, type KObject, type PluginModule, type RemoteGroupVersion, type TypeDef } from '../../../kernel/contracts.js';
 import { apiregistrationGroup } from '../../types/apiregistration/index.js';
+import { WorkQueue } from '../../lib/work-queue.js';
+import { probe, resolve, serviceCondition, upstream, type Condition, type RemoteEnv } from './remote.js';
 
 type J = Record<string, any>;
 const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -18,7 +22,7 @@ const plugin: PluginModule<'controller'> = {
   kind: 'controller',
   contract: CONTRACT_VERSION,
   name: 'apiservice',
-  create: (_options, host) => {
+  create: (options, host) => {
     const type = host.type(apiregistrationGroup(host.brand), 'apiservices');
     // A configuration without the apiregistration types (its own `types` list, or --runtime-config
     // switching the group off) has no APIServices to keep: nothing to do.
@@ -32,20 +36,85 @@ const plugin: PluginModule<'controller'> = {
     let pending = Promise.resolve();
     const serial = (f: () => Promise<void>) => { pending = pending.then(f).catch((e) => host.log.warn('apiservice controller', { error: String((e as Error)?.message ?? e) })); };
 
-    const available = (o: KObject): J => {
+    const services = host.type('', 'services');
+    const env: RemoteEnv | undefined = services && { objects: host.objects, services, endpoints: host.type('', 'endpoints'), endpointRouting: options.enableAggregatorRouting === true };
+    const probeMs = Number(process.env.CAPI_APISERVICE_PROBE_MS ?? Number(options.probeIntervalSeconds ?? 30) * 1000);
+    /** Last known state of each remote APIService: its condition and the resources its discovery check read. */
+    const remote = new Map<string, { obj: KObject; available: boolean; resources?: J }>();
+
+    const available = async (o: KObject): Promise<Condition & { type: string }> => {
       const spec = (o.spec ?? {}) as J;
       if (!spec.service) return { type: 'Available', status: 'True', reason: 'Local', message: 'Local APIServices are always available' };
-      return { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: 'this server does not proxy to extension API servers' };
+      if (!env) return { type: 'Available', status: 'False', reason: 'ServiceNotFound', message: `service/${spec.service.name} in ${JSON.stringify(spec.service.namespace)} is not present` };
+      const bad = await serviceCondition(env, spec.service);
+      if (bad) return { type: 'Available', ...bad };
+      const at = await resolve(env, spec.service);
+      if (!at) return { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: `service/${spec.service.name} in ${JSON.stringify(spec.service.namespace)} has no address to send to` };
+      const r = await probe(upstream(spec, at, host.frontProxyClient()), spec.group, spec.version);
+      if ('error' in r) return { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: r.error };
+      const st = remote.get(o.metadata!.name!);
+      if (st && r.body?.kind === 'APIResourceList') st.resources = r.body;
+      return { type: 'Available', status: 'True', reason: 'Passed', message: 'all checks passed' };
+    };
+
+    /** What the kernel proxies: every APIService naming a service, answered 503 while it is not available. */
+    const publish = () => {
+      const list: RemoteGroupVersion[] = [];
+      for (const [name, st] of remote) {
+        const spec = st.obj.spec as J;
+        list.push({
+          group: spec.group, version: spec.version, groupPriorityMinimum: Number(spec.groupPriorityMinimum), versionPriority: Number(spec.versionPriority),
+          resources: () => remote.get(name)?.resources,
+          target: async () => {
+            const cur = remote.get(name);
+            const at = cur?.available && env ? await resolve(env, (cur.obj.spec as J).service) : undefined;
+            if (!cur || !at) throw serviceUnavailable();
+            return upstream(cur.obj.spec as J, at, host.frontProxyClient());
+          },
+        });
+      }
+      host.serveRemote('apiservice', list);
+    };
+    const serviceUnavailable = () => {
+      // The reference's aggregation proxy answers in plain text here, not with a Status.
+      const e = host.errors.status(503, 'ServiceUnavailable', 'service unavailable');
+      e.plainText = 'service unavailable\n';
+      return e;
     };
 
     const setStatus = async (o: KObject) => {
-      const want = available(o);
+      const name = o.metadata!.name!;
+      if ((o.spec as J | undefined)?.service) {
+        // Until checked again, the stored condition says whether requests go through (as in the reference).
+        const stored = (((o.status as J | undefined)?.conditions ?? []) as J[]).find((c) => c?.type === 'Available');
+        if (!remote.has(name)) { remote.set(name, { obj: o, available: stored?.status === 'True' }); publish(); }
+        remote.get(name)!.obj = o;
+      } else if (remote.delete(name)) publish();
+      const want = await available(o);
+      const st = remote.get(name);
+      if (st) st.available = want.status === 'True';
       const conds = (((o.status as J | undefined)?.conditions ?? []) as J[]);
       const cur = conds.find((c) => c?.type === 'Available');
       if (cur && cur.status === want.status && cur.reason === want.reason && cur.message === want.message) return;
+      if (cur?.status !== want.status) host.log.info('changing APIService availability', { name, oldStatus: cur?.status ?? 'Unknown', newStatus: want.status, reason: want.reason, message: want.message });
       o.status = { ...(o.status as J | undefined), conditions: [...conds.filter((c) => c?.type !== 'Available'), { ...want, lastTransitionTime: cur && cur.status === want.status ? cur.lastTransitionTime : now() }] };
       try { await host.objects.update(type, o, 'status'); } catch (e) { if ((e as { code?: number }).code !== 409 && (e as { code?: number }).code !== 404) throw e; }
     };
+    const queue = new WorkQueue(async (name) => {
+      if (stopped) return;
+      const o = await host.objects.get(type, '', name);
+      if (o) return setStatus(o);
+      if (remote.delete(name)) publish();
+    }, (name, e) => host.log.warn('apiservice controller', { name, error: String((e as Error)?.message ?? e) }));
+    /** APIServices naming a service in this namespace with this name. */
+    const naming = (namespace: string, svcName: string) => {
+      for (const [name, st] of remote) {
+        const svc = (st.obj.spec as J).service;
+        if (svc?.namespace === namespace && svc?.name === svcName) queue.add(name);
+      }
+    };
+    let resync: NodeJS.Timeout | undefined;
+    const unwatchOthers: (() => void)[] = [];
 
     /** Local APIServices for every served group-version; `true`-managed ones whose group-version went away are removed. */
     const reconcileLocal = async (initial: boolean) => {
@@ -69,13 +138,22 @@ const plugin: PluginModule<'controller'> = {
       perServer: true,
       async start() {
         await reconcileLocal(true);
-        for (const o of await host.objects.list(type)) await setStatus(o);
-        unwatch = host.objects.watch(type, (ev, o) => { if (ev !== 'DELETED' && !stopped) serial(() => setStatus(o)); });
+        for (const o of await host.objects.list(type)) {
+          if ((o.spec as J | undefined)?.service) queue.add(o.metadata!.name!);
+          else await setStatus(o);
+        }
+        unwatch = host.objects.watch(type, (_ev, o) => { if (!stopped) queue.add(o.metadata!.name!); });
+        for (const t of [services, env?.endpoints]) if (t) unwatchOthers.push(host.objects.watch(t, (_ev, o) => naming(o.metadata?.namespace ?? '', o.metadata?.name ?? '')));
+        resync = setInterval(() => { for (const name of remote.keys()) queue.add(name); }, probeMs);
+        resync.unref();
         host.onTypesChanged(() => { if (!stopped) serial(() => reconcileLocal(false)); });
       },
       async stop() {
         stopped = true;
         unwatch?.();
+        for (const u of unwatchOthers) u();
+        if (resync) clearInterval(resync);
+        await queue.stop();
         await pending;
       },
     };
