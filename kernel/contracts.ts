@@ -683,6 +683,8 @@ export interface RemoteGroupVersion {
   target(): UpstreamTarget | Promise<UpstreamTarget>;
   /** The group-version's APIResourceList as last fetched from the server, for aggregated discovery. */
   resources?(): Record<string, unknown> | undefined;
+  /** false while the last discovery check failed (the resources above are then "Stale"). */
+  fresh?(): boolean;
 }
 
 /** An upstream the server proxies a streaming sub-resource to, with the client credentials to present. */

@@ -85,3 +85,81 @@ function resourceEntry(t: TypeDef) {
   if (t.categories?.length) e.categories = t.categories;
   return e;
 }
+
+// ---------------------------------------------------------------- aggregated discovery
+
+/** The aggregated discovery versions this server speaks: v2beta1 (the reference's at 1.26–1.29) and v2 (1.30+). */
+export type AggregatedVersion = 'v2' | 'v2beta1';
+
+/**
+ * Whether the Accept header asks for aggregated discovery, and which version: the first media range
+ * (in the client's order) naming g=apidiscovery.k8s.io, as=APIGroupDiscoveryList and a known v in
+ * JSON. Protobuf variants are passed over (a later JSON one may follow). undefined: the legacy documents.
+ */
+export function aggregatedAccept(accept: string | undefined): AggregatedVersion | undefined {
+  if (!accept || !accept.includes('apidiscovery')) return undefined;
+  for (const range of accept.split(',')) {
+    const [type, ...params] = range.split(';').map((x) => x.trim());
+    if (type.toLowerCase() !== 'application/json') continue;
+    const p = Object.fromEntries(params.map((x) => { const i = x.indexOf('='); return [x.slice(0, i).trim(), x.slice(i + 1).trim()]; }));
+    if (p.g !== 'apidiscovery.k8s.io' || p.as !== 'APIGroupDiscoveryList') continue;
+    if (p.v === 'v2' || p.v === 'v2beta1') return p.v;
+  }
+  return undefined;
+}
+
+type LegacyResource = { name: string; singularName?: string; namespaced?: boolean; group?: string; version?: string; kind: string; verbs?: string[]; shortNames?: string[]; categories?: string[] };
+
+/** One version of a group in the aggregated shape, from its APIResourceList (sub-resources nested under their resource). */
+export function aggregatedVersion(version: string, doc: unknown, freshness: 'Current' | 'Stale' = 'Current') {
+  const list = doc as { resources?: LegacyResource[] } | undefined;
+  const out: Record<string, unknown>[] = [];
+  const byName = new Map<string, Record<string, unknown>>();
+  for (const r of list?.resources ?? []) {
+    if (typeof r?.name !== 'string' || r.name.includes('/')) continue;
+    const e: Record<string, unknown> = {
+      resource: r.name, responseKind: { group: r.group ?? '', version: r.version ?? '', kind: r.kind }, scope: r.namespaced ? 'Namespaced' : 'Cluster',
+      singularResource: r.singularName ?? '', verbs: r.verbs ?? [],
+    };
+    if (r.shortNames?.length) e.shortNames = r.shortNames;
+    if (r.categories?.length) e.categories = r.categories;
+    byName.set(r.name, e);
+    out.push(e);
+  }
+  for (const r of list?.resources ?? []) {
+    if (typeof r?.name !== 'string' || !r.name.includes('/')) continue;
+    const [parent, sub] = r.name.split('/', 2);
+    const p = byName.get(parent);
+    if (!p) continue;
+    ((p.subresources ??= []) as unknown[]).push({ subresource: sub, responseKind: { group: r.group ?? '', version: r.version ?? '', kind: r.kind }, verbs: r.verbs ?? [] });
+  }
+  out.sort((a, b) => (String(a.resource) < String(b.resource) ? -1 : 1));
+  return { version, resources: out, freshness };
+}
+
+/**
+ * The APIGroupDiscoveryList for /api (the core group) or /apis (every other group, built-in,
+ * custom and those of other servers, in the order /apis lists them). A remote group-version whose
+ * resources were never fetched is left out; one not fetched lately is "Stale".
+ */
+export function aggregatedDiscovery(types: TypeRegistry, remotes: RemoteGroupVersion[], core: boolean, v: AggregatedVersion) {
+  const items: Record<string, unknown>[] = [];
+  if (core) {
+    items.push({ metadata: { creationTimestamp: null }, versions: [aggregatedVersion('v1', apiResourceList(types, '', 'v1'))] });
+  } else {
+    for (const g of withRemoteGroups(apiGroupList(types), remotes).groups) {
+      const versions: unknown[] = [];
+      for (const gv of g.versions) {
+        const remote = remotes.find((r) => r.group === g.name && r.version === gv.version);
+        if (remote) {
+          const fetched = remote.resources?.();
+          if (fetched) versions.push(aggregatedVersion(gv.version, fetched, remote.fresh?.() === false ? 'Stale' : 'Current'));
+          continue;
+        }
+        versions.push(aggregatedVersion(gv.version, apiResourceList(types, g.name, gv.version)));
+      }
+      if (versions.length) items.push({ metadata: { name: g.name, creationTimestamp: null }, versions });
+    }
+  }
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${v}`, metadata: {}, items };
+}

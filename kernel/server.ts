@@ -6,7 +6,8 @@ import type { Config } from './config.js';
 import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './discovery.js';
+import { aggregatedAccept, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './discovery.js';
+import { createHash } from 'node:crypto';
 import { Health } from './health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
@@ -640,9 +641,14 @@ export class Server {
         const out = served();
         return res.send(200, { 'content-type': out.contentType }, m === 'HEAD' ? '' : out.body);
       }
-      if (p === '/api' || p === '/api/') return this.json(res, apiVersions(`${this.config.bindAddress}:${this.port}`));
       const remotes = [...this.remotes.values()].map((r) => r.remote);
-      if (p === '/apis' || p === '/apis/') return this.json(res, withRemoteGroups(apiGroupList(this.types), remotes));
+      const root = p === '/api' || p === '/api/' ? 'api' : p === '/apis' || p === '/apis/' ? 'apis' : undefined;
+      if (root) {
+        const v = aggregatedAccept(req.header('accept'));
+        if (v) return this.aggregatedDiscovery(req, res, aggregatedDiscovery(this.types, remotes, root === 'api', v), v);
+        const body = root === 'api' ? apiVersions(`${this.config.bindAddress}:${this.port}`) : withRemoteGroups(apiGroupList(this.types), remotes);
+        return res.send(200, { 'content-type': 'application/json', vary: 'Accept' }, JSON.stringify(body));
+      }
       if (info.apiPrefix === 'api' && info.apiVersion) {
         const l = apiResourceList(this.types, '', info.apiVersion);
         if (l) return this.json(res, l);
@@ -708,6 +714,15 @@ export class Server {
       default:
         throw errors.methodNotAllowed();
     }
+  }
+
+  /** An APIGroupDiscoveryList, with the reference's Vary and ETag (a matching If-None-Match is a 304). */
+  private aggregatedDiscovery(req: KRequest, res: KResponse, doc: unknown, v: string): void {
+    const body = JSON.stringify(doc);
+    const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32).toUpperCase()}"`;
+    const headers = { 'content-type': `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`, vary: 'Accept', etag };
+    if (req.header('if-none-match') === etag) return res.send(304, { vary: 'Accept', etag });
+    res.send(200, headers, req.method === 'HEAD' ? '' : body);
   }
 
   /**

@@ -65,6 +65,7 @@ const plugin: PluginModule<'controller'> = {
         list.push({
           group: spec.group, version: spec.version, groupPriorityMinimum: Number(spec.groupPriorityMinimum), versionPriority: Number(spec.versionPriority),
           resources: () => remote.get(name)?.resources,
+          fresh: () => remote.get(name)?.available ?? false,
           target: async () => {
             const cur = remote.get(name);
             const at = cur?.available && env ? await resolve(env, (cur.obj.spec as J).service) : undefined;
