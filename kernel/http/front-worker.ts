@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage } from './front.js';
 import { RequestFramer } from './framer.js';
 
@@ -14,6 +14,7 @@ const o = workerData as FrontInit;
 const port = parentPort!;
 const post = (m: FrontMessage) => port.postMessage(m);
 const acks = new Map<string, () => void>();
+let heads = 0;
 port.on('message', (m: FrontAck) => {
   if (m.type === 'ack') { acks.get(m.handle)?.(); acks.delete(m.handle); }
 });
@@ -25,12 +26,36 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
   // that arrives in a later read than the PROXY header when it is over about 4 KiB.
   let first: Buffer | undefined = proxyHeader(src, sock.remotePort ?? 0);
   // each request head reaches uWS in one write (framer.ts); answers flow back as they come
-  const framer = new RequestFramer((b) => {
+  const write = (b: Buffer) => {
     if (first) { b = Buffer.concat([first, b]); first = undefined; }
     return back.write(b);
-  }, (answer) => { sock.end(answer); back.destroy(); });
+  };
+  // A head uWS cannot parse goes to the main thread first; what follows it waits for the ack
+  // (held: bytes, and the names of heads still unacknowledged, in order).
+  let held: (Buffer | string)[] | undefined;
+  const release = () => {
+    while (held?.length) {
+      const x = held[0];
+      if (typeof x === 'string') { if (acks.has(x)) return; held.shift(); continue; }
+      held.shift();
+      write(x);
+    }
+    held = undefined;
+    if (!sock.destroyed) sock.resume();
+  };
+  const framer = new RequestFramer({
+    forward: (b) => { if (held) { held.push(b); return false; } return write(b); },
+    refuse: (answer) => { sock.end(answer); back.destroy(); },
+    stash: (head) => {
+      const ref = `${threadId}.${++heads}`;
+      (held ??= []).push(ref);
+      acks.set(ref, () => { acks.delete(ref); release(); });
+      post({ type: 'head', handle: ref, head });
+      return ref;
+    },
+  });
   sock.on('data', (d: Buffer) => { if (!framer.push(d)) sock.pause(); });
-  back.on('drain', () => sock.resume());
+  back.on('drain', () => { if (!held) sock.resume(); });
   sock.on('end', () => back.end());
   // answers flow back as they come; the direct handlers cost less per chunk than pipe()
   back.on('data', (d: Buffer) => { if (!sock.write(d)) back.pause(); });

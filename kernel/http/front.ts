@@ -18,6 +18,7 @@ import type { PeerCertificate } from 'node:tls';
 import { Worker } from 'node:worker_threads';
 import type { Listener } from './types.js';
 import { listenError } from './listen.js';
+import type { FrontHead } from './framer.js';
 
 const SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
 /** Text form uWS gives a handle address: the first four groups of 100::/64. */
@@ -28,12 +29,28 @@ export interface PeerConnection {
   remoteAddress: string;
 }
 
-/** Verified peer certificates of live front connections, by the handle address uWS reports. */
+/**
+ * Verified peer certificates of live front connections, by the handle address uWS reports; and
+ * request heads the front validated but uWS cannot parse (framer.ts), by the name their stand-in
+ * head carries.
+ */
 export class PeerTable {
   private byHandle = new Map<string, PeerConnection>();
+  private heads = new Map<string, { head: FrontHead; at: number }>();
   set(handle: string, conn: PeerConnection): void { this.byHandle.set(handle, conn); }
   get(handle: string): PeerConnection | undefined { return this.byHandle.get(handle); }
   delete(handle: string): void { this.byHandle.delete(handle); }
+  putHead(ref: string, head: FrontHead): void {
+    const now = Date.now();
+    // a head whose connection died before uWS read it is never taken: drop such leftovers after a minute
+    if (this.heads.size > 64) for (const [k, e] of this.heads) if (now - e.at > 60_000) this.heads.delete(k);
+    this.heads.set(ref, { head, at: now });
+  }
+  takeHead(ref: string): FrontHead | undefined {
+    const e = this.heads.get(ref);
+    this.heads.delete(ref);
+    return e?.head;
+  }
 }
 
 /** A PROXY v2 PROXY-command header for a TCP stream from `src` (16-byte IPv6 or a textual address). */
@@ -97,7 +114,8 @@ export type FrontMessage =
   | { type: 'listening'; port: number }
   | { type: 'error'; code?: string; message: string }
   | { type: 'peer'; handle: string; peer: PeerCertificate; remoteAddress: string }
-  | { type: 'gone'; handle: string };
+  | { type: 'gone'; handle: string }
+  | { type: 'head'; handle: string; head: FrontHead };
 export interface FrontAck { type: 'ack'; handle: string }
 export interface FrontInit { host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string }
 
@@ -131,6 +149,9 @@ export function listenFront(o: FrontOptions, backendPath: string): Promise<Liste
     worker.on('message', (m: FrontMessage) => {
       if (m.type === 'peer') {
         o.peers.set(m.handle, { peer: revive(m.peer), remoteAddress: m.remoteAddress });
+        worker.postMessage({ type: 'ack', handle: m.handle } satisfies FrontAck);
+      } else if (m.type === 'head') {
+        o.peers.putHead(m.handle, m.head);
         worker.postMessage({ type: 'ack', handle: m.handle } satisfies FrontAck);
       } else if (m.type === 'gone') o.peers.delete(m.handle);
       else if (m.type === 'listening') resolve({ port: m.port, close: () => void worker.terminate() });

@@ -8,6 +8,7 @@ import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from '
 import { errors } from '../status.js';
 import { probeListenFailure } from './listen.js';
 import { HANDLE_PREFIX, type PeerTable } from './front.js';
+import { HEAD_REF, type FrontHead } from './framer.js';
 
 type Uws = typeof import('uWebSockets.js');
 const require = createRequire(import.meta.url);
@@ -133,17 +134,37 @@ class UwsResponse implements KResponse {
   }
 }
 
+function stashedHead(req: HttpRequest, peers: PeerTable): FrontHead | undefined {
+  const ref = req.getHeader(HEAD_REF);
+  return ref ? peers.takeHead(ref) ?? { method: 'GET', target: '/', headers: [], http10: false } : undefined;
+}
+
 function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, peers: PeerTable | undefined): KRequest {
   // uWS request objects live only during the callback: copy everything now.
-  const method = req.getCaseSensitiveMethod().toUpperCase();
-  const rawUrl = req.getUrl();
-  const query = new URLSearchParams(req.getQuery() ?? '');
+  // Behind the front, a request uWS could not have parsed comes as a stand-in naming the head the
+  // front validated (framer.ts); the front never forwards a client's own HEAD_REF header.
+  const stashed = peers ? stashedHead(req, peers) : undefined;
+  let method: string;
+  let rawUrl: string;
+  let query: URLSearchParams;
   const headers = new Map<string, string[]>();
-  req.forEach((k, v) => {
+  const add = (k: string, v: string) => {
     const list = headers.get(k);
     if (list) list.push(v);
     else headers.set(k, [v]);
-  });
+  };
+  if (stashed) {
+    method = stashed.method.toUpperCase();
+    const q = stashed.target.indexOf('?');
+    rawUrl = q < 0 ? stashed.target : stashed.target.slice(0, q);
+    query = new URLSearchParams(q < 0 ? '' : stashed.target.slice(q + 1));
+    for (const [k, v] of stashed.headers) add(k, v);
+  } else {
+    method = req.getCaseSensitiveMethod().toUpperCase();
+    rawUrl = req.getUrl();
+    query = new URLSearchParams(req.getQuery() ?? '');
+    req.forEach(add);
+  }
   let path: string;
   try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
   // Behind the TLS front the client's address (or the handle of its verified certificate) comes
