@@ -253,8 +253,8 @@ t.test('token webhook over mutual TLS, answers cached for the TTL', async (t) =>
 for (const [where, port] of LISTENERS) t.test(`front proxy on ${where}: headers count only with the proxy's certificate`, async (t) => {
   const headers = { 'X-Remote-User': 'bob', 'X-Remote-Group': ['g1', 'g2'], 'X-Remote-Extra-Scopes': 'all' };
   t.match(await whoami(port(), s.ca, { cert: proxy, headers }), { status: 403, user: 'bob', groups: ['g1', 'g2', 'system:authenticated'], extra: { scopes: ['all'] } });
-  // uWebSockets.js drops a request whose header name holds a '.', so this one runs on node:tls only.
-  if (where !== 'the secure port') t.same((await whoami(port(), s.ca, { cert: proxy, headers: { 'X-Remote-User': 'bob', 'X-Remote-Extra-Acme.com%2Fproject': ['p1', 'p2'] } })).extra, { 'acme.com/project': ['p1', 'p2'] }, 'extra keys lower-cased and percent-decoded');
+  // header names with '.' and '%' (uWS refuses them; the secure port's front hands them over out of band)
+  t.same((await whoami(port(), s.ca, { cert: proxy, headers: { 'X-Remote-User': 'bob', 'X-Remote-Extra-Acme.com%2Fproject': ['p1', 'p2'] } })).extra, { 'acme.com/project': ['p1', 'p2'] }, 'extra keys lower-cased and percent-decoded');
   t.match(await whoami(port(), s.ca, { headers }), ANON, 'forged headers from a plain client: anonymous');
   t.equal((await whoami(port(), s.ca, { cert: sneakyProxy, headers })).status, 401, 'a proxy CA certificate with a name not allowed: headers ignored, x509 refuses it');
   t.match(await whoami(port(), s.ca, { cert: stranger, headers }), ANON, 'a certificate from an unknown CA');
