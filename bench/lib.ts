@@ -27,8 +27,8 @@ export interface BenchServer {
 }
 
 /** Spawn dist/kernel/main.js on a new temp data dir and wait for its "serving" log line. */
-export async function startBenchServer(extraArgs: string[], nodeArgs: string[] = []): Promise<BenchServer> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'capi-bench-'));
+export async function startBenchServer(extraArgs: string[], nodeArgs: string[] = [], opts: { dataDir?: string; keepData?: boolean } = {}): Promise<BenchServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'capi-bench-'));
   // JSON log lines: the "serving" line is parsed below
   const args = ['--data-dir', dataDir, '--secure-port', '0', '--logging-format=json', ...extraArgs];
   const proc = spawn(process.execPath, [...nodeArgs, mainJs, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -68,7 +68,7 @@ export async function startBenchServer(extraArgs: string[], nodeArgs: string[] =
         await exited;
         clearTimeout(timer);
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -3,7 +3,7 @@
 // Watchers and the writer run in forked processes (one per core) over raw TLS sockets, so the
 // load generator's own cost stays small; every figure comes with the CPU that produced it.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import tls from 'node:tls';
@@ -77,7 +77,7 @@ function timedGet(t: Target, agent: https.Agent, p: string, accept = 'applicatio
 }
 
 /** Creates `n` ConfigMaps of about `size` bytes in the target's namespace from forked writer processes. */
-async function fill(t: Target, n: number, size: number, prefix: string, resource?: Resource): Promise<void> {
+export async function fill(t: Target, n: number, size: number, prefix: string, resource?: Resource): Promise<void> {
   const workers = Math.max(1, Math.min(2, os.cpus().length));
   await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', target: wire(t), count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}`, resource })));
 }
@@ -330,6 +330,41 @@ export async function benchMemory(): Promise<ReadResult[]> {
     await Promise.all(reports);
   } finally {
     await w.stop();
+  }
+  return out;
+}
+
+/**
+ * Restart with many objects: fill a server with `objects` ConfigMaps of 800 bytes through the API,
+ * stop it gracefully, start it again on the same data directory and time it to "serving" and to the
+ * first answered LIST; RSS once filled and once restarted.
+ */
+export async function benchRestart(objects: number): Promise<ReadResult[]> {
+  const out: ReadResult[] = [];
+  const first = await startBenchServer([], [], { keepData: true });
+  const dataDir = first.dataDir;
+  try {
+    const t: Target = { label: 'ours', host: '127.0.0.1', port: first.port, token: first.token, ca: first.ca, pid: first.pid, namespace: 'default', stop: () => first.stop() };
+    const t0 = performance.now();
+    await fill(t, objects, 800, 'r');
+    const fillSeconds = (performance.now() - t0) / 1000;
+    out.push({ scenario: 'restart', case: `filled: ${objects.toLocaleString('en-US')} objects`, seconds: fillSeconds.toFixed(1), 'RSS MiB': rssMiB(first.pid) });
+    await first.stop();
+    const started = performance.now();
+    const again = await startBenchServer([], [], { dataDir });
+    const serving = (performance.now() - started) / 1000;
+    const t2: Target = { ...t, port: again.port, pid: again.pid };
+    // the first LIST (one item, so it measures readiness, not transfer)
+    const agent = new https.Agent({ keepAlive: true });
+    for (;;) {
+      try { await timedGet(t2, agent, '/api/v1/namespaces/default/configmaps?limit=1'); break; } catch { await new Promise((r) => setTimeout(r, 20)); }
+    }
+    agent.destroy();
+    const answered = (performance.now() - started) / 1000;
+    out.push({ scenario: 'restart', case: 'restarted', 'serving s': serving.toFixed(1), 'first list s': answered.toFixed(1), 'RSS MiB': rssMiB(again.pid) });
+    await again.stop();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
   return out;
 }

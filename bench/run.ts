@@ -11,14 +11,14 @@ import {
   loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, table,
   type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
 } from './lib.js';
-import { PROTOBUF, benchList, benchMemory, benchWatch, defineBenchResource, printRead, type ReadResult } from './readpath.js';
+import { PROTOBUF, benchList, benchMemory, benchRestart, benchWatch, defineBenchResource, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
 import { plot } from './plot.js';
 import { call, ownEtcdTarget, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 
 /** Read-path scenarios (bench/readpath.ts): their own measurements and tables. `remote`: can drive any server. */
-const READ_SCENARIOS: Record<string, { description: string; remote: boolean; serverArgs?: string[]; run: (o: Options, t: () => Promise<Target>) => Promise<ReadResult[]> }> = {
+const READ_SCENARIOS: Record<string, { description: string; remote: boolean; explicit?: boolean; serverArgs?: string[]; run: (o: Options, t: () => Promise<Target>) => Promise<ReadResult[]> }> = {
   list: { description: 'LIST of 10,000 1-KiB ConfigMaps: consistent, resourceVersion=0, and paged by 500', remote: true, run: (_o, t) => withTarget(t, (x) => benchList(x)) },
   watch: {
     description: 'watch fan-out to 100 and 1,000 watchers while 8 writers run: deliveries/s, latency p50/p99, writes/s',
@@ -45,6 +45,10 @@ const READ_SCENARIOS: Record<string, { description: string; remote: boolean; ser
       await withTarget(t, async (x) => { await defineBenchResource(x); return benchWatch(x, 100, o.duration, 8, 'custom'); }),
       await withTarget(t, async (x) => { await defineBenchResource(x); return benchWatch(x, 1000, o.duration, 8, 'custom'); }),
     ],
+  },
+  restart: {
+    description: 'fill --objects ConfigMaps (default 1,000,000), restart on the same data directory: seconds to serving and to the first LIST, RSS (our server only; not in the default set: it takes minutes)',
+    remote: false, explicit: true, run: (o) => benchRestart(o.objects ?? 1_000_000).then((r) => r),
   },
   memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers (our server only)', remote: false, run: () => benchMemory() },
   apply: {
@@ -106,6 +110,8 @@ interface Options {
   warmup: number;
   concurrency?: number[];
   workers: number;
+  /** Objects the restart scenario fills before restarting. */
+  objects?: number;
   client: ClientKind;
   cpuProf?: string;
   /** node: our forked load processes; wrk: Debian's wrk (GET and create); both: each in turn, to check they agree. */
@@ -127,6 +133,7 @@ function usage(): string {
     '',
     'Options:',
     '  --duration <s>        measured seconds per run (default 5)',
+    '  --objects <n>         objects the restart scenario fills (default 1,000,000)',
     '  --warmup <s>          unmeasured seconds before each run (default 1)',
     '  --concurrency <list>  concurrency levels for every scenario, e.g. 1,8,32',
     '  --workers <n>         load generator processes (default: number of CPUs, at most the concurrency)',
@@ -163,6 +170,7 @@ function parseOptions(argv: string[]): Options {
     if (flag === '--help' || flag === '-h') { process.stdout.write(usage() + '\n'); process.exit(0); }
     else if (flag === '--duration') o.duration = num(flag, value());
     else if (flag === '--warmup') o.warmup = num(flag, value());
+    else if (flag === '--objects') o.objects = Math.max(1, Math.floor(num(flag, value())));
     else if (flag === '--workers') o.workers = Math.max(1, Math.floor(num(flag, value())));
     else if (flag === '--concurrency') o.concurrency = String(value()).split(',').map((x) => Math.floor(num(flag, x.trim()))).filter((n) => n > 0);
     else if (flag === '--client') {
@@ -194,7 +202,7 @@ function parseOptions(argv: string[]): Options {
   if (o.remote && !o.remote.url) throw new Error('--token, --kubeconfig, --cacert, --insecure and --target-pid go with --target or --compare');
   const remoteOk = (n: string) => SCENARIOS.find((x) => x.name === n)?.remote ?? READ_SCENARIOS[n]?.remote;
   if (!o.scenarios.length) {
-    o.scenarios = [...SCENARIOS.map((s) => s.name), ...Object.keys(READ_SCENARIOS)];
+    o.scenarios = [...SCENARIOS.map((s) => s.name), ...Object.keys(READ_SCENARIOS).filter((n) => !READ_SCENARIOS[n].explicit)];
     if (o.remote) o.scenarios = o.scenarios.filter(remoteOk);
   }
   if (o.storage === 'etcd' && o.remote) throw new Error('--storage etcd measures our own server only (not with --target/--compare)');

@@ -594,6 +594,20 @@ export interface ObjectClient {
   delete(type: TypeDef, namespace: string, name: string, opts?: { propagationPolicy?: string; gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }): Promise<KObject | undefined>;
   /** Subscribe to committed changes of a type; returns an unsubscribe function. */
   watch(type: TypeDef, listener: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject) => void): () => void;
+  /**
+   * Every current object of a type as its identity and a lazy parse: for a controller that must know
+   * the whole set but read few of the bodies (the garbage collector's start with a million objects).
+   */
+  scan?(type: TypeDef, visit: (o: ScannedObject) => void): void;
+}
+
+export interface ScannedObject {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Whether the stored JSON contains `text` (no parse; may say yes for text inside a string value). */
+  mentions(text: string): boolean;
+  object(): KObject;
 }
 
 export interface Logger {

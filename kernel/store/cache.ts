@@ -221,17 +221,22 @@ export class ObjectCache {
     const last = new Map<string, Entry>();
     let floor = this.floor;
     const at = Date.now();
-    for (const ev of events) {
+    const entryOf = (ev: StorageEvent, rev: number) => {
       const bytes = Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
-      const obj = JSON.parse(bytes.toString('utf8')) as KObject;
+      return makeEntry(rc.type, ev.key, bytes, JSON.parse(bytes.toString('utf8')) as KObject, rev, ev.createRevision);
+    };
+    for (const ev of events) {
       let entry: Entry;
       let prev: Entry | undefined;
       if (ev.type === 'DELETED') {
-        prev = makeEntry(rc.type, ev.key, bytes, obj, ev.prevRevision, ev.createRevision); // the last value travels with the deletion
+        prev = entryOf(ev, ev.prevRevision); // the last value travels with the deletion
         entry = withRevision(prev, ev.revision);
         last.delete(ev.key);
       } else {
-        entry = makeEntry(rc.type, ev.key, bytes, obj, ev.revision, ev.createRevision);
+        // The newest event of an object still current is its current entry: shared, not parsed and
+        // held a second time (after a burst of creates, that is most of the history).
+        const current = rc.byKey.get(ev.key);
+        entry = current?.rev === ev.revision ? current : entryOf(ev, ev.revision);
         if (ev.type === 'MODIFIED') {
           prev = last.get(ev.key);
           if (prev?.rev !== ev.prevRevision) { prev = undefined; floor = Math.max(floor, ev.revision); }

@@ -177,6 +177,8 @@ export class StorageLog implements StorageBackend {
   private gaps = new Map<number, number>();
   private queue: Pending[] = [];
   private flushing = false;
+  /** History records read and verified by open(), until the first history() call takes them. */
+  private openedHistory: StorageEvent[] | undefined;
   private nextRev = 0;
   private committedRev = 0;
   private compactedRev = 0;
@@ -264,12 +266,17 @@ export class StorageLog implements StorageBackend {
     for await (const [k, v] of this.db.iterator({ gt: 'm:gap:', lt: 'm:gap;' })) this.gaps.set(parseInt(k.slice(6), 16), num(v)!);
     // History must hold every revision from the compacted one to the current one, gaps excepted.
     let expect = this.skipGaps(this.compactedRev + 1);
+    const opened: StorageEvent[] = [];
     for await (const [k, v] of this.db.iterator({ gt: revKey(this.compactedRev), lte: revKey(rev) })) {
       const ev = decodeEvent(v, false);
       if (!ev || k !== revKey(ev.revision)) throw this.damage(`the history record ${k} fails its checksum`);
       if (ev.revision !== expect) throw this.damage(`history lacks revision ${expect}: records are lost`);
       expect = this.skipGaps(expect + 1);
+      opened.push(ev);
     }
+    // Values under encryption still need decrypting, and unreadable ones are dropped below: only a
+    // plain store hands this pass to the cache's warm-up.
+    if (!this.tx) this.openedHistory = opened;
     if (expect !== rev + 1 && rev > this.compactedRev) throw this.damage(`history ends at revision ${expect - 1}, the store at ${rev}: records are lost`);
     await this.dropUnreadableHistory(rev);
     if (hw?.closedAt !== undefined && hw.closedAt !== rev) {
@@ -362,7 +369,10 @@ export class StorageLog implements StorageBackend {
   }
 
   async *all(): AsyncIterable<KV> {
-    for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;' })) yield this.current(k.slice(2), v);
+    // The index holds every current value, read and verified at open: no second pass over the disk,
+    // and the cache shares these bytes rather than holding a copy of its own.
+    const snapshot = [...this.index.values()];
+    for (const kv of snapshot) yield kv;
   }
 
   write(op: WriteOp): Promise<WriteResult> {
@@ -448,6 +458,14 @@ export class StorageLog implements StorageBackend {
 
   async *history(after: number, prefix = ''): AsyncIterable<StorageEvent> {
     if (after < this.compactedRev) throw new StatusError(410, 'Expired', `too old resource version: ${after} (${this.compactedRev})`);
+    // The first read after open (the cache's warm-up) takes the records open() already read and
+    // verified instead of reading the whole history from disk a second time.
+    const opened = this.openedHistory;
+    this.openedHistory = undefined;
+    if (opened?.length) {
+      for (const ev of opened) if (ev.revision > after && (!prefix || ev.key.startsWith(prefix))) yield ev;
+      after = Math.max(after, opened[opened.length - 1].revision);
+    }
     for await (const [, v] of this.db.iterator({ gt: revKey(after), lte: revKey(this.committedRev) })) {
       const ev = this.event(v);
       if (!prefix || ev.key.startsWith(prefix)) yield ev;

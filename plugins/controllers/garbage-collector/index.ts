@@ -415,6 +415,15 @@ const plugin: PluginModule<'controller'> = {
     }
 
     async function observeAll(t: TypeDef) {
+      if (host.objects.scan) {
+        // Most objects have no owner and are not being deleted: the graph needs only their identity
+        // (as possible owners), so only the others are parsed (finalizers matter only with a deletionTimestamp).
+        host.objects.scan(t, (o) => {
+          const full = o.mentions('"ownerReferences"') || o.mentions('"deletionTimestamp"');
+          try { observe(t, 'ADDED', full ? o.object() : { metadata: { uid: o.uid, namespace: o.namespace, name: o.name } }); } catch { /* malformed object: skip */ }
+        });
+        return;
+      }
       let objs: KObject[] = [];
       try { objs = await host.objects.list(t); } catch (e) { host.log.warn('garbage collector: cannot list', { resource: t.resource, error: String(e) }); }
       for (const o of objs) {
