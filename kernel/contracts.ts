@@ -493,6 +493,11 @@ export interface TypeDef {
   protobuf?: { catalog: ProtoCatalog; message: string };
   /** A virtual type: not stored, only `create`, answered by this handler (access reviews, TokenReview). */
   virtual?: VirtualHandler;
+  /**
+   * A computed type: not stored, read-only (`get` and `list`; set `verbs` to match). Each read asks
+   * this for the current objects (componentstatuses: health probes); label and field selectors apply.
+   */
+  computed?: () => Promise<KObject[]>;
   /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */
   subresourceInfo?: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string }>;
   /** Field selector fields the watch fan-out indexes (a watch pinning one is not matched by scanning). */
@@ -655,6 +660,8 @@ export interface PluginHost {
   metrics: PluginMetrics;
   /** The configured certificate signers (for the signing controller). */
   signers(): Signer[];
+  /** The storage backend's health, as its /readyz check sees it: the check's name ("etcd", "storage") and the answer. */
+  storageHealth(): { name: string; healthy: boolean };
   /** For storage backends: what values go through before they are stored (encryption at rest), if configured. */
   valueTransformer?: ValueTransformer;
   /**

@@ -225,6 +225,25 @@ export class Registry {
     res.send(code, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : body);
   }
 
+  /** A computed type's get or list (TypeDef.computed): the objects of this moment, never stored. */
+  async computed(req: KRequest, res: KResponse, t: Target): Promise<void> {
+    const acc = this.accepted(req, t);
+    const sel = this.selectors(t.type, req.query);
+    const objs = await t.type.computed!();
+    const entries = objs.map((o) => {
+      const md = o.metadata ?? {};
+      return makeEntry(t.type, storageKey(t.type, md.namespace ?? '', md.name ?? ''), Buffer.from(JSON.stringify(o)), o, 0, 0);
+    });
+    if (t.name) {
+      const e = entries.find((x) => x.name === t.name && (!t.type.namespaced || x.namespace === t.namespace));
+      if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
+      return this.respondObject(req, res, t, 200, e.bytes);
+    }
+    const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
+    const items = entries.filter((e) => (!ns || e.namespace === ns) && (sel.name === undefined || e.name === sel.name) && (!sel.matches || sel.matches(e)));
+    await this.sendList(req, res, t, acc, items, this.ctx.cache.rev, '', undefined);
+  }
+
   async get(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const rv = req.query.get('resourceVersion');
     if (rv === null || rv === '') await this.consistent();

@@ -140,6 +140,7 @@ export class Server {
         return this.frontProxy;
       },
       authenticatorOptions: (plugin) => this.config.authentication.find((r) => r.plugin === plugin)?.options ?? (this.config.authentication.some((r) => r.plugin === plugin) ? {} : undefined),
+      storageHealth: () => ({ name: (this.backend.health ?? { name: 'storage' }).name, healthy: this.backend.ready?.() !== false }),
     };
   }
 
@@ -691,6 +692,10 @@ export class Server {
     if (virtual || type.virtual) {
       if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();
       return this.runVirtual(req, res, t, user, virtual);
+    }
+    if (type.computed) {
+      if ((m !== 'GET' && m !== 'HEAD') || sub || info.verb === 'watch') throw errors.methodNotAllowed();
+      return r.computed(req, res, t);
     }
     if (sub && type.connectSubresources?.includes(sub)) return this.registry.connect(req, t, user);
     if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();

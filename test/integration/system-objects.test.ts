@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
 import { kubectl, kubectlRelease } from '../lib/kubectl.js';
+import { etcdMissing, startEtcd } from '../lib/etcd.js';
 
 async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
   const end = Date.now() + ms;
@@ -118,4 +119,49 @@ t.test('flowcontrol v1 served beside v1beta3 (the same objects)', async (t) => {
     const fs = await kubectl(s, ['get', 'flowschemas'], { bin });
     t.match(fs.stdout.split('\n')[0], /^NAME\s+PRIORITYLEVEL\s+MATCHINGPRECEDENCE\s+DISTINGUISHERMETHOD\s+AGE\s+MISSINGPL$/);
   }
+});
+
+t.test('componentstatuses: read-only, computed, with the reference deprecation warning', async (t) => {
+  const s: TestServer = await withServer(t, { brand: 'kubernetes' });
+  const r = await s.get('/api/v1/componentstatuses');
+  t.equal(r.status, 200, r.text);
+  t.equal(r.headers.warning, '299 - "v1 ComponentStatus is deprecated in v1.19+"');
+  t.equal(r.json.kind, 'ComponentStatusList');
+  t.same(r.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['scheduler', 'controller-manager', 'storage-0']);
+  const store = r.json.items[2];
+  t.same(store.conditions, [{ type: 'Healthy', status: 'True', message: 'ok' }], 'the embedded store is healthy');
+  // No scheduler runs here: the reference shows the dial error as the message.
+  const sched = (await s.get('/api/v1/componentstatuses/scheduler')).json;
+  t.same(sched.conditions, [{ type: 'Healthy', status: 'False', message: 'Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259: connect: connection refused' }]);
+  t.equal((await s.get('/api/v1/componentstatuses/nope')).status, 404);
+  const one = await s.get('/api/v1/componentstatuses?fieldSelector=metadata.name%3Dstorage-0');
+  t.same(one.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['storage-0'], 'field selector');
+  // Read-only: writes and watches are refused.
+  for (const [m, p] of [['POST', '/api/v1/componentstatuses'], ['DELETE', '/api/v1/componentstatuses/storage-0'], ['PUT', '/api/v1/componentstatuses/storage-0'], ['GET', '/api/v1/componentstatuses?watch=1']] as const) {
+    const w = await s.request(m, p, { body: { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'storage-0' } } });
+    t.equal(w.status, 405, `${m} ${p}: ${w.text}`);
+    t.equal(w.json.reason, 'MethodNotAllowed');
+  }
+  const cs = (await s.get('/api/v1')).json.resources.find((x: { name: string }) => x.name === 'componentstatuses');
+  t.same([cs.verbs, cs.shortNames, cs.namespaced], [['get', 'list'], ['cs'], false]);
+  const pb = await s.request('GET', '/api/v1/componentstatuses/storage-0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+  t.match(String(pb.headers['content-type']), /protobuf/, 'Protobuf');
+  const bin = kubectlRelease('1.28') ?? kubectlRelease('1.33');
+  if (bin) {
+    const k = await kubectl(s, ['get', 'cs'], { bin });
+    t.equal(k.code, 0, k.stderr);
+    t.match(k.stderr, /Warning: v1 ComponentStatus is deprecated in v1\.19\+/);
+    const lines = k.stdout.trim().split('\n');
+    t.match(lines[0], /^NAME\s+STATUS\s+MESSAGE\s+ERROR$/);
+    t.match(lines.find((l) => l.startsWith('storage-0')) ?? '', /^storage-0\s+Healthy\s+ok\s*$/);
+    t.match(lines.find((l) => l.startsWith('scheduler')) ?? '', /^scheduler\s+Unhealthy\s+Get "https:\/\/127\.0\.0\.1:10259\/healthz": dial tcp/);
+  }
+});
+
+t.test('componentstatuses name the etcd3 backend etcd-0', { skip: etcdMissing }, async (t) => {
+  const etcd = await startEtcd();
+  t.teardown(() => etcd.stop());
+  const s = await withServer(t, { args: ['--storage-backend=etcd3', `--etcd-servers=${etcd.servers}`] });
+  const items = (await s.get('/api/v1/componentstatuses')).json.items;
+  t.same(items.find((o: { metadata: { name: string } }) => o.metadata.name === 'etcd-0')?.conditions, [{ type: 'Healthy', status: 'True', message: 'ok' }]);
 });

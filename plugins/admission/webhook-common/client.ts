@@ -35,7 +35,7 @@ type J = Record<string, any>;
 const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Go's net/http wording for the usual failures, so messages read like the reference's. */
-function describe(e: { code?: string; message: string }, t: Target): string {
+export function describe(e: { code?: string; message: string }, t: Pick<Target, 'host' | 'port'>): string {
   switch (e.code) {
     case 'ECONNREFUSED': return `dial tcp ${t.host}:${t.port}: connect: connection refused`;
     case 'ENOTFOUND': case 'EAI_AGAIN': return `dial tcp: lookup ${t.host}: no such host`;

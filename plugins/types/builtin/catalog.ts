@@ -32,6 +32,10 @@ export interface Row {
   statusKeepsMetadata?: string[];
   /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
   conditionalUpdateOnly?: boolean;
+  /** Verbs when not the full set (a computed, read-only type). */
+  verbs?: string[];
+  /** Text of the Warning every request gets (a deprecated kind), and the deprecation metric and audit annotation. */
+  deprecated?: string;
   /**
    * A version the reference release this catalog follows does not serve yet (a later release's): its
    * objects have the shape of this other version's, whose definitions it publishes under its own name.
@@ -70,6 +74,8 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { shortNames: ['pvc'], subresources: S }),
   row('', 'v1', 'LimitRange', 'limitranges', NS, { shortNames: ['limits'] }),
   row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),
+  // Computed on every read (strategies/componentstatus.ts), never stored.
+  row('', 'v1', 'ComponentStatus', 'componentstatuses', CLUSTER, { shortNames: ['cs'], verbs: ['get', 'list'], deprecated: 'v1 ComponentStatus is deprecated in v1.19+' }),
   row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true }),
   // apps/v1
   row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true, statusKeepsMetadata: ['labels'] }),

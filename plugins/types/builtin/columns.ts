@@ -394,6 +394,15 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
       col('VolumeMode', 'string', 'Filesystem or Block.', (o) => text(at(o, 'spec.volumeMode')) || '<unset>', 1),
     ],
     limitranges: [CREATED_AT],
+    // The reference's printer: the Healthy condition's status as Healthy/Unhealthy, then its message and error.
+    componentstatuses: (() => {
+      const healthy = (o: J) => list(o.conditions).find((c) => c.type === 'Healthy');
+      return [
+        col('Status', 'string', 'Status of the component conditions', (o) => { const c = healthy(o); return c ? (c.status === 'True' ? 'Healthy' : 'Unhealthy') : 'Unknown'; }),
+        col('Message', 'string', 'Message of the component conditions', (o) => text(healthy(o)?.message)),
+        col('Error', 'string', 'Error of the component conditions', (o) => text(healthy(o)?.error)),
+      ];
+    })(),
     resourcequotas: [
       AGE,
       col('Request', 'string', 'Used and hard request quotas.', (o) => quotaText(o, false)),

@@ -1,7 +1,7 @@
 // The built-in types plugin: turns the catalog's rows into TypeDefs for one brand and attaches the
 // per-type hooks (defaulting, validation, table columns, field selectors) by row key.
 import { brandGroup, type Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts.js';
 import { CATALOG, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
@@ -13,7 +13,7 @@ import { attachConversion } from './conversions/index.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 
 /** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
-export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string>> = {}): TypeDef[] {
+export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string>> = {}, computed: Record<string, () => Promise<KObject[]>> = {}): TypeDef[] {
   const columns = columnsFor(brand);
   return [...CATALOG, ...LATER_RELEASES].map((r) => {
     const key = rowKey(r);
@@ -40,6 +40,9 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
     if (r.statusKeepsMetadata) t.statusKeepsMetadata = [...r.statusKeepsMetadata];
     if (r.conditionalUpdateOnly) t.unconditionalUpdate = false;
+    if (r.verbs) t.verbs = [...r.verbs];
+    if (r.deprecated) Object.assign(t, { deprecated: true, deprecationWarning: r.deprecated });
+    if (computed[key]) t.computed = computed[key];
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';
     if (DEFAULTERS[key]) t.defaults = DEFAULTERS[key];
@@ -64,7 +67,7 @@ const plugin: PluginModule<'types'> = {
   name: 'builtin',
   create: (options, host: PluginHost) => {
     const s = strategies(host, options as StrategyOptions);
-    return { types: (brand: Brand) => [...builtinTypes(brand, s.byKey, s.subresourceFields), ...s.virtualTypes(brand)], start: s.start, stop: s.stop };
+    return { types: (brand: Brand) => [...builtinTypes(brand, s.byKey, s.subresourceFields, s.computed), ...s.virtualTypes(brand)], start: s.start, stop: s.stop };
   },
 };
 

@@ -2,7 +2,8 @@
 // the hooks that need state or other objects, which rows of data cannot express, and the
 // create-only sub-resources (pods/binding, pods/eviction) they serve.
 import type { Brand } from '../../../../kernel/brand.js';
-import type { PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
+import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
+import { componentStatuses } from './componentstatus.js';
 import { jobStrategy } from './jobs.js';
 import { nodeAgent, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
@@ -20,6 +21,8 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
   };
   return {
     byKey: (key: string): TypeStrategy | undefined => table[key],
+    /** Types computed on every read. */
+    computed: { componentstatuses: () => componentStatuses(host) } as Record<string, () => Promise<KObject[]>>,
     /** Writes the strategies make through a sub-resource that changes only some fields. */
     subresourceFields: { pods: { binding: 'spec.nodeName' } } as Record<string, Record<string, string>>,
     /** Types that are only an endpoint: the legacy `bindings` (POST a Binding named after the pod). */
