@@ -542,6 +542,12 @@ export interface TypeDef {
    * and every watcher of that version shares the bytes; without it each watcher converts its own.
    */
   convertObject?: (obj: KObject, version: string) => KObject;
+  /**
+   * Defaults applied when objects are read, not written back (the reference defaults custom resources
+   * on read): for objects stored before a `default` was added. `pending` names the stored objects that
+   * lack some (kept small: objects written since have them); `apply` returns the defaulted object.
+   */
+  readDefaults?: { any(): boolean; pending(namespace: string, name: string): boolean; apply(obj: KObject): KObject };
   /** The version objects are stored in, when it is not this one (with `convert`). */
   storageVersion?: string;
   /** Per-type hooks on the write path that need state or other objects (allocators, graceful deletion). */

@@ -156,6 +156,15 @@ export class Registry {
     return out;
   }
 
+  /** An entry as reads show it: with the defaults of TypeDef.readDefaults when it lacks some (a new entry; the stored one is never changed). */
+  private readDefaulted(type: TypeDef, e: Entry): Entry {
+    const rd = type.readDefaults;
+    if (!rd || !rd.pending(e.namespace, e.name)) return e;
+    const obj = parse(e);
+    if (obj.apiVersion !== gv(type) && type.convert) return e; // converted later; defaults are the served version's
+    return { ...e, bytes: Buffer.from(JSON.stringify(rd.apply(obj))), pb: undefined };
+  }
+
   private async fromStored(type: TypeDef, obj: KObject): Promise<KObject> {
     return type.convert && obj.apiVersion !== gv(type) ? (await type.convert([obj], type.version))[0] : obj;
   }
@@ -251,8 +260,9 @@ export class Registry {
     const e = this.current(t.type, t.namespace, t.name);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(this.scaleOf(t.type, parse(e)))));
-    const served = (await this.asServed(t.type, [e.bytes]))[0];
-    await this.respondObject(req, res, t, 200, served, served === e.bytes ? e : undefined);
+    const shown = this.readDefaulted(t.type, e);
+    const served = (await this.asServed(t.type, [shown.bytes]))[0];
+    await this.respondObject(req, res, t, 200, served, served === shown.bytes && shown === e ? e : undefined);
   }
 
   /**
@@ -367,7 +377,7 @@ export class Registry {
     const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
-    const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
+    const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert && !t.type.readDefaults?.any() ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
     if (memoKey && rc.listMemo?.key === memoKey) return res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : rc.listMemo.body);
     const items: Entry[] = [];
     let next = '';
@@ -388,6 +398,7 @@ export class Registry {
       }
       items.push(e);
     }
+    if (t.type.readDefaults?.any()) items.forEach((e, i) => { items[i] = this.readDefaulted(t.type, e); });
     if (t.type.convert) {
       const converted = await this.asServed(t.type, items.map((e) => e.bytes));
       items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i], pb: undefined }; });
@@ -488,7 +499,8 @@ export class Registry {
     // entry's cached Protobuf bytes stay those of the stored version.
     const inline = type.convertObject;
     const want = gv(type);
-    const served = (e: Entry): Entry => {
+    const served = (stored: Entry): Entry => {
+      const e = this.readDefaulted(type, stored);
       if (!inline) return e;
       const obj = parse(e);
       return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, type.version))), pb: undefined };

@@ -74,6 +74,7 @@ class CRDController {
     this.stopped = true;
     this.client?.close();
     this.unwatch?.();
+    for (const u of this.readWatches.values()) u();
     for (const t of this.timers) clearTimeout(t);
   }
 
@@ -111,6 +112,8 @@ class CRDController {
     const crd = await this.host.objects.get(this.crdType, '', name);
     if (!crd) {
       if (this.serving.delete(name)) this.host.serveTypes(owner(name), []);
+      this.readWatches.get(name)?.();
+      this.readWatches.delete(name);
       // Its names are free again for the others of the group.
       for (const other of await this.host.objects.list(this.crdType)) if (other.metadata?.name !== name) this.enqueue(other.metadata!.name!);
       return;
@@ -205,9 +208,51 @@ class CRDController {
     try {
       this.host.serveTypes(owner(name), types);
       this.serving.set(name, { key, types });
+      this.defaultOnRead(name, types);
     } catch (e) {
       this.host.log.warn('crd controller: cannot serve', { crd: name, error: (e as Error).message });
     }
+  }
+
+  /** Per served definition: the watch that keeps its read-defaulting set current. */
+  private readWatches = new Map<string, () => void>();
+
+  /**
+   * Defaulting on read, as the reference does it: a stored object that lacks a default of its
+   * schema (stored before the default was added) is shown with it, and nothing is written back.
+   * The objects concerned are found once per (re)serving, by applying the storage version's
+   * defaults to each stored object; a write defaults the object, so it leaves the set. Until that
+   * scan is done every read is defaulted.
+   */
+  private defaultOnRead(name: string, types: TypeDef[]): void {
+    this.readWatches.get(name)?.();
+    this.readWatches.delete(name);
+    const withDefaults = types.filter((t) => t.defaults);
+    if (!withDefaults.length) return;
+    const brand = this.host.brand;
+    const pending = new Set<string>();
+    let scanned = false;
+    const key = (o: KObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+    for (const t of withDefaults) {
+      const defaults = t.defaults!;
+      t.readDefaults = {
+        any: () => !scanned || pending.size > 0,
+        pending: (ns, n) => !scanned || pending.has(`${ns}/${n}`),
+        apply: (o) => { const c = structuredClone(o); defaults(c, brand); return c; },
+      };
+    }
+    const written = new Set<string>();
+    this.readWatches.set(name, this.host.objects.watch(types[0], (_ev, o) => { pending.delete(key(o)); written.add(key(o)); }));
+    const storage = withDefaults.find((t) => t.version === (t.storageVersion ?? t.version)) ?? withDefaults[0];
+    void (async () => {
+      for (const o of await this.host.objects.list(types[0])) {
+        if (written.has(key(o)) || (o.apiVersion && o.apiVersion !== `${storage.group}/${storage.version}`)) continue;
+        const c = structuredClone(o);
+        storage.defaults!(c, brand);
+        if (JSON.stringify(c) !== JSON.stringify(o)) pending.add(key(o));
+      }
+      scanned = true;
+    })().catch((e) => this.host.log.warn('crd controller: read defaulting scan failed', { crd: name, error: String((e as Error)?.message ?? e) }));
   }
 
   // ------------------------------------------------------------------ cleanup
