@@ -157,7 +157,16 @@ export class ObjectCache {
   register(type: TypeDef): ResourceCache {
     const p = resourcePrefix(type);
     let rc = this.resources.get(p);
-    if (rc) { rc.type = type; return rc; }
+    if (rc) {
+      // A type served again with other field selectors (a custom resource's selectableFields):
+      // the current objects' field values follow.
+      const before = Object.keys(rc.type.fieldSelectors ?? {}).join('\0');
+      rc.type = type;
+      if (Object.keys(type.fieldSelectors ?? {}).join('\0') !== before) {
+        for (const e of rc.byKey.values()) e.fields = makeEntry(type, e.key, e.bytes, JSON.parse(e.bytes.toString('utf8')) as KObject, e.rev, e.createRev).fields;
+      }
+      return rc;
+    }
     this.resources.set(p, (rc = new ResourceCache(type)));
     const d = this.dormant.get(p);
     if (d) {

@@ -59,6 +59,20 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
   const storageVersion = str(all.find((v: Props) => v.storage === true)?.name);
   const stored = ((crd.status as Props | undefined)?.storedVersions ?? []) as string[];
   const convert = all.length > 1 || stored.some((v) => v !== storageVersion) ? converterFor(crd, brand, webhook) : undefined;
+  // selectableFields (1.30+): field selectors read from the stored object, the union of every
+  // served version's paths (the cache keeps one set of field values per object, whatever the version).
+  const selectable = new Set<string>();
+  for (const v of versions) for (const f of (Array.isArray(v.selectableFields) ? v.selectableFields : [])) if (isObj(f) && str(f.jsonPath).startsWith('.')) selectable.add(str(f.jsonPath).slice(1));
+  const fieldSelectors: Record<string, (obj: KObject) => string> = {};
+  for (const p of selectable) {
+    const segs = p.split('.');
+    fieldSelectors[p] = (obj) => {
+      let cur: unknown = obj;
+      for (const s of segs) cur = isObj(cur) ? cur[s] : undefined;
+      // an absent field selects as the empty string, as in the reference
+      return typeof cur === 'string' ? cur : typeof cur === 'number' || typeof cur === 'boolean' ? String(cur) : '';
+    };
+  }
   const out: TypeDef[] = [];
   for (const name of order) {
     const v = versions.find((x: Props) => x.name === name)!;
@@ -96,6 +110,7 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
       return rules ? [...causes, ...evaluateRules(rules, obj, old)] : causes;
     };
     if (hasDefaults(props)) t.defaults = (obj: KObject) => applyDefaults(obj, props);
+    if (selectable.size) t.fieldSelectors = fieldSelectors;
     out.push(t);
   }
   return out;

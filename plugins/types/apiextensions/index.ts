@@ -118,6 +118,44 @@ function simpleJSONPath(s: string, at: string): FieldCause[] {
   return [];
 }
 
+/** The reference's limit on selectable fields per version. */
+const MAX_SELECTABLE_FIELDS = 8;
+
+/** The schema a simple path (`.spec.x.y`, no array notation) names, or why it names none. */
+export function schemaAtPath(schema: unknown, path: string): { schema: Props; segments: string[] } | { error: string } {
+  if (!path.startsWith('.')) return { error: 'must be a simple json path starting with .' };
+  const segments = path.slice(1).split('.');
+  let cur: unknown = schema;
+  for (const seg of segments) {
+    if (!seg || /[[\]]/.test(seg)) return { error: 'does not refer to a valid field' };
+    const props = isObj(cur) && isObj(cur.properties) ? cur.properties : undefined;
+    const next = props?.[seg] ?? (isObj(cur) && isObj(cur.additionalProperties) ? cur.additionalProperties : undefined);
+    if (!isObj(next)) return { error: 'does not refer to a valid field' };
+    cur = next;
+  }
+  return { schema: cur as Props, segments };
+}
+
+/** spec.versions[].selectableFields (1.30+), with the reference's rules and words. */
+function validateSelectableFields(list: unknown, schema: unknown, at: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const seen = new Set<string>();
+  (Array.isArray(list) ? list : []).forEach((f: unknown, i: number) => {
+    const fa = `${at}[${i}].jsonPath`;
+    const path = isObj(f) ? str(f.jsonPath) : '';
+    if (!path) { out.push(required(fa, '')); return; }
+    const r = schemaAtPath(schema, path);
+    if ('error' in r) { out.push(invalid(fa, path, `is an invalid path: ${r.error}`)); return; }
+    if (r.segments[0] === 'metadata') out.push(invalid(fa, path, 'must not point to fields in metadata'));
+    if (!['string', 'boolean', 'integer'].includes(str(r.schema.type))) out.push(invalid(fa, path, 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+    const key = r.segments.join('.');
+    if (seen.has(key)) out.push(fieldError.duplicate(fa, path));
+    else seen.add(key);
+  });
+  if (seen.size > MAX_SELECTABLE_FIELDS) out.push({ reason: 'FieldValueTooMany', field: at, message: `Too many: ${seen.size}: must have at most ${MAX_SELECTABLE_FIELDS} items` });
+  return out;
+}
+
 function validateVersion(v: Props, at: string): FieldCause[] {
   const out: FieldCause[] = [];
   const nameErrs = isDNS1035Label(str(v.name));
@@ -135,6 +173,7 @@ function validateVersion(v: Props, at: string): FieldCause[] {
     out.push(...structural);
     // Rules compile (and their estimated cost is checked) only on a structural schema.
     if (!structural.length) compileRules(schema as Props, `${at}.schema.openAPIV3Schema`, out);
+    if (v.selectableFields !== undefined) out.push(...validateSelectableFields(v.selectableFields, schema, `${at}.selectableFields`));
   }
   if (isObj(subs.scale)) {
     const sc = subs.scale;
