@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { withServer } from '../lib/server.js';
-import { kubectl, noKubectl } from '../lib/kubectl.js';
+import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
 
 const ns = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
 const privileged = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { privileged: true } }] } });
@@ -68,11 +68,79 @@ t.test('exemptions and defaults from the admission configuration', async (t) => 
   t.equal((await s.request('POST', '/api/v1/namespaces/default/pods', { body: rc })).status, 201, 'exempt runtime class');
 });
 
-t.test('kubectl: a privileged pod in a restricted namespace', { skip: noKubectl }, async (t) => {
+t.test('kubectl: a privileged pod in a restricted namespace, with every release', { skip: noKubectl }, async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
   t.equal((await kubectl(s, ['create', 'namespace', 'secure'])).code, 0);
   t.equal((await kubectl(s, ['label', 'namespace', 'secure', 'pod-security.kubernetes.io/enforce=restricted'])).code, 0);
-  const r = await kubectl(s, ['apply', '-n', 'secure', '-f', '-'], { input: JSON.stringify(privileged('priv')) });
-  t.not(r.code, 0);
-  t.match(r.stderr, `pods "priv" is forbidden: violates PodSecurity "restricted:latest": ${RESTRICTED_PRIVILEGED}`);
+  const releases = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'].map((v) => [v, kubectlRelease(v)] as const).filter(([, b]) => b);
+  for (const [v, bin] of releases.length ? releases : [['default', undefined] as const]) {
+    for (const verb of ['apply', 'create']) {
+      const r = await kubectl(s, [verb, '-n', 'secure', '-f', '-'], { input: JSON.stringify(privileged('priv')), bin });
+      t.not(r.code, 0, `${v} ${verb} refused`);
+      t.match(r.stderr, `pods "priv" is forbidden: violates PodSecurity "restricted:latest": ${RESTRICTED_PRIVILEGED}`, `${v} ${verb}: the reference's message`);
+    }
+  }
+});
+
+t.test('version labels pin the standards of a release', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const L = 'pod-security.kubernetes.io/';
+  const make = async (name: string, labels: Record<string, string>) => t.equal((await s.request('POST', '/api/v1/namespaces', { body: ns(name, labels) })).status, 201);
+  const pod = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(annotations ? { annotations } : {}) }, spec });
+  const create = (nsName: string, body: unknown) => s.request('POST', `/api/v1/namespaces/${nsName}/pods`, { body });
+  const refused = async (nsName: string, body: any, message: string, what: string) => {
+    const r = await create(nsName, body);
+    t.equal(r.status, 403, `${what}: ${r.text}`);
+    t.equal(r.json.message, `pods "${body.metadata.name}" is forbidden: ${message}`, what);
+  };
+  const admitted = async (nsName: string, body: any, what: string) => t.equal((await create(nsName, body)).status, 201, what);
+  const plain = { containers: [{ name: 'c', image: 'x' }] };
+
+  // restricted before v1.19 has no seccomp check, before v1.22 no capabilities drop, before v1.23 no runAsUser.
+  await make('r118', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.18' });
+  await refused('r118', pod('a', plain), 'violates PodSecurity "restricted:v1.18": allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true)', 'v1.18: two checks');
+  const nonRoot = { securityContext: { runAsNonRoot: true, runAsUser: 0 }, containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false } }] };
+  await admitted('r118', pod('b', nonRoot), 'v1.18 admits without seccomp, capabilities drop, or a non-zero runAsUser');
+  // Before v1.22 the baseline capabilities check still applies at restricted.
+  await refused('r118', pod('c', { ...nonRoot, containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { add: ['NET_RAW', 'CHOWN'] } } }] }), 'violates PodSecurity "restricted:v1.18": non-default capabilities (container "c" must not include "NET_RAW" in securityContext.capabilities.add)', 'v1.18: baseline capabilities');
+  // The seccomp alpha annotations are what baseline checks before v1.19.
+  await refused('r118', pod('d', nonRoot, { 'seccomp.security.alpha.kubernetes.io/pod': 'unconfined', 'container.seccomp.security.alpha.kubernetes.io/c': 'runtime/default' }), 'violates PodSecurity "restricted:v1.18": seccompProfile (forbidden annotation seccomp.security.alpha.kubernetes.io/pod="unconfined")', 'v1.18: seccomp annotation');
+
+  await make('r122', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.22' });
+  const seccomp = { ...nonRoot, securityContext: { ...nonRoot.securityContext, seccompProfile: { type: 'RuntimeDefault' } }, containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] };
+  await admitted('r122', pod('e', seccomp), 'v1.22: runAsUser=0 not checked yet');
+  await make('r123', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.23' });
+  await refused('r123', pod('e', { ...seccomp, containers: [{ ...seccomp.containers[0], securityContext: { ...seccomp.containers[0].securityContext, runAsUser: 0 } }] }), 'violates PodSecurity "restricted:v1.23": runAsUser=0 (pod and container "c" must not set runAsUser=0)', 'v1.23: runAsUser');
+
+  // Windows pods skip the Linux-only checks from v1.25.
+  const windows = { os: { name: 'windows' }, securityContext: { runAsNonRoot: true }, containers: [{ name: 'c', image: 'x' }] };
+  await make('r124', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.24' });
+  await refused('r124', pod('w', windows), 'violates PodSecurity "restricted:v1.24": allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")', 'v1.24: windows checked');
+  await make('r125', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.25' });
+  await admitted('r125', pod('w', windows), 'v1.25: windows pod let through');
+
+  // sysctls: ip_local_reserved_ports from v1.27; the keepalive ones are a later release's (not in latest).
+  const sysctl = (name: string) => ({ securityContext: { sysctls: [{ name, value: '1' }] }, containers: [{ name: 'c', image: 'x' }] });
+  await make('b126', { [`${L}enforce`]: 'baseline', [`${L}enforce-version`]: 'v1.26' });
+  await refused('b126', pod('s', sysctl('net.ipv4.ip_local_reserved_ports')), 'violates PodSecurity "baseline:v1.26": forbidden sysctls (net.ipv4.ip_local_reserved_ports)', 'v1.26 sysctl');
+  await make('b127', { [`${L}enforce`]: 'baseline', [`${L}enforce-version`]: 'v1.27' });
+  await admitted('b127', pod('s', sysctl('net.ipv4.ip_local_reserved_ports')), 'v1.27 sysctl');
+  await make('blatest', { [`${L}enforce`]: 'baseline' });
+  await refused('blatest', pod('s', sysctl('net.ipv4.tcp_keepalive_time')), 'violates PodSecurity "baseline:latest": forbidden sysctls (net.ipv4.tcp_keepalive_time)', 'latest is v1.28');
+  // baseline from v1.19: the field, any value but RuntimeDefault/Localhost.
+  await refused('blatest', pod('u', { securityContext: { seccompProfile: { type: 'Unconfined' } }, containers: [{ name: 'c', image: 'x', securityContext: { seccompProfile: { type: 'Unconfined' } } }] }), 'violates PodSecurity "baseline:latest": seccompProfile (pod and container "c" must not set securityContext.seccompProfile.type to "Unconfined")', 'baseline seccomp field');
+
+  // A version label that is not one counts as latest (fail closed); a future one as latest too, shown as written.
+  await make('bad', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'one-point-five' });
+  const r = await create('bad', pod('x', plain));
+  t.match(r.json.message, 'violates PodSecurity "restricted:latest": allowPrivilegeEscalation', 'unreadable version: latest');
+  await make('future', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.99' });
+  t.match((await create('future', pod('x', plain))).json.message, 'violates PodSecurity "restricted:v1.99": allowPrivilegeEscalation', 'future version');
+  // warn and audit honour their own versions.
+  await make('warn122', { [`${L}warn`]: 'restricted', [`${L}warn-version`]: 'v1.22' });
+  const w = await create('warn122', pod('y', seccomp));
+  t.equal(w.status, 201);
+  t.equal(w.headers.warning, undefined, 'nothing to warn about at v1.22');
+  const w2 = await create('warn122', pod('z', plain));
+  t.match(String(w2.headers.warning), 'would violate PodSecurity \\"restricted:v1.22\\"');
 });

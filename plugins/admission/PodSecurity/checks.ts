@@ -7,15 +7,21 @@ export type Level = 'privileged' | 'baseline' | 'restricted';
 
 export interface Violation { reason: string; detail: string }
 
+/** One implementation of a check, applied from a policy version on (v1.<since>) until a later one replaces it. */
+interface Variant {
+  since: number;
+  run(pod: PodView): Violation | undefined;
+  /** Baseline check ids this one replaces at its level, for the versions it applies to. */
+  overrides?: string[];
+}
+
 interface Check {
   id: string;
   level: 'baseline' | 'restricted';
-  /** Baseline check ids this one replaces at its level. */
-  overrides?: string[];
-  run(pod: PodView): Violation | undefined;
+  /** Oldest first. A version older than the first variant does not have the check. */
+  versions: Variant[];
 }
 
-/** The parts of a pod (or pod template) the checks read. */
 export interface PodView {
   spec: J;
   meta: J;
@@ -39,31 +45,88 @@ const BASELINE_CAPS = new Set(['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER',
 const SAFE_SYSCTLS = new Set(['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes']);
 const RESTRICTED_VOLUME_OK = new Set(['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret']);
 
+/** Parts of a message naming who set a bad value: "pod", `container "a"`, `containers "a", "b"`, joined with " and ". */
+function setters(pod: boolean, containers: string[]): string {
+  return [pod ? 'pod' : '', containers.length ? named('container', containers) : ''].filter(Boolean).join(' and ');
+}
+const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
+/** From v1.25 the checks that cannot apply to Windows pods (spec.os.name) let them through. */
+const notOnWindows = (run: Check['versions'][number]['run']) => (p: PodView) => (p.spec.os?.name === 'windows' ? undefined : run(p));
+
+const validSeccomp = (t: unknown) => t === 'RuntimeDefault' || t === 'Localhost';
+const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
+const SECCOMP_CONTAINER_ANNOTATION = 'container.seccomp.security.alpha.kubernetes.io/';
+
+function sysctls(allowed: Set<string>) {
+  return (p: PodView): Violation | undefined => {
+    const bad = list(psc(p).sysctls).map((s) => s.name).filter((n) => !allowed.has(n));
+    return bad.length ? { reason: 'forbidden sysctls', detail: bad.join(', ') } : undefined;
+  };
+}
+
+function capabilitiesRestricted(p: PodView): Violation | undefined {
+  const noDrop = p.containers.filter((c) => !(sc(c).capabilities?.drop ?? []).includes('ALL')).map((c) => c.name);
+  const adders: string[] = [];
+  const caps: string[] = [];
+  for (const c of p.containers) {
+    const added = (sc(c).capabilities?.add ?? []).filter((x: string) => x !== 'NET_BIND_SERVICE');
+    if (added.length) { adders.push(c.name); caps.push(...added); }
+  }
+  const out: string[] = [];
+  if (noDrop.length) out.push(`${named('container', noDrop)} must set securityContext.capabilities.drop=["ALL"]`);
+  if (adders.length) out.push(`${named('container', adders)} must not include ${sorted(caps).map(q).join(', ')} in securityContext.capabilities.add`);
+  return out.length ? { reason: 'unrestricted capabilities', detail: out.join('; ') } : undefined;
+}
+
+function allowPrivilegeEscalation(p: PodView): Violation | undefined {
+  const bad = p.containers.filter((c) => sc(c).allowPrivilegeEscalation !== false).map((c) => c.name);
+  return bad.length ? { reason: 'allowPrivilegeEscalation != false', detail: `${named('container', bad)} must set securityContext.allowPrivilegeEscalation=false` } : undefined;
+}
+
+function seccompRestricted(p: PodView): Violation | undefined {
+  const podType = psc(p).seccompProfile?.type;
+  const podBad = psc(p).seccompProfile && !validSeccomp(podType);
+  const podSet = psc(p).seccompProfile && validSeccomp(podType);
+  const explicit = p.containers.filter((c) => sc(c).seccompProfile && !validSeccomp(sc(c).seccompProfile.type));
+  if (podBad || explicit.length) {
+    const values = sorted([...(podBad ? [String(podType ?? '')] : []), ...explicit.map((c) => String(sc(c).seccompProfile.type ?? ''))]);
+    return { reason: 'seccompProfile', detail: `${setters(!!podBad, explicit.map((c) => c.name))} must not set securityContext.seccompProfile.type to ${values.map(q).join(', ')}` };
+  }
+  const unset = podSet ? [] : p.containers.filter((c) => !sc(c).seccompProfile).map((c) => c.name);
+  return unset.length ? { reason: 'seccompProfile', detail: `pod or ${named('container', unset)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"` } : undefined;
+}
+
+const SYSCTLS_1_0 = ['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_unprivileged_port_start'];
+const SYSCTLS_1_27 = [...SYSCTLS_1_0, 'net.ipv4.ip_local_reserved_ports'];
+const SYSCTLS_1_29 = [...SYSCTLS_1_27, 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes'];
+
+// The reference policy package's checks, each with the versions its behaviour changed in.
 const CHECKS: Check[] = [
   // ---------------------------------------------------------------- baseline
-  { id: 'appArmorProfile', level: 'baseline', run(p) {
+  { id: 'appArmorProfile', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad = Object.entries((p.meta.annotations ?? {}) as Record<string, string>)
-      .filter(([k, v]) => k.startsWith('container.apparmor.security.beta.kubernetes.io/') && v !== 'runtime/default' && !v.startsWith('localhost/'));
-    return bad.length ? { reason: 'forbidden AppArmor profile', detail: bad.map(([k, v]) => `${k}=${q(v)}`).join(', ') } : undefined;
-  } },
-  { id: 'capabilities_baseline', level: 'baseline', run(p) {
+      .filter(([k, v]) => k.startsWith('container.apparmor.security.beta.kubernetes.io/') && v !== '' && v !== 'runtime/default' && !v.startsWith('localhost/'))
+      .map(([k, v]) => `${k}=${q(v)}`).sort();
+    return bad.length ? { reason: plural(bad.length, 'forbidden AppArmor profile', 'forbidden AppArmor profiles'), detail: bad.join(', ') } : undefined;
+  } }] },
+  { id: 'capabilities_baseline', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad: string[] = [];
-    const caps = new Set<string>();
+    const caps: string[] = [];
     for (const c of p.containers) {
       const added = (sc(c).capabilities?.add ?? []).filter((x: string) => !BASELINE_CAPS.has(x));
-      if (added.length) { bad.push(c.name); added.forEach((x: string) => caps.add(x)); }
+      if (added.length) { bad.push(c.name); caps.push(...added); }
     }
-    return bad.length ? { reason: 'non-default capabilities', detail: `${named('container', bad)} must not include ${[...caps].map(q).join(', ')} in securityContext.capabilities.add` } : undefined;
-  } },
-  { id: 'hostNamespaces', level: 'baseline', run(p) {
+    return bad.length ? { reason: 'non-default capabilities', detail: `${named('container', bad)} must not include ${sorted(caps).map(q).join(', ')} in securityContext.capabilities.add` } : undefined;
+  } }] },
+  { id: 'hostNamespaces', level: 'baseline', versions: [{ since: 0, run(p) {
     const on = ['hostNetwork', 'hostPID', 'hostIPC'].filter((k) => p.spec[k] === true);
     return on.length ? { reason: 'host namespaces', detail: on.map((k) => `${k}=true`).join(', ') } : undefined;
-  } },
-  { id: 'hostPathVolumes', level: 'baseline', run(p) {
+  } }] },
+  { id: 'hostPathVolumes', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad = list(p.spec.volumes).filter((v) => v.hostPath).map((v) => v.name);
     return bad.length ? { reason: 'hostPath volumes', detail: named('volume', bad) } : undefined;
-  } },
-  { id: 'hostPorts', level: 'baseline', run(p) {
+  } }] },
+  { id: 'hostPorts', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad: string[] = [];
     const ports: number[] = [];
     for (const c of p.containers) {
@@ -71,108 +134,127 @@ const CHECKS: Check[] = [
       if (hp.length) { bad.push(c.name); ports.push(...hp); }
     }
     return bad.length ? { reason: 'hostPort', detail: `${named('container', bad)} ${plural(bad.length, 'uses', 'use')} ${plural(ports.length, 'hostPort', 'hostPorts')} ${ports.join(', ')}` } : undefined;
-  } },
-  { id: 'privileged', level: 'baseline', run(p) {
+  } }] },
+  { id: 'privileged', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad = p.containers.filter((c) => sc(c).privileged === true).map((c) => c.name);
     return bad.length ? { reason: 'privileged', detail: `${named('container', bad)} must not set securityContext.privileged=true` } : undefined;
-  } },
-  { id: 'procMount', level: 'baseline', run(p) {
+  } }] },
+  { id: 'procMount', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad = p.containers.filter((c) => sc(c).procMount !== undefined && sc(c).procMount !== 'Default');
     return bad.length ? { reason: 'procMount', detail: `${named('container', bad.map((c) => c.name))} ${plural(bad.length, 'sets', 'set')} procMount to ${[...new Set(bad.map((c) => q(sc(c).procMount)))].join(', ')}` } : undefined;
-  } },
-  { id: 'seccompProfile_baseline', level: 'baseline', run(p) {
-    const out: string[] = [];
-    if (psc(p).seccompProfile?.type === 'Unconfined') out.push('pod must not set securityContext.seccompProfile.type to "Unconfined"');
-    const bad = p.containers.filter((c) => sc(c).seccompProfile?.type === 'Unconfined').map((c) => c.name);
-    if (bad.length) out.push(`${named('container', bad)} must not set securityContext.seccompProfile.type to "Unconfined"`);
-    return out.length ? { reason: 'seccompProfile', detail: out.join('; ') } : undefined;
-  } },
-  { id: 'seLinuxOptions', level: 'baseline', run(p) {
+  } }] },
+  { id: 'seccompProfile_baseline', level: 'baseline', versions: [
+    // Before the field (v1.19), the alpha annotations.
+    { since: 0, run(p) {
+      const ann = (p.meta.annotations ?? {}) as Record<string, string>;
+      const ok = (v: string) => v === 'runtime/default' || v === 'docker/default' || v.startsWith('localhost/');
+      const bad: string[] = [];
+      if (SECCOMP_POD_ANNOTATION in ann && !ok(ann[SECCOMP_POD_ANNOTATION])) bad.push(`${SECCOMP_POD_ANNOTATION}=${q(ann[SECCOMP_POD_ANNOTATION])}`);
+      for (const c of p.containers) {
+        const k = SECCOMP_CONTAINER_ANNOTATION + c.name;
+        if (k in ann && !ok(ann[k])) bad.push(`${k}=${q(ann[k])}`);
+      }
+      const list = sorted(bad);
+      return list.length ? { reason: 'seccompProfile', detail: `forbidden ${plural(list.length, 'annotation', 'annotations')} ${list.join(', ')}` } : undefined;
+    } },
+    { since: 19, run(p) {
+      const pod = !!psc(p).seccompProfile && !validSeccomp(psc(p).seccompProfile.type);
+      const bad = p.containers.filter((c) => sc(c).seccompProfile && !validSeccomp(sc(c).seccompProfile.type));
+      if (!pod && !bad.length) return undefined;
+      const values = sorted([...(pod ? [String(psc(p).seccompProfile.type ?? '')] : []), ...bad.map((c) => String(sc(c).seccompProfile.type ?? ''))]);
+      return { reason: 'seccompProfile', detail: `${setters(pod, bad.map((c) => c.name))} must not set securityContext.seccompProfile.type to ${values.map(q).join(', ')}` };
+    } },
+  ] },
+  { id: 'seLinuxOptions', level: 'baseline', versions: [{ since: 0, run(p) {
     const ok = (o: J | undefined) => !o || ((!o.type || ['container_t', 'container_init_t', 'container_kvm_t'].includes(o.type)) && !o.user && !o.role);
     const bad = p.containers.filter((c) => !ok(sc(c).seLinuxOptions)).map((c) => c.name);
-    if (!ok(psc(p).seLinuxOptions) || bad.length) return { reason: 'seLinuxOptions', detail: [!ok(psc(p).seLinuxOptions) ? 'pod' : '', bad.length ? named('container', bad) : ''].filter(Boolean).join(' and ') + ' set forbidden securityContext.seLinuxOptions' };
+    if (!ok(psc(p).seLinuxOptions) || bad.length) return { reason: 'seLinuxOptions', detail: setters(!ok(psc(p).seLinuxOptions), bad) + ' set forbidden securityContext.seLinuxOptions' };
     return undefined;
-  } },
-  { id: 'sysctls', level: 'baseline', run(p) {
-    const bad = list(psc(p).sysctls).map((s) => s.name).filter((n) => !SAFE_SYSCTLS.has(n));
-    return bad.length ? { reason: 'forbidden sysctls', detail: bad.join(', ') } : undefined;
-  } },
-  { id: 'windowsHostProcess', level: 'baseline', run(p) {
+  } }] },
+  { id: 'sysctls', level: 'baseline', versions: [
+    { since: 0, run: sysctls(new Set(SYSCTLS_1_0)) },
+    { since: 27, run: sysctls(new Set(SYSCTLS_1_27)) },
+    { since: 29, run: sysctls(new Set(SYSCTLS_1_29)) },
+  ] },
+  { id: 'windowsHostProcess', level: 'baseline', versions: [{ since: 0, run(p) {
     const bad = p.containers.filter((c) => sc(c).windowsOptions?.hostProcess === true).map((c) => c.name);
-    if (psc(p).windowsOptions?.hostProcess === true || bad.length) return { reason: 'hostProcess', detail: [psc(p).windowsOptions?.hostProcess === true ? 'pod' : '', bad.length ? named('container', bad) : ''].filter(Boolean).join(' and ') + ' must not set securityContext.windowsOptions.hostProcess=true' };
+    const pod = psc(p).windowsOptions?.hostProcess === true;
+    if (pod || bad.length) return { reason: 'hostProcess', detail: `${setters(pod, bad)} must not set securityContext.windowsOptions.hostProcess=true` };
     return undefined;
-  } },
+  } }] },
   // ---------------------------------------------------------------- restricted
-  { id: 'allowPrivilegeEscalation', level: 'restricted', run(p) {
-    const bad = [...list(p.spec.initContainers), ...list(p.spec.containers), ...list(p.spec.ephemeralContainers)].filter((c) => sc(c).allowPrivilegeEscalation !== false).map((c) => c.name);
-    return bad.length ? { reason: 'allowPrivilegeEscalation != false', detail: `${named('container', bad)} must set securityContext.allowPrivilegeEscalation=false` } : undefined;
-  } },
-  { id: 'capabilities_restricted', level: 'restricted', overrides: ['capabilities_baseline'], run(p) {
-    const noDrop = p.containers.filter((c) => !(sc(c).capabilities?.drop ?? []).includes('ALL')).map((c) => c.name);
-    const adders: string[] = [];
-    const caps = new Set<string>();
-    for (const c of p.containers) {
-      const added = (sc(c).capabilities?.add ?? []).filter((x: string) => x !== 'NET_BIND_SERVICE');
-      if (added.length) { adders.push(c.name); added.forEach((x: string) => caps.add(x)); }
-    }
-    const out: string[] = [];
-    if (noDrop.length) out.push(`${named('container', noDrop)} must set securityContext.capabilities.drop=["ALL"]`);
-    if (adders.length) out.push(`${named('container', adders)} must not include ${[...caps].map(q).join(', ')} in securityContext.capabilities.add`);
-    return out.length ? { reason: 'unrestricted capabilities', detail: out.join('; ') } : undefined;
-  } },
-  { id: 'restrictedVolumes', level: 'restricted', overrides: ['hostPathVolumes'], run(p) {
+  { id: 'allowPrivilegeEscalation', level: 'restricted', versions: [
+    { since: 8, run: allowPrivilegeEscalation },
+    { since: 25, run: notOnWindows(allowPrivilegeEscalation) },
+  ] },
+  { id: 'capabilities_restricted', level: 'restricted', versions: [
+    { since: 22, run: capabilitiesRestricted, overrides: ['capabilities_baseline'] },
+    { since: 25, run: notOnWindows(capabilitiesRestricted), overrides: ['capabilities_baseline'] },
+  ] },
+  { id: 'restrictedVolumes', level: 'restricted', versions: [{ since: 0, overrides: ['hostPathVolumes'], run(p) {
     const bad = list(p.spec.volumes).map((v) => [v.name, Object.keys(v).find((k) => k !== 'name')] as [string, string | undefined]).filter(([, t]) => t && !RESTRICTED_VOLUME_OK.has(t));
     if (!bad.length) return undefined;
     const types = [...new Set(bad.map(([, t]) => t!))];
     return { reason: 'restricted volume types', detail: `${named('volume', bad.map(([n]) => n))} ${plural(bad.length, 'uses', 'use')} ${plural(types.length, 'restricted volume type', 'restricted volume types')} ${types.map(q).join(', ')}` };
-  } },
-  { id: 'runAsNonRoot', level: 'restricted', run(p) {
+  } }] },
+  { id: 'runAsNonRoot', level: 'restricted', versions: [{ since: 0, run(p) {
     const podSet = psc(p).runAsNonRoot;
-    if (podSet === false) return { reason: 'runAsNonRoot != true', detail: 'pod must not set securityContext.runAsNonRoot=false' };
     const explicitFalse = p.containers.filter((c) => sc(c).runAsNonRoot === false).map((c) => c.name);
-    const unset = podSet === true ? [] : p.containers.filter((c) => sc(c).runAsNonRoot === undefined).map((c) => c.name);
-    const out: string[] = [];
-    if (explicitFalse.length) out.push(`${named('container', explicitFalse)} must not set securityContext.runAsNonRoot=false`);
-    if (unset.length) out.push(`pod or ${named('container', unset)} must set securityContext.runAsNonRoot=true`);
-    return out.length ? { reason: 'runAsNonRoot != true', detail: out.join('; ') } : undefined;
-  } },
-  { id: 'runAsUser', level: 'restricted', run(p) {
-    const out: string[] = [];
-    if (psc(p).runAsUser === 0) out.push('pod must not set runAsUser=0');
+    if (podSet === false || explicitFalse.length) return { reason: 'runAsNonRoot != true', detail: `${setters(podSet === false, explicitFalse)} must not set securityContext.runAsNonRoot=false` };
+    const unset = podSet === true ? [] : p.containers.filter((c) => sc(c).runAsNonRoot === undefined || sc(c).runAsNonRoot === null).map((c) => c.name);
+    return unset.length ? { reason: 'runAsNonRoot != true', detail: `pod or ${named('container', unset)} must set securityContext.runAsNonRoot=true` } : undefined;
+  } }] },
+  { id: 'runAsUser', level: 'restricted', versions: [{ since: 23, run(p) {
+    const pod = psc(p).runAsUser === 0;
     const bad = p.containers.filter((c) => sc(c).runAsUser === 0).map((c) => c.name);
-    if (bad.length) out.push(`${named('container', bad)} must not set runAsUser=0`);
-    return out.length ? { reason: 'runAsUser=0', detail: out.join('; ') } : undefined;
-  } },
-  { id: 'seccompProfile_restricted', level: 'restricted', overrides: ['seccompProfile_baseline'], run(p) {
-    const ok = (t: unknown) => t === 'RuntimeDefault' || t === 'Localhost';
-    const podType = psc(p).seccompProfile?.type;
-    const out: string[] = [];
-    if (podType !== undefined && !ok(podType)) out.push(`pod must not set securityContext.seccompProfile.type to ${q(podType)}`);
-    const explicit = p.containers.filter((c) => sc(c).seccompProfile?.type !== undefined && !ok(sc(c).seccompProfile.type));
-    if (explicit.length) out.push(`${named('container', explicit.map((c) => c.name))} must not set securityContext.seccompProfile.type to ${[...new Set(explicit.map((c) => q(sc(c).seccompProfile.type)))].join(', ')}`);
-    const unset = ok(podType) ? [] : p.containers.filter((c) => sc(c).seccompProfile?.type === undefined).map((c) => c.name);
-    if (unset.length) out.push(`pod or ${named('container', unset)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`);
-    return out.length ? { reason: 'seccompProfile', detail: out.join('; ') } : undefined;
-  } },
+    return pod || bad.length ? { reason: 'runAsUser=0', detail: `${setters(pod, bad)} must not set runAsUser=0` } : undefined;
+  } }] },
+  { id: 'seccompProfile_restricted', level: 'restricted', versions: [
+    { since: 19, run: seccompRestricted, overrides: ['seccompProfile_baseline'] },
+    { since: 25, run: notOnWindows(seccompRestricted), overrides: ['seccompProfile_baseline'] },
+  ] },
 ];
 
-/** The checks of a level, in the order the reference reports them. */
-function checksFor(level: Level): Check[] {
-  if (level === 'privileged') return [];
-  const wanted = CHECKS.filter((c) => c.level === 'baseline' || level === 'restricted');
-  const overridden = new Set(wanted.flatMap((c) => c.overrides ?? []));
-  return wanted.filter((c) => !overridden.has(c.id));
+/** A policy version: the minor release of v1 ("v1.24" → 24); "latest" is the newest this server knows. */
+export type PolicyVersion = number;
+
+/** "latest" or "v1.<minor>" as the reference's labels write them; undefined when not a version. */
+export function parseVersion(v: string, latest: PolicyVersion): PolicyVersion | undefined {
+  if (v === 'latest') return latest;
+  const m = /^v1\.(0|[1-9]\d{0,3})$/.exec(v);
+  return m ? Math.min(Number(m[1]), latest) : undefined;
 }
 
-/** Violations of a pod against a level; empty when it complies. */
-export function evaluate(level: Level, pod: PodView): Violation[] {
+/** The variant of a check that applies at a version, if the check exists then. */
+function variantAt(c: Check, version: PolicyVersion): Variant | undefined {
+  let found: Variant | undefined;
+  for (const v of c.versions) if (v.since <= version) found = v;
+  return found;
+}
+
+/** The checks of a level at a version, in the order the reference reports them. */
+function checksFor(level: Level, version: PolicyVersion): Variant[] {
+  if (level === 'privileged') return [];
+  const wanted = CHECKS.filter((c) => c.level === 'baseline' || level === 'restricted')
+    .map((c) => [c, variantAt(c, version)] as const).filter((x): x is readonly [Check, Variant] => x[1] !== undefined);
+  const overridden = new Set(wanted.flatMap(([, v]) => v.overrides ?? []));
+  return wanted.filter(([c]) => !overridden.has(c.id)).map(([, v]) => v);
+}
+
+/** Violations of a pod against a level at a policy version; empty when it complies. */
+export function evaluate(level: Level, pod: PodView, version: PolicyVersion = LATEST): Violation[] {
   const out: Violation[] = [];
-  for (const c of checksFor(level)) {
+  for (const c of checksFor(level, version)) {
     const v = c.run(pod);
     if (v) out.push(v);
   }
   return out;
 }
+
+/** The newest policy version the checks know. */
+export const NEWEST: PolicyVersion = Math.max(...CHECKS.flatMap((c) => c.versions.map((v) => v.since)));
+/** "latest" by default: the reference release this server follows (v1.28). */
+export const LATEST: PolicyVersion = 28;
 
 /** "privileged (container "c" must not set ...), allowPrivilegeEscalation != false (...)". */
 export function describe(vs: Violation[]): string {

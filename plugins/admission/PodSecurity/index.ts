@@ -4,9 +4,13 @@
 // audit and warn levels add an audit annotation and a Warning; workload templates are warned about
 // and audited, never refused; exempt users, runtime classes and namespaces are not checked. Changing
 // a namespace's enforce label warns about the pods already there that violate it.
-// Every version is checked against the current standards (version labels are shown, not applied).
+// The -version labels pin the standards of a release ("v1.24"): checks added or changed later do not
+// apply (restricted seccomp from v1.19, capabilities from v1.22, runAsUser from v1.23, Windows pods
+// let through from v1.25, ...); "latest" is the release this server follows (option
+// `latestVersion`, default v1.28). An unreadable level counts as restricted and an unreadable
+// version as latest (fail closed), as the reference does.
 import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginModule } from '../../../kernel/contracts.js';
-import { describe, evaluate, podView, type Level, type PodView } from './checks.js';
+import { describe, evaluate, LATEST, NEWEST, parseVersion, podView, type Level, type PodView, type PolicyVersion } from './checks.js';
 
 type J = Record<string, any>;
 type Mode = 'enforce' | 'audit' | 'warn';
@@ -16,7 +20,11 @@ const LEVELS: Level[] = ['privileged', 'baseline', 'restricted'];
 interface Options {
   defaults?: Partial<Record<Mode | `${Mode}-version`, string>>;
   exemptions?: { usernames?: string[]; runtimeClasses?: string[]; namespaces?: string[] };
+  /** What "latest" means ("v1.28" by default: the reference release this server follows). */
+  latestVersion?: string;
 }
+
+interface ModePolicy { level: Level; version: string; at: PolicyVersion }
 
 /** Workload resources whose pod template is checked (warn and audit only), by group and resource, with the template's path. */
 const TEMPLATES: Record<string, string> = {
@@ -43,17 +51,21 @@ const plugin: PluginModule<'admission'> = {
     const nsType = () => host.type('', 'namespaces');
     const podType = () => host.type('', 'pods');
 
-    /** The level and version of each mode for a namespace's labels; unknown levels count as restricted (fail closed). */
-    function policy(labels: Record<string, string>): Record<Mode, { level: Level; version: string }> {
-      const out = {} as Record<Mode, { level: Level; version: string }>;
+    const latest = o.latestVersion ? parseVersion(o.latestVersion, NEWEST) ?? LATEST : LATEST;
+
+    /** The level and version of each mode for a namespace's labels; unknown levels count as restricted, unknown versions as latest (fail closed). */
+    function policy(labels: Record<string, string>): Record<Mode, ModePolicy> {
+      const out = {} as Record<Mode, ModePolicy>;
       for (const m of MODES) {
         const raw = labels[prefix + m] ?? o.defaults?.[m] ?? 'privileged';
         const level = (LEVELS as string[]).includes(raw) ? (raw as Level) : 'restricted';
-        out[m] = { level, version: labels[`${prefix}${m}-version`] ?? o.defaults?.[`${m}-version`] ?? 'latest' };
+        const v = labels[`${prefix}${m}-version`] ?? o.defaults?.[`${m}-version`] ?? 'latest';
+        const at = parseVersion(v, latest);
+        out[m] = at === undefined ? { level, version: 'latest', at: latest } : { level, version: v, at };
       }
       return out;
     }
-    const label = (p: { level: Level; version: string }) => `${p.level}:${p.version}`;
+    const label = (p: ModePolicy) => `${p.level}:${p.version}`;
 
     async function namespaceLabels(ns: string): Promise<Record<string, string>> {
       const t = nsType();
@@ -86,10 +98,10 @@ const plugin: PluginModule<'admission'> = {
       const pol = policy(await namespaceLabels(a.namespace));
       if (s.enforce) a.annotate?.(`${prefix}enforce-policy`, label(pol.enforce));
       if (s.enforce) {
-        const v = evaluate(pol.enforce.level, s.view);
+        const v = evaluate(pol.enforce.level, s.view, pol.enforce.at);
         if (v.length) throw host.errors.admissionForbidden(a, `violates PodSecurity ${JSON.stringify(label(pol.enforce))}: ${describe(v)}`);
       }
-      const audit = evaluate(pol.audit.level, s.view);
+      const audit = evaluate(pol.audit.level, s.view, pol.audit.at);
       if (audit.length) a.annotate?.(`${prefix}audit-violations`, `would violate PodSecurity ${JSON.stringify(label(pol.audit))}: ${describe(audit)}`);
       // A template is warned about at the enforce level too: its pods would be refused.
       const warnAt = s.enforce ? [pol.warn] : [pol.warn, pol.enforce];
@@ -97,7 +109,7 @@ const plugin: PluginModule<'admission'> = {
       for (const p of warnAt) {
         if (seen.has(label(p))) continue;
         seen.add(label(p));
-        const w = evaluate(p.level, s.view);
+        const w = evaluate(p.level, s.view, p.at);
         if (w.length) a.warn?.(`would violate PodSecurity ${JSON.stringify(label(p))}: ${describe(w)}`);
       }
     }
@@ -113,7 +125,7 @@ const plugin: PluginModule<'admission'> = {
       const bad: string[] = [];
       for (const p of await host.objects.list(pt, a.name)) {
         if (exempt.runtimeClasses.has((p.spec as J | undefined)?.runtimeClassName)) continue;
-        const v = evaluate(now.level, podView((p.spec ?? {}) as J, (p.metadata ?? {}) as J));
+        const v = evaluate(now.level, podView((p.spec ?? {}) as J, (p.metadata ?? {}) as J), now.at);
         if (v.length) bad.push(`${p.metadata!.name}: ${v.map((x) => x.reason).join(', ')}`);
       }
       if (!bad.length) return;
