@@ -12,6 +12,7 @@ import { strings } from '@bufbuild/cel/ext';
 import type { FieldCause } from '../../../kernel/contracts.js';
 import { fieldError } from '../../../kernel/validation.js';
 import type { Props } from './schema.js';
+import { URL_AND_QUANTITY_LIBRARIES } from './cel-k8s.js';
 
 const PER_CALL_LIMIT = 1_000_000;
 const RUNTIME_BUDGET = 10_000_000;
@@ -23,7 +24,8 @@ const UNBOUNDED_STRING = 3 * 1024 * 1024;
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // The Kubernetes CEL libraries this server adds to the standard ones and the strings extension:
-// lists (isSorted, sum, min, max, indexOf, lastIndexOf) and regex (find, findAll).
+// lists (isSorted, sum, min, max, indexOf, lastIndexOf) and regex (find, findAll); url and quantity
+// are in cel-k8s.ts.
 const LIST = listType(CelScalar.DYN);
 const order = (a: unknown, b: unknown) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
 const items = (l: Iterable<CelValue>) => [...l];
@@ -47,7 +49,7 @@ const KUBERNETES_LIBRARIES = [
 ];
 
 let env: CelEnv | undefined;
-const celEnvironment = () => (env ??= celEnv({ funcs: [...strings, ...KUBERNETES_LIBRARIES] }));
+const celEnvironment = () => (env ??= celEnv({ funcs: [...strings, ...KUBERNETES_LIBRARIES, ...URL_AND_QUANTITY_LIBRARIES] }));
 
 type Program = ReturnType<typeof plan>;
 interface Rule { src: Props; rule: string; program: Program; message?: Program; usesOld: boolean; fieldPath: string }
