@@ -450,3 +450,67 @@ export class RequestFramer {
     return true;
   }
 }
+
+/**
+ * The answer to an HTTP/1.0 request, as Go's server writes it: status line `HTTP/1.0`, and no
+ * chunked framing (an HTTP/1.0 client cannot read it; the end of the body is the end of the
+ * connection). uWS answers every request as HTTP/1.1, so the front rewrites that one answer.
+ * Used only when the HTTP/1.0 request is the connection's first (and so its only) request.
+ */
+export class Http10Answer {
+  private head: Buffer[] | undefined = [];
+  private headBytes = 0;
+  private chunked = false;
+  /** Chunked body: bytes of the current chunk still to copy, or -1 while reading a size line. */
+  private left = -1;
+  private line = '';
+  private skip = 0;
+  /** The whole answer has passed (the connection can close). */
+  finished = false;
+
+  /** Rewrites the next bytes uWS sent; returns what goes to the client. */
+  feed(d: Buffer): Buffer {
+    if (this.finished) return Buffer.alloc(0);
+    if (this.head) {
+      this.head.push(d);
+      this.headBytes += d.length;
+      const all = Buffer.concat(this.head, this.headBytes);
+      const end = all.indexOf('\r\n\r\n');
+      if (end < 0) return Buffer.alloc(0);
+      this.head = undefined;
+      let text = all.toString('latin1', 0, end + 4);
+      if (text.startsWith('HTTP/1.1 ')) text = 'HTTP/1.0 ' + text.slice(9);
+      const te = /\r\ntransfer-encoding: *chunked *\r\n/i;
+      this.chunked = te.test(text);
+      text = text.replace(te, '\r\n').replace(/\r\nconnection: *close *\r\n/i, '\r\n');
+      const rest = all.subarray(end + 4);
+      return Buffer.concat([Buffer.from(text, 'latin1'), this.chunked ? this.body(rest) : rest]);
+    }
+    return this.chunked ? this.body(d) : d;
+  }
+
+  private body(d: Buffer): Buffer {
+    const out: Buffer[] = [];
+    let i = 0;
+    while (i < d.length && !this.finished) {
+      if (this.skip > 0) { const n = Math.min(this.skip, d.length - i); this.skip -= n; i += n; continue; }
+      if (this.left > 0) {
+        const n = Math.min(this.left, d.length - i);
+        out.push(d.subarray(i, i + n));
+        this.left -= n;
+        i += n;
+        if (this.left === 0) { this.left = -1; this.skip = 2; } // the CRLF after the data
+        continue;
+      }
+      const nl = d.indexOf(LF, i);
+      if (nl < 0) { this.line += d.toString('latin1', i); break; }
+      this.line += d.toString('latin1', i, nl);
+      i = nl + 1;
+      const size = parseInt(this.line, 16);
+      this.line = '';
+      if (!(size > 0)) this.finished = true; // the last chunk (trailers are not sent by uWS)
+      else this.left = size;
+    }
+    return out.length === 1 ? out[0] : Buffer.concat(out);
+  }
+}

@@ -8,7 +8,7 @@ import net from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage } from './front.js';
-import { RequestFramer } from './framer.js';
+import { Http10Answer, RequestFramer } from './framer.js';
 
 const o = workerData as FrontInit;
 const port = parentPort!;
@@ -58,7 +58,16 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
   back.on('drain', () => { if (!held) sock.resume(); });
   sock.on('end', () => back.end());
   // answers flow back as they come; the direct handlers cost less per chunk than pipe()
-  back.on('data', (d: Buffer) => { if (!sock.write(d)) back.pause(); });
+  // an HTTP/1.0 request (the connection's only one) gets its answer as Go writes it (framer.ts)
+  let http10: Http10Answer | undefined;
+  back.on('data', (d: Buffer) => {
+    if (framer.http10First) {
+      http10 ??= new Http10Answer();
+      d = http10.feed(d);
+      if (http10.finished) { sock.end(d); back.destroy(); return; }
+    }
+    if (!sock.write(d)) back.pause();
+  });
   sock.on('drain', () => back.resume());
   sock.on('close', () => { if (handle) post({ type: 'gone', handle }); back.destroy(); });
   back.on('error', () => back.destroy());

@@ -104,9 +104,16 @@ t.test('what Go accepts and uWS cannot parse is served', async (t) => {
   t.equal(status(r.data), 'HTTP/1.1 200 OK', 'bare LF line ends');
   // HTTP/1.0: served once, then the connection closes
   r = await exchange(s.port, `GET /api/v1/namespaces/default HTTP/1.0\r\nAuthorization: Bearer ${s.token}\r\nAccept: application/json\r\n\r\n`);
-  t.match(status(r.data), /^HTTP\/1\.[01] 200 OK$/, 'HTTP/1.0 is served');
+  t.equal(status(r.data), 'HTTP/1.0 200 OK', 'HTTP/1.0 is served, answered as HTTP/1.0 (as Go does)');
   t.equal(json(r.data).metadata.name, 'default');
   t.ok(r.closed, 'and the connection closes after the answer');
+  // an HTTP/1.0 watch: the events without chunked framing, the end of the body is the end of the connection
+  r = await exchange(s.port, `GET /api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1 HTTP/1.0\r\nAuthorization: Bearer ${s.token}\r\nAccept: application/json\r\n\r\n`);
+  t.equal(status(r.data), 'HTTP/1.0 200 OK');
+  t.notMatch(r.data, /transfer-encoding/i);
+  const events = body(r.data).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  t.ok(events.length >= 1 && events.every((e) => e.type === 'ADDED'), `watch events as plain JSON lines (${events.length})`);
+  t.ok(r.closed);
   // unknown methods reach authorization and the router, as on the reference
   r = await exchange(s.port, `PROPFIND /api/v1/namespaces/default/secrets HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
   t.equal(status(r.data), 'HTTP/1.1 405 Method Not Allowed', 'PROPFIND as system:masters: 405');

@@ -4,7 +4,7 @@
 // main thread behind a stand-in head.
 import t from 'tap';
 import {
-  BAD_REQUEST, DIRECT_HEAD, HEAD_REF, INVALID_HEADER_NAME, MALFORMED_HOST, MAX_HEAD, MISSING_HOST, RequestFramer, TOO_LARGE,
+  BAD_REQUEST, DIRECT_HEAD, HEAD_REF, Http10Answer, INVALID_HEADER_NAME, MALFORMED_HOST, MAX_HEAD, MISSING_HOST, RequestFramer, TOO_LARGE,
   UNSUPPORTED_TE, VERSION_NOT_SUPPORTED, type FrontHead,
 } from '../../kernel/http/framer.js';
 
@@ -165,4 +165,14 @@ t.test('what Go accepts and uWS cannot parse is stashed behind a stand-in head',
   t.equal(r.stashed.length, 1);
   t.equal(r.out.length, 1);
   t.ok(r.framer.http10First);
+});
+
+t.test('the answer to an HTTP/1.0 request: status line HTTP/1.0, chunked framing removed', async (t) => {
+  const a = new Http10Answer();
+  const parts = ['HTTP/1.1 200 OK\r\nDate: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n', '1\r\n\n\r\n', 'c\r\n{"type":"A"}\r\n', '5\r', '\nhel', 'lo\r\n0\r\n\r\n'];
+  const out = parts.map((p) => a.feed(Buffer.from(p, 'latin1')).toString('latin1')).join('');
+  t.equal(out, 'HTTP/1.0 200 OK\r\nDate: x\r\nContent-Type: application/json\r\n\r\n\n{"type":"A"}hello');
+  t.ok(a.finished);
+  const b = new Http10Answer();
+  t.equal(b.feed(Buffer.from('HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno')).toString(), 'HTTP/1.0 404 Not Found\r\nContent-Length: 2\r\n\r\nno');
 });
