@@ -485,8 +485,8 @@ export interface TypeDef {
   columns?: TableColumn[];
   /**
    * Sub-resources that open a stream to the object's node (pods: exec, attach, portforward, proxy).
-   * The kernel runs CONNECT admission with the request's options, then answers that no node agent
-   * connection is available (this server has no node agents to stream from).
+   * The kernel runs CONNECT admission with the request's options, then proxies to the upstream a
+   * plugin names (PluginHost.serveConnect), protocol upgrades included; without one, 503.
    */
   connectSubresources?: string[];
   /** The Protobuf catalog holding the type's messages (and its sub-resources' kinds), and the type's message: present when the type speaks Protobuf. */
@@ -698,7 +698,19 @@ export interface PluginHost {
   frontProxyClient(): { certPem: string; keyPem: string; caPem?: string };
   /** Options of the configured authenticators (by plugin name), for publishing what clients must trust. */
   authenticatorOptions(plugin: string): Record<string, unknown> | undefined;
+  /**
+   * Serves a CONNECT sub-resource (pods/exec, nodes/proxy) of a type listing it in
+   * connectSubresources: after authorization and CONNECT admission the request (any method, its
+   * body, a WebSocket or SPDY upgrade) is proxied to the upstream the handler names. With
+   * `route.path`, a trailing path after the sub-resource is accepted and given to the handler;
+   * `route.objectName` maps the name in the path ("https:node-1:10250") to the stored object's.
+   */
+  serveConnect(route: VirtualRoute & { path?: boolean; objectName?: (name: string) => string }, handler: ConnectHandler): void;
 }
+
+/** A CONNECT request as a ConnectHandler sees it: `path` is what follows the sub-resource ("" or "/metrics"). */
+export interface ConnectRequest { method: string; namespace: string; name: string; subresource: string; path: string; query: URLSearchParams; user: UserInfo }
+export type ConnectHandler = (req: ConnectRequest) => Promise<UpstreamTarget>;
 
 /** A group-version served by another server (an APIService naming a service). */
 export interface RemoteGroupVersion {
@@ -714,7 +726,10 @@ export interface RemoteGroupVersion {
   fresh?(): boolean;
 }
 
-/** An upstream the server proxies a streaming sub-resource to, with the client credentials to present. */
+/**
+ * An upstream the server proxies a streaming sub-resource to, with the client credentials to present.
+ * An http: URL is plain HTTP; https: without `ca` is not verified unless `verify` says so (a pod's own endpoint).
+ */
 export interface UpstreamTarget {
   url: string;
   ca?: string;

@@ -202,7 +202,15 @@ export class ResponseTap implements KResponse {
   code = 0;
   streaming = false;
   upgrade?: (handlers: WebSocketHandlers) => boolean;
+  hijack?: KResponse['hijack'];
   constructor(readonly inner: KResponse) {
+    if (inner.hijack) {
+      const take = inner.hijack;
+      this.hijack = () => {
+        this.code = 101;
+        return take.call(inner);
+      };
+    }
     if (inner.upgrade) {
       const up = inner.upgrade;
       this.upgrade = (handlers) => {

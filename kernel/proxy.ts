@@ -1,39 +1,143 @@
-// Streams a request's answer from an upstream HTTPS endpoint (a node agent) to the client, with
-// backpressure both ways: the upstream is paused while the client's socket is backed up.
+// Proxying to an upstream a plugin names (a node agent, a pod): answers are streamed with
+// backpressure both ways, and a protocol upgrade (WebSocket, SPDY/3.1) is passed through as the
+// reference's upgrade-aware handler does it: the client's request, Upgrade header included, goes to
+// the upstream; the upstream's 101 answer goes back to the client, then raw bytes flow both ways
+// until either side closes. Upgrades need a transport that can hand over the client's connection
+// (KResponse.hijack: the node:http backends); elsewhere they are refused with a Status.
+import http from 'node:http';
 import https from 'node:https';
-import tls from 'node:tls';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { KRequest, KResponse } from './http/types.js';
+import tls from 'node:tls';
 import type { UpstreamTarget, UserInfo } from './contracts.js';
 import { StatusError } from './status.js';
 
 const PASSED_HEADERS = ['content-type', 'content-length', 'cache-control'];
 
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and those the proxy sets itself: never forwarded. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+/** Request headers that never travel to a node agent or pod: hop-by-hop ones, and credentials the server has consumed. */
+const isConsumed = (h: string) => HOP_BY_HOP.has(h) || h === 'authorization' || h.startsWith('impersonate-') || h.startsWith('x-remote-');
+/** Answer headers not relayed on a plain proxied answer (the transport frames the body itself). */
+const ANSWER_DROPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection']);
+
+/** A dial failure worded as Go's net package words it ("dial tcp 10.0.0.1:10250: connect: connection refused"). */
+export function dialError(url: URL, e: NodeJS.ErrnoException): string {
+  const addr = `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`;
+  const why: Record<string, string> = {
+    ECONNREFUSED: 'connect: connection refused', EHOSTUNREACH: 'connect: no route to host', ENETUNREACH: 'connect: network is unreachable',
+    ETIMEDOUT: 'i/o timeout', ECONNRESET: 'read: connection reset by peer', ENOTFOUND: `lookup ${url.hostname}: no such host`,
+  };
+  const w = e.code ? why[e.code] : undefined;
+  return w ? `dial tcp ${addr}: ${w}` : e.message;
+}
+
+function upstreamRequest(target: UpstreamTarget, method: string, headers: Record<string, string | string[]>): http.ClientRequest {
+  const url = new URL(target.url);
+  if (url.protocol === 'http:') return http.request(url, { method, headers, agent: false });
+  return https.request(url, {
+    method, headers, agent: false, ca: target.ca, cert: target.cert, key: target.key, servername: target.servername,
+    // a node agent is verified against --kubelet-certificate-authority when given; a pod's endpoint never is (as the reference)
+    rejectUnauthorized: target.verify ?? !!target.ca,
+    ...(target.servername ? { checkServerIdentity: (_h: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(target.servername!, cert) } : {}),
+  });
+}
+
+/** Streams an upstream answer to the client: status, the content headers, the body with backpressure. */
+function relay(ur: http.IncomingMessage, res: KResponse, headers: Record<string, string>, resolve: () => void): void {
+  res.start(ur.statusCode ?? 502, headers);
+  ur.on('data', (c: Buffer) => { if (!res.write(c)) ur.pause(); });
+  res.onDrain(() => ur.resume());
+  ur.on('end', () => { res.end(); resolve(); });
+  ur.on('error', () => { res.end(); resolve(); });
+}
+
+/** GET of a streamed sub-resource (pods/log): the upstream's answer with its content headers. */
 export function proxyStream(res: KResponse, method: string, target: UpstreamTarget): Promise<void> {
   return new Promise((resolve, reject) => {
-    const url = new URL(target.url);
-    const up = https.request(url, {
-      method, ca: target.ca, cert: target.cert, key: target.key, rejectUnauthorized: !!target.ca,
-      headers: { accept: '*/*' },
-    }, (ur) => {
+    const up = upstreamRequest(target, method, { accept: '*/*' });
+    up.on('response', (ur) => {
       const headers: Record<string, string> = {};
       for (const h of PASSED_HEADERS) if (typeof ur.headers[h] === 'string' && h !== 'content-length') headers[h] = ur.headers[h] as string;
-      res.start(ur.statusCode ?? 502, headers);
-      ur.on('data', (c: Buffer) => { if (!res.write(c)) ur.pause(); });
-      res.onDrain(() => ur.resume());
-      ur.on('end', () => { res.end(); resolve(); });
-      ur.on('error', () => { res.end(); resolve(); });
+      relay(ur, res, headers, resolve);
     });
     res.onClose(() => up.destroy());
-    up.on('error', (e) => {
+    up.on('error', (e: NodeJS.ErrnoException) => {
       const verb = method.charAt(0) + method.slice(1).toLowerCase();
-      reject(new StatusError(500, 'InternalError', `${verb} ${JSON.stringify(target.url)}: ${e.message}`, { causes: [{ message: e.message }] }));
+      const why = dialError(new URL(target.url), e);
+      reject(new StatusError(500, 'InternalError', `${verb} ${JSON.stringify(target.url)}: ${why}`, { causes: [{ message: why }] }));
     });
     up.end();
   });
 }
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and those the proxy sets itself: never forwarded. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+/** True when the request asks for a protocol upgrade (WebSocket, SPDY/3.1). */
+export function wantsUpgrade(req: KRequest): boolean {
+  return !!req.header('upgrade') && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(req.headerValues('connection').join(','));
+}
+
+/**
+ * A CONNECT sub-resource (exec, attach, portforward, proxy) to `target`: the client's method, the
+ * end-to-end headers and the body; an upgrade is passed through when the transport allows it.
+ * Resolves once the answer is streamed or the upgraded connection is handed over.
+ */
+export async function proxyConnect(req: KRequest, res: KResponse, target: UpstreamTarget, maxBody: number): Promise<void> {
+  const upgrade = wantsUpgrade(req);
+  if (upgrade && !res.hijack) {
+    throw new StatusError(400, 'BadRequest', `protocol upgrades (${req.header('upgrade')}) are not served on this listener; use the secure port behind its TLS front or --mtls-port`);
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const name of req.headerNames()) if (!isConsumed(name)) headers[name] = req.headerValues(name);
+  if (upgrade) {
+    headers.connection = 'Upgrade';
+    headers.upgrade = req.headerValues('upgrade').join(', ');
+  }
+  const body = upgrade || req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.body(maxBody);
+  return new Promise((resolve, reject) => {
+    const url = new URL(target.url);
+    const up = upstreamRequest(target, req.method, headers);
+    let settled = false;
+    up.on('error', (e: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      reject(new StatusError(500, '', `error dialing backend: ${dialError(url, e)}`));
+    });
+    up.on('upgrade', (ur, upSock: Socket, upHead: Buffer) => {
+      settled = true;
+      const { socket, head } = res.hijack!();
+      let out = `HTTP/1.1 ${ur.statusCode ?? 101} ${ur.statusMessage || STATUS_CODES[ur.statusCode ?? 101]}\r\n`;
+      for (let i = 0; i < ur.rawHeaders.length; i += 2) out += `${ur.rawHeaders[i]}: ${ur.rawHeaders[i + 1]}\r\n`;
+      socket.write(`${out}\r\n`);
+      if (upHead.length) socket.write(upHead);
+      if (head.length) upSock.write(head);
+      upSock.setNoDelay(true);
+      socket.pipe(upSock);
+      upSock.pipe(socket);
+      const close = () => { socket.destroy(); upSock.destroy(); };
+      socket.on('error', close);
+      upSock.on('error', close);
+      socket.on('close', close);
+      upSock.on('close', close);
+      resolve();
+    });
+    up.on('response', (ur) => {
+      settled = true;
+      const h: Record<string, string> = {};
+      for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && !ANSWER_DROPPED.has(k)) h[k] = Array.isArray(v) ? v.join(', ') : v;
+      if (!upgrade) return relay(ur, res, h, resolve);
+      // an upgrade the upstream refused: its (short) answer, whole, on the connection
+      const chunks: Buffer[] = [];
+      let size = 0;
+      ur.on('data', (c: Buffer) => { size += c.length; if (size <= 1 << 20) chunks.push(c); });
+      ur.on('end', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
+      ur.on('error', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
+    });
+    res.onClose(() => up.destroy());
+    up.end(body);
+  });
+}
+
 /** Answers up to this size with a length are relayed whole; longer or unsized ones (watches) stream. */
 const WHOLE_ANSWER_BYTES = 1 << 20;
 
@@ -75,11 +179,8 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
   const url = new URL(`${encodeURI(req.path)}${qs ? `?${qs}` : ''}`, base);
   return new Promise((resolve) => {
     let answered = false;
-    const up = https.request(url, {
-      method: req.method, headers, ca: target.ca, cert: target.cert, key: target.key, servername: target.servername,
-      rejectUnauthorized: target.verify ?? !!target.ca, agent: false,
-      ...(target.servername ? { checkServerIdentity: (_h: string, cert: import('node:tls').PeerCertificate) => tls.checkServerIdentity(target.servername!, cert) } : {}),
-    }, (ur) => {
+    const up = upstreamRequest({ ...target, url: url.href }, req.method, headers);
+    up.on('response', (ur) => {
       answered = true;
       const out: Record<string, string> = {};
       for (const [k, v] of Object.entries(ur.headers)) {
@@ -95,11 +196,7 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
         ur.on('error', () => { res.send(code, out, Buffer.concat(chunks)); resolve(); });
         return;
       }
-      res.start(code, out);
-      ur.on('data', (c: Buffer) => { if (!res.write(c)) ur.pause(); });
-      res.onDrain(() => ur.resume());
-      ur.on('end', () => { res.end(); resolve(); });
-      ur.on('error', () => { res.end(); resolve(); });
+      relay(ur, res, out, resolve);
     });
     res.onClose(() => up.destroy());
     up.on('error', (e) => {

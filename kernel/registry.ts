@@ -1,7 +1,7 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
 import { randomUUID, randomBytes } from 'node:crypto';
-import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteFinisher, WriteGuard, WriteResult } from './contracts.js';
+import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteFinisher, WriteGuard, WriteResult, UpstreamTarget } from './contracts.js';
 import type { Brand } from './brand.js';
 import type { KRequest, KResponse } from './http/types.js';
 import { errors, StatusError } from './status.js';
@@ -22,6 +22,7 @@ import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
+import { proxyConnect } from './proxy.js';
 import { compileValidator, dropNullFields, findDuplicateFields, integerDecodeError, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
@@ -1097,23 +1098,26 @@ export class Registry {
 
   /**
    * Streaming sub-resources (pods/exec, attach, portforward, proxy): CONNECT admission sees the
-   * options from the query (command, container, stdin, tty, ...), as the reference
-   * builds them; then, with no node agent to stream from, the answer is 503.
+   * options from the query (command, container, stdin, tty, ...), as the reference builds them;
+   * then the request goes to the upstream a plugin names (kernel/proxy.ts), upgrades included, or,
+   * with no plugin serving the sub-resource, the answer is 503.
    */
-  async connect(req: KRequest, t: Target, user: UserInfo): Promise<never> {
-    const e = this.current(t.type, t.namespace, t.name);
-    if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
+  async connect(req: KRequest, res: KResponse, t: Target, user: UserInfo, stored: string, upstream?: () => Promise<UpstreamTarget>): Promise<void> {
+    const e = this.current(t.type, t.namespace, stored);
+    if (!e) throw errors.notFound(t.type.group, t.type.resource, stored);
     const options: Record<string, unknown> = { kind: t.type.subresourceInfo?.[t.subresource]?.kind ?? 'ConnectOptions', apiVersion: 'v1' };
     for (const [k, v] of req.query) {
       const bool = ['stdin', 'stdout', 'stderr', 'tty'].includes(k);
       if (k === 'command') options.command = [...((options.command as string[]) ?? []), v];
+      else if (k === 'ports') options.ports = [...((options.ports as unknown[]) ?? []), Number(v)];
       else options[k] = bool ? queryBool(req.query, k) : v;
     }
     // As in the reference, the object of a CONNECT is the options; plugins read the pod themselves.
     const attrs = this.attrs('CONNECT', t, user, false, options as KObject, undefined, options);
     await this.ctx.admission.admit(attrs);
     await this.ctx.admission.validate(attrs);
-    throw errors.serviceUnavailable(`unable to ${t.subresource} into ${t.type.resource} "${t.name}": no node agent is connected to this server`);
+    if (!upstream) throw errors.serviceUnavailable(`unable to ${t.subresource} into ${t.type.resource} "${t.name}": no node agent is connected to this server`);
+    await proxyConnect(req, res, await upstream(), this.ctx.maxBodyBytes);
   }
 
   // ------------------------------------------------------------------ delete

@@ -33,8 +33,9 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   }
   info.resource = rest[0];
   if (rest.length >= 2) info.name = rest[1];
+  // As in the reference, the sub-resource is the third part; what follows (a proxy's path) is not
+  // part of it (the route refuses a trailing path where the sub-resource takes none).
   if (rest.length >= 3) info.subresource = rest[2];
-  if (rest.length > 3) info.subresource = rest.slice(2).join('/');
 
   switch (method) {
     case 'POST': info.verb = 'create'; break;

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
+import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, ConnectHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { aggregatedAccept, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './discovery.js';
@@ -12,7 +12,7 @@ import { Health } from './health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws } from './http/uws.js';
 import { closeWorkers } from '../workers/pool.js';
-import { listenNodeTls } from './http/node.js';
+import { listenNodeTls, listenUpgradeBackend } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin } from './plugin-loader.js';
 import { ensureAdminClientCert, ensureFrontProxyClient, ensurePki, writeKubeconfig } from './pki.js';
@@ -133,6 +133,7 @@ export class Server {
       onTypesChanged: (l) => { this.typeListeners.push(l); },
       state: (owner) => this.pluginState(owner),
       serveStream: (route, handler) => this.serveStream(route, handler),
+      serveConnect: (route, handler) => this.serveConnect(route, handler),
       signers: () => this.signers,
       serveRemote: (owner, remotes) => this.serveRemote(owner, remotes),
       frontProxyClient: () => {
@@ -210,6 +211,22 @@ export class Server {
       t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['get'], kind: route.kind } };
       this.streamHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
     }
+  }
+
+  private connectHandlers = new Map<string, { handler: ConnectHandler; path: boolean; objectName?: (name: string) => string }>();
+  /** A plugin serves a CONNECT sub-resource of a stored type (see PluginHost.serveConnect). */
+  private serveConnect(route: VirtualRoute & { path?: boolean; objectName?: (name: string) => string }, handler: ConnectHandler): void {
+    for (const t of this.types.versions(route.group, route.resource)) {
+      if (!t.connectSubresources?.includes(route.subresource)) throw new Error(`cannot serve ${route.resource}/${route.subresource}: not a connect sub-resource of the type`);
+      this.connectHandlers.set(`${t.group}/${t.version}/${t.resource}/${route.subresource}`, { handler, path: !!route.path, objectName: route.objectName });
+    }
+  }
+
+  /** Paths of CONNECT sub-resources (any type's), as a regular expression's source: where the TLS front sends upgrades. */
+  private connectRoute(): string {
+    const subs = new Set(this.types.all.flatMap((t) => t.connectSubresources ?? []));
+    const names = [...subs].map((x) => x.replace(/[^A-Za-z0-9-]/g, '')).filter(Boolean);
+    return `^/(?:api|apis/[^/?]+)/[^/?]+/(?:namespaces/[^/?]+/)?[^/?]+/[^/?]+/(?:${names.join('|') || '(?!)'})(?:[/?]|$)`;
   }
 
   /** A plugin serves a create sub-resource of a stored type (see PluginHost.serve). */
@@ -357,8 +374,10 @@ export class Server {
       const sock = privateSocketPath();
       const peers = new PeerTable();
       const back = await listenUws({ host: '', port: 0, behindFront: { path: sock.path, peers }, handler });
-      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers }, sock.path);
-      this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); sock.cleanup(); } });
+      // upgrades on CONNECT paths (exec, attach, portforward, proxy) go to a node:http backend that can pass them through
+      const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
+      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers }, sock.path, { path: sock.upgradePath, route: this.connectRoute() });
+      this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); upgrades.close(); sock.cleanup(); } });
       this.port = front.port;
     } else {
       const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler });
@@ -673,6 +692,12 @@ export class Server {
     if (!type.namespaced && info.namespace && info.resource !== 'namespaces') throw errors.pathNotFound();
     const sub = info.subresource;
     if (sub && !(type.subresources ?? []).includes(sub)) throw errors.pathNotFound();
+    const connect = sub && type.connectSubresources?.includes(sub) ? this.connectHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`) : undefined;
+    // what follows the sub-resource in the path: only a proxy sub-resource takes one
+    const depth = (info.apiPrefix === 'api' ? 2 : 3) + (inNamespacePath ? 2 : 0) + 3;
+    const segs = p.split('/');
+    const tail = segs.length > depth + 1 ? `/${segs.slice(depth + 1).join('/')}` : '';
+    if (tail && !connect?.path) throw errors.pathNotFound();
     if (type.deprecated) {
       this.metrics.deprecatedRequest(type, sub);
       audit?.deprecated(type);
@@ -697,7 +722,10 @@ export class Server {
       if ((m !== 'GET' && m !== 'HEAD') || sub || info.verb === 'watch') throw errors.methodNotAllowed();
       return r.computed(req, res, t);
     }
-    if (sub && type.connectSubresources?.includes(sub)) return this.registry.connect(req, t, user);
+    if (sub && type.connectSubresources?.includes(sub)) {
+      const stored = connect?.objectName ? connect.objectName(t.name) : t.name;
+      return this.registry.connect(req, res, t, user, stored, connect && (() => connect.handler({ method: m, namespace: t.namespace, name: t.name, subresource: sub, path: tail, query: req.query, user })));
+    }
     if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
     if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();
     switch (m) {

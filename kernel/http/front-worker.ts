@@ -19,16 +19,55 @@ port.on('message', (m: FrontAck) => {
   if (m.type === 'ack') { acks.get(m.handle)?.(); acks.delete(m.handle); }
 });
 
+/** The upgrade backend takes a connection whose first request asks for an upgrade on a CONNECT path (one check per connection). */
+const upgradeRoute = o.upgrade ? new RegExp(o.upgrade.route) : undefined;
+function backendFor(first: Buffer): string {
+  if (!upgradeRoute) return o.backendPath;
+  const head = first.toString('latin1', 0, first.indexOf('\r\n\r\n'));
+  if (!/\r\nupgrade[ \t]*:/i.test(head)) return o.backendPath;
+  const target = head.slice(head.indexOf(' ') + 1, head.indexOf('\r\n')).split(' ')[0];
+  return upgradeRoute.test(target) ? o.upgrade!.path : o.backendPath;
+}
+
 function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefined): void {
-  const back = net.connect(o.backendPath);
-  back.setNoDelay(true);
+  let back: net.Socket | undefined;
+  const open = (path: string) => {
+    const b = net.connect(path);
+    b.setNoDelay(true);
+    b.on('drain', () => { if (!held) sock.resume(); });
+    // answers flow back as they come; the direct handlers cost less per chunk than pipe()
+    // an HTTP/1.0 request (the connection's only one) gets its answer as Go writes it (framer.ts)
+    let http10: Http10Answer | undefined;
+    b.on('data', (d: Buffer) => {
+      if (framer.http10First) {
+        http10 ??= new Http10Answer();
+        d = http10.feed(d);
+        if (http10.finished) { sock.end(d); b.destroy(); return; }
+      }
+      if (!sock.write(d)) b.pause();
+    });
+    sock.on('drain', () => b.resume());
+    b.on('error', () => b.destroy());
+    b.on('close', () => {
+      if (sock.destroyed) return;
+      // Lingering close: keep reading what the client still sends (the rest of a refused body), or
+      // closing with unread data would reset the connection and lose the answer.
+      sock.resume();
+      sock.end();
+      setTimeout(() => sock.destroy(), 5000).unref();
+    });
+    return b;
+  };
   // The PROXY header goes out with the first request head, in the same write: uWS misparses a head
-  // that arrives in a later read than the PROXY header when it is over about 4 KiB.
+  // that arrives in a later read than the PROXY header when it is over about 4 KiB. The backend is
+  // chosen by that first head.
   let first: Buffer | undefined = proxyHeader(src, sock.remotePort ?? 0);
+  // a connection that never completes its first head is closed as uWS closes an idle one
+  const idle = setTimeout(() => { if (!back) sock.destroy(); }, 10_000);
   // each request head reaches uWS in one write (framer.ts); answers flow back as they come
   const write = (b: Buffer) => {
-    if (first) { b = Buffer.concat([first, b]); first = undefined; }
-    return back.write(b);
+    if (first) { clearTimeout(idle); back = open(backendFor(b)); b = Buffer.concat([first, b]); first = undefined; }
+    return back!.write(b);
   };
   // A head uWS cannot parse goes to the main thread first; what follows it waits for the ack
   // (held: bytes, and the names of heads still unacknowledged, in order).
@@ -45,7 +84,7 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
   };
   const framer = new RequestFramer({
     forward: (b) => { if (held) { held.push(b); return false; } return write(b); },
-    refuse: (answer) => { sock.end(answer); back.destroy(); },
+    refuse: (answer) => { sock.end(answer); back?.destroy(); },
     stash: (head) => {
       const ref = `${threadId}.${++heads}`;
       (held ??= []).push(ref);
@@ -55,30 +94,8 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
     },
   });
   sock.on('data', (d: Buffer) => { if (!framer.push(d)) sock.pause(); });
-  back.on('drain', () => { if (!held) sock.resume(); });
-  sock.on('end', () => back.end());
-  // answers flow back as they come; the direct handlers cost less per chunk than pipe()
-  // an HTTP/1.0 request (the connection's only one) gets its answer as Go writes it (framer.ts)
-  let http10: Http10Answer | undefined;
-  back.on('data', (d: Buffer) => {
-    if (framer.http10First) {
-      http10 ??= new Http10Answer();
-      d = http10.feed(d);
-      if (http10.finished) { sock.end(d); back.destroy(); return; }
-    }
-    if (!sock.write(d)) back.pause();
-  });
-  sock.on('drain', () => back.resume());
-  sock.on('close', () => { if (handle) post({ type: 'gone', handle }); back.destroy(); });
-  back.on('error', () => back.destroy());
-  back.on('close', () => {
-    if (sock.destroyed) return;
-    // Lingering close: keep reading what the client still sends (the rest of a refused body), or
-    // closing with unread data would reset the connection and lose the answer.
-    sock.resume();
-    sock.end();
-    setTimeout(() => sock.destroy(), 5000).unref();
-  });
+  sock.on('end', () => { if (back) back.end(); else sock.end(); });
+  sock.on('close', () => { clearTimeout(idle); if (handle) post({ type: 'gone', handle }); back?.destroy(); });
 }
 
 const server = tls.createServer({

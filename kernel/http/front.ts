@@ -82,6 +82,26 @@ export function proxyHeader(src: string | Buffer, srcPort: number): Buffer {
   return Buffer.concat([head, body]);
 }
 
+/**
+ * Reads a PROXY v2 header as proxyHeader writes it: 'short' while incomplete, undefined when the
+ * bytes are not one; else its length and the source, as a handle (100::/64, printed as uWS prints
+ * it) or as an address.
+ */
+export function parseProxyHeader(b: Buffer): 'short' | undefined | { length: number; address: string; handle?: string } {
+  if (b.length < 16) return SIGNATURE.subarray(0, b.length).equals(b) ? 'short' : undefined;
+  if (!b.subarray(0, 12).equals(SIGNATURE) || b[12] !== 0x21) return undefined;
+  const length = 16 + b.readUInt16BE(14);
+  if (b.length < length) return 'short';
+  if (b[13] === 0x11 && length >= 16 + 12) return { length, address: [...b.subarray(16, 20)].join('.') };
+  if (b[13] === 0x21 && length >= 16 + 36) {
+    const a = b.subarray(16, 32);
+    const groups = a.toString('hex').match(/.{4}/g)!;
+    if (a[0] === 1 && a.subarray(1, 8).every((x) => x === 0)) return { length, address: '', handle: groups.join(':') };
+    return { length, address: groups.map((g) => g.replace(/^0+(?=.)/, '')).join(':') };
+  }
+  return undefined;
+}
+
 function ipv6Bytes(a: string): Buffer {
   const out = Buffer.alloc(16);
   const [hi, lo] = a.split('::');
@@ -103,10 +123,10 @@ export interface FrontOptions {
   peers: PeerTable;
 }
 
-/** A private Unix socket path for the uWS backend of a front (in a new 0700 directory). */
-export function privateSocketPath(): { path: string; cleanup(): void } {
+/** Private Unix socket paths for the backends of a front (in a new 0700 directory): uWS, and the upgrade backend. */
+export function privateSocketPath(): { path: string; upgradePath: string; cleanup(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-'));
-  return { path: path.join(dir, 'uws.sock'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { path: path.join(dir, 'uws.sock'), upgradePath: path.join(dir, 'upgrade.sock'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Messages of the front's thread (front-worker.ts) to the main thread, and the answer it waits for. */
@@ -117,7 +137,15 @@ export type FrontMessage =
   | { type: 'gone'; handle: string }
   | { type: 'head'; handle: string; head: FrontHead };
 export interface FrontAck { type: 'ack'; handle: string }
-export interface FrontInit { host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string }
+export interface FrontInit {
+  host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string;
+  /**
+   * The node:http backend (node.ts listenUpgradeBackend) for connections whose first request asks
+   * for a protocol upgrade on a path matching `upgradeRoute` (a regular expression's source): the
+   * CONNECT sub-resources' paths. uWS cannot hand JavaScript a raw connection to pass an upgrade through.
+   */
+  upgrade?: { path: string; route: string };
+}
 
 /** A new connection handle: an address in 100::/64 with 64 random bits, as bytes for the PROXY header and as uWS prints it. */
 export function newHandle(): { handle: string; bytes: Buffer } {
@@ -142,8 +170,8 @@ function revive(peer: PeerCertificate): PeerCertificate {
  * and uWS take a second core, while the event loop serves requests. A verified certificate reaches
  * this thread's PeerTable before its connection's first byte reaches uWS (the front waits for the ack).
  */
-export function listenFront(o: FrontOptions, backendPath: string): Promise<Listener> {
-  const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath };
+export function listenFront(o: FrontOptions, backendPath: string, upgrade?: FrontInit['upgrade']): Promise<Listener> {
+  const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath, upgrade };
   const worker = new Worker(new URL('./front-worker.js', import.meta.url), { workerData: init });
   return new Promise((resolve, reject) => {
     worker.on('message', (m: FrontMessage) => {

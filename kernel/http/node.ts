@@ -1,13 +1,18 @@
-// node:tls transport: the same pipeline behind Node's HTTPS server, for listeners that need what
-// uWebSockets.js cannot give JavaScript — the TLS peer certificate (mutual TLS). uWS stays the
-// default and the fast path; this one exists for client-certificate authentication.
+// node:http transport: the same pipeline behind Node's HTTP server, for what uWebSockets.js cannot
+// give JavaScript — the TLS peer certificate (the --mtls-port listener) and the raw connection of a
+// protocol upgrade other than its own WebSocket handling (SPDY/3.1 and WebSocket pass-through for
+// pods/exec and the like: the TLS front sends such connections to the upgrade backend below). uWS
+// stays the default and the fast path.
+import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import net, { type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { Handler, KRequest, KResponse, Listener } from './types.js';
 import { errors } from '../status.js';
 import { listenError } from './listen.js';
+import { parseProxyHeader, type PeerTable } from './front.js';
 
 class NodeResponse implements KResponse {
   private closeCbs: (() => void)[] = [];
@@ -39,6 +44,53 @@ class NodeResponse implements KResponse {
   }
 }
 
+/**
+ * The answer to a request that asked for a protocol upgrade, on its raw connection: an answer that
+ * refuses the upgrade is written as HTTP/1.1 and closes the connection; hijack hands the connection
+ * over (the upgrade-aware proxy writes the upstream's 101 itself).
+ */
+class UpgradeResponse implements KResponse {
+  private done = false;
+  private closeCbs: (() => void)[] = [];
+  constructor(private socket: Duplex, private head: Buffer) {
+    socket.on('close', () => { for (const cb of this.closeCbs.splice(0)) cb(); });
+    socket.on('error', () => socket.destroy());
+  }
+  get aborted() { return this.socket.destroyed; }
+  private writeHead(code: number, headers: Record<string, string>, length?: number) {
+    let out = `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\n`;
+    for (const k in headers) out += `${k}: ${headers[k]}\r\n`;
+    if (length !== undefined) out += `Content-Length: ${length}\r\n`;
+    this.socket.write(`${out}Connection: close\r\n\r\n`);
+  }
+  send(code: number, headers: Record<string, string>, body: Uint8Array | string = '') {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    const b = typeof body === 'string' ? Buffer.from(body) : body;
+    this.writeHead(code, headers, b.length);
+    this.socket.end(b);
+  }
+  start(code: number, headers: Record<string, string>) {
+    if (this.aborted || this.done) return;
+    this.writeHead(code, headers);
+  }
+  write(chunk: Uint8Array | string) { return this.aborted || this.done ? false : this.socket.write(chunk); }
+  onDrain(cb: () => void) { this.socket.on('drain', cb); }
+  onClose(cb: () => void) { if (this.socket.destroyed) cb(); else this.closeCbs.push(cb); }
+  end() {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    this.socket.end();
+  }
+  hijack = () => {
+    this.done = true;
+    return { socket: this.socket, head: this.head };
+  };
+}
+
+/** Who a connection that came through the TLS front is (from its PROXY header): address and verified certificate. */
+const fronted = new WeakMap<Socket, { remoteAddress: string; peer?: PeerCertificate }>();
+
 /** A connection's peer certificate does not change: read (and parse) it once per connection, not per request. */
 const peers = new WeakMap<TLSSocket, PeerCertificate>();
 function peerOf(sock: TLSSocket): PeerCertificate {
@@ -52,13 +104,14 @@ function makeRequest(req: IncomingMessage): KRequest {
   let path = url.pathname;
   try { path = decodeURIComponent(path); } catch { /* keep raw */ }
   const sock = req.socket as TLSSocket;
+  const front = fronted.get(sock);
   // Only a certificate the TLS layer verified against the client CA is handed to authenticators.
-  const peer = sock.authorized ? peerOf(sock) : undefined;
+  const peer = front ? front.peer : sock.authorized ? peerOf(sock) : undefined;
   return {
     method: (req.method ?? 'GET').toUpperCase(),
     path,
     query: url.searchParams,
-    remoteAddress: sock.remoteAddress ?? '',
+    remoteAddress: front ? front.remoteAddress : sock.remoteAddress ?? '',
     peerCertificate: peer && Object.keys(peer).length ? peer : undefined,
     header: (name) => req.headersDistinct[name.toLowerCase()]?.[0],
     headerValues: (name) => req.headersDistinct[name.toLowerCase()] ?? [],
@@ -102,6 +155,51 @@ export interface NodeTlsListenOptions {
   handler: Handler;
 }
 
+/** Serves requests and upgrade requests of a node:http(s) server through the pipeline. */
+function serveOn(server: http.Server, handler: Handler): void {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const kres = new NodeResponse(res);
+    handler(makeRequest(req), kres).catch((err) => kres.send(500, { 'content-type': 'text/plain' }, String(err)));
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const kres = new UpgradeResponse(socket, head);
+    handler(makeRequest(req), kres).catch((err) => kres.send(500, { 'content-type': 'text/plain' }, String(err)));
+  });
+  server.keepAliveTimeout = 60_000;
+}
+
+/**
+ * The TLS front's second backend (front.ts): plain HTTP on a private Unix socket for connections
+ * whose first request asks for a protocol upgrade. Each connection starts with the front's PROXY v2
+ * header, read here before the HTTP parser sees the rest: it carries the client's address or the
+ * handle of its verified certificate, looked up in the same PeerTable as the uWS backend uses.
+ */
+export function listenUpgradeBackend(o: { path: string; peers: PeerTable; handler: Handler }): Promise<Listener> {
+  const server = http.createServer();
+  serveOn(server, o.handler);
+  const raw = net.createServer((sock) => {
+    let buf: Buffer = Buffer.alloc(0);
+    const onData = (d: Buffer) => {
+      buf = buf.length ? Buffer.concat([buf, d]) : d;
+      const p = parseProxyHeader(buf);
+      if (p === 'short') return;
+      sock.off('data', onData);
+      if (!p) { sock.destroy(); return; }
+      const conn = p.handle ? o.peers.get(p.handle) : undefined;
+      fronted.set(sock, conn ? { remoteAddress: conn.remoteAddress, peer: conn.peer } : { remoteAddress: p.handle ? '' : p.address });
+      // the HTTP parser reads from the socket's handle from here on: the bytes already read go in first
+      server.emit('connection', sock);
+      if (buf.length > p.length) sock.emit('data', buf.subarray(p.length));
+    };
+    sock.on('data', onData);
+    sock.on('error', () => sock.destroy());
+  });
+  return new Promise((resolve, reject) => {
+    raw.once('error', reject);
+    raw.listen(o.path, () => resolve({ port: 0, close: () => { raw.close(); server.closeAllConnections(); } }));
+  });
+}
+
 export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   const server = https.createServer({
     cert: readFileSync(o.certFile),
@@ -109,11 +207,8 @@ export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
     ca: o.clientCAFiles?.length ? o.clientCAFiles.map((f) => readFileSync(f)) : undefined,
     requestCert: !!o.clientCAFiles?.length,
     rejectUnauthorized: false, // an unverified certificate is ignored, not a handshake failure: the request may carry a token
-  }, (req, res) => {
-    const kres = new NodeResponse(res);
-    o.handler(makeRequest(req), kres).catch((err) => kres.send(500, { 'content-type': 'text/plain' }, String(err)));
   });
-  server.keepAliveTimeout = 60_000;
+  serveOn(server, o.handler);
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, o.port, e)));
     server.listen(o.port, o.host, () => {

@@ -1,6 +1,7 @@
 // The small request/response interface the pipeline works on. uWebSockets.js is the default
 // transport (kernel/http/uws.ts); node:tls listeners (mutual TLS, where the peer certificate is
 // needed) implement the same interface (kernel/http/node.ts).
+import type { Duplex } from 'node:stream';
 import type { AuthRequest } from '../contracts.js';
 
 export interface KRequest extends AuthRequest {
@@ -27,6 +28,12 @@ export interface KResponse {
   end(): void;
   /** Upgrades to a WebSocket when the transport can (uWS). */
   upgrade?: (handlers: WebSocketHandlers) => boolean;
+  /**
+   * Present on a request asking for a protocol upgrade when the transport can hand over the raw
+   * connection (node:http): takes the client's socket and the bytes already read past the head.
+   * After this the caller owns the connection (writes the 101 answer itself); send/start no longer apply.
+   */
+  hijack?: () => { socket: Duplex; head: Buffer };
 }
 
 export interface WebSocketHandlers {

@@ -288,11 +288,13 @@ t.test('default-on admission plugins (kubernetes brand)', async (t) => {
     t.equal(stray.json.message, 'pods "kata-4" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
   });
 
-  await t.test('TaintNodesByCondition; exec without DenyEscalatingExec reaches the (absent) node agent', async (t) => {
+  await t.test('TaintNodesByCondition; exec without DenyEscalatingExec gets past admission (to the pod\'s missing node)', async (t) => {
     const n = await post('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'worker' } });
     t.equal(n.status, 201, n.text);
     t.same(n.json.spec.taints, [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }]);
-    t.equal((await s.request('POST', '/api/v1/namespaces/default/pods/sa-pod/exec?command=ls')).status, 503);
+    const ex = await s.request('POST', '/api/v1/namespaces/default/pods/sa-pod/exec?command=ls&container=a');
+    t.equal(ex.status, 400);
+    t.equal(ex.json.message, 'pod sa-pod does not have a host assigned', 'admitted; the pod has no node agent to go to');
   });
 });
 
@@ -403,7 +405,8 @@ t.test('optional admission plugins (cluster brand)', async (t) => {
     const attach = await s.request('POST', '/api/v1/namespaces/default/pods/hostnet/attach?stdin=true');
     t.equal(attach.status, 403);
     t.equal(attach.json.message, 'pods "hostnet" is forbidden: cannot exec into or attach to a container using host network');
-    t.equal((await s.request('POST', '/api/v1/namespaces/default/pods/sa-pod/exec?command=ls')).status, 503, 'plain pod: on to the node agent, which is absent');
+    const plain = await s.request('POST', '/api/v1/namespaces/default/pods/sa-pod/exec?command=ls');
+    t.equal(plain.json.message, 'pod sa-pod does not have a host assigned', 'plain pod: admitted, on to locating its node agent');
   });
 
   await t.test('PodNodeSelector: namespace selector, conflicts, whitelist', async (t) => {
@@ -526,7 +529,7 @@ t.test('NamespaceExists and DenyExecOnPrivileged', async (t) => {
   const priv = await s.request('POST', '/api/v1/namespaces/default/pods/priv/exec?command=sh');
   t.equal(priv.status, 403);
   t.equal(priv.json.message, 'pods "priv" is forbidden: cannot exec into or attach to a privileged container');
-  t.equal((await s.request('POST', '/api/v1/namespaces/default/pods/hostpid/exec?command=sh')).status, 503, 'host namespaces are not this plugin\'s concern');
+  t.equal((await s.request('POST', '/api/v1/namespaces/default/pods/hostpid/exec?command=sh')).json.message, 'pod hostpid does not have a host assigned', 'host namespaces are not this plugin\'s concern');
 });
 
 t.test('AlwaysDeny', async (t) => {

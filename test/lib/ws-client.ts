@@ -57,6 +57,8 @@ export interface WsClient {
   waitFor(pred: (msgs: WsMessage[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Sends a masked text frame. */
   send(text: string): void;
+  /** Sends a masked binary frame. */
+  sendBinary(data: Buffer): void;
   /** Sends a masked close frame (code 1000 by default). */
   close(code?: number, reason?: string): void;
   /** Drops the connection without a close frame. */
@@ -118,6 +120,7 @@ export function connectWebSocket(opts: WsConnectOptions): Promise<WsClient> {
         });
       },
       send(text) { if (!sock.destroyed) sock.write(encodeClientFrame(OP_TEXT, Buffer.from(text, 'utf8'))); },
+      sendBinary(data) { if (!sock.destroyed) sock.write(encodeClientFrame(OP_BINARY, data)); },
       close(code = 1000, reason = '') {
         if (sock.destroyed) return;
         const r = Buffer.from(reason, 'utf8');

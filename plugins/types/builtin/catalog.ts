@@ -63,11 +63,11 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S, statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
   row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
   // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
-  row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label' }),
+  row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label', connectSubresources: ['proxy'] }),
   row('', 'v1', 'ConfigMap', 'configmaps', NS, { shortNames: ['cm'] }),
   row('', 'v1', 'Secret', 'secrets', NS),
   row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
-  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S }),
+  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S, connectSubresources: ['proxy'] }),
   row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),

@@ -35,7 +35,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (r.connectSubresources) {
       t.connectSubresources = [...r.connectSubresources];
       t.subresources = [...(t.subresources ?? []), ...r.connectSubresources];
-      t.subresourceInfo = Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : 'PodProxyOptions' }]));
+      t.subresourceInfo = Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : `${r.kind}ProxyOptions` }]));
     }
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
     if (r.statusKeepsMetadata) t.statusKeepsMetadata = [...r.statusKeepsMetadata];

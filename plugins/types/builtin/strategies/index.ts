@@ -5,7 +5,7 @@ import type { Brand } from '../../../../kernel/brand.js';
 import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
 import { componentStatuses } from './componentstatus.js';
 import { jobStrategy } from './jobs.js';
-import { nodeAgent, type NodeAgentOptions } from './nodeagent.js';
+import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
 
@@ -34,7 +34,14 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
       if (host.type('', 'pods')) {
         host.serve({ group: '', resource: 'pods', subresource: 'binding', kind: 'Binding' }, pods.binding);
         host.serve({ group: '', resource: 'pods', subresource: 'eviction', kind: 'Eviction', subresourceGroup: 'policy', subresourceVersion: 'v1' }, pods.eviction);
-        host.serveStream({ group: '', resource: 'pods', subresource: 'log', kind: 'Pod' }, nodeAgent(host, options).logs);
+        const agent = nodeAgent(host, options);
+        host.serveStream({ group: '', resource: 'pods', subresource: 'log', kind: 'Pod' }, agent.logs);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'exec' }, agent.exec);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'attach' }, agent.attach);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'portforward' }, agent.portForward);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'proxy', path: true, objectName: (n) => schemeNamePort(n, 'pod').name }, agent.podProxy);
+        if (host.type('', 'nodes')) host.serveConnect({ group: '', resource: 'nodes', subresource: 'proxy', path: true, objectName: (n) => schemeNamePort(n, 'node').name }, agent.nodeProxy);
+        if (host.type('', 'services')) host.serveConnect({ group: '', resource: 'services', subresource: 'proxy', path: true, objectName: (n) => schemeNamePort(n, 'service').name }, agent.serviceProxy);
       }
       await repairServices(host, services);
       await ensureSystemPriorityClasses(host);

@@ -1,0 +1,202 @@
+// pods/exec, attach, portforward and nodes/pods/services proxy through the server to the fake node
+// agent (test/lib/fake-node-agent.ts): WebSocket and SPDY/3.1 upgrades are passed through on the
+// secure port (behind its TLS front) and on --mtls-port; the stock kubectl releases exec, attach,
+// port-forward and get --raw through them.
+import t from 'tap';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { nodeAgentCredentials, registerNode, startFakeNodeAgent } from '../lib/fake-node-agent.js';
+import { withServer, type TestServer } from '../lib/server.js';
+import { connectWebSocket, type WsClient } from '../lib/ws-client.js';
+import { KUBECTL_DIR, kubectlRelease } from '../lib/kubectl.js';
+
+const VERSIONS = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'].filter((v) => kubectlRelease(v));
+
+function pod(name: string, spec: Record<string, unknown>) {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec };
+}
+
+async function running(s: TestServer, name: string, containers: string[]) {
+  const r = await s.request('PATCH', `/api/v1/namespaces/default/pods/${name}/status`, {
+    body: { status: { phase: 'Running', podIP: '127.0.0.1', containerStatuses: containers.map((c) => ({ name: c, image: 'x', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } })) } },
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  if (r.status !== 200) throw new Error(r.text);
+}
+
+/** exec over the WebSocket channel protocol: stdout, and the error channel's Status. */
+function channels(ws: WsClient) {
+  const on = (ch: number) => ws.messages.filter((m) => m.data[0] === ch).map((m) => m.data.subarray(1).toString()).join('');
+  return { stdout: () => on(1), stderr: () => on(2), error: () => on(3) };
+}
+
+t.test('exec, attach, port-forward and proxies through the node agent', async (t) => {
+  const { ca, args } = await nodeAgentCredentials();
+  const agent = await startFakeNodeAgent(ca);
+  t.teardown(() => agent.close());
+  const s = await withServer(t, { brand: 'kubernetes', args: [...args, '--mtls-port', '0'] });
+  await registerNode(s, 'node-1', agent.port);
+  await registerNode(s, 'dead', 1);
+  for (const p of [
+    pod('web', { nodeName: 'node-1', containers: [{ name: 'app', image: 'x', ports: [{ containerPort: 8080 }] }] }),
+    pod('two', { nodeName: 'node-1', containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'x' }], initContainers: [{ name: 'init', image: 'x' }] }),
+    pod('pending', { containers: [{ name: 'c', image: 'x' }] }),
+    pod('lost', { nodeName: 'dead', containers: [{ name: 'c', image: 'x' }] }),
+  ]) t.equal((await s.request('POST', '/api/v1/namespaces/default/pods', { body: p })).status, 201);
+  await running(s, 'web', ['app']);
+
+  const execPath = '/api/v1/namespaces/default/pods/web/exec?command=echo&command=hi&stdout=true&stderr=true';
+  for (const [where, port] of [['secure port', s.port], ['--mtls-port', s.mtlsPort]] as const) {
+    t.test(`WebSocket exec on the ${where}`, async (t) => {
+      const ws = await connectWebSocket({ port, path: execPath, ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io'] });
+      t.equal(ws.status, 101, ws.body);
+      t.equal(ws.headers['sec-websocket-protocol'], 'v5.channel.k8s.io', "the node agent's choice comes back");
+      t.ok(ws.acceptOk, "the node agent's Sec-WebSocket-Accept matches the client's key");
+      await ws.closed;
+      const c = channels(ws);
+      t.equal(c.stdout(), 'hi\n');
+      t.same(JSON.parse(c.error()), { metadata: {}, status: 'Success' });
+      const seen = agent.seen.at(-1)!;
+      t.equal(seen.path, '/exec/default/web/app?output=1&error=1&command=echo&command=hi');
+      t.equal(seen.cn, 'apiserver-node-agent-client', 'the server presents its node agent client certificate');
+      t.notOk(seen.headers.authorization, "the client's credentials stay with the server");
+
+      // stdin both ways: cat echoes until the v5 close signal for stdin
+      const cat = await connectWebSocket({ port, path: '/api/v1/namespaces/default/pods/web/exec?command=cat&stdin=true&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
+      t.equal(cat.status, 101, cat.body);
+      cat.sendBinary(Buffer.from('\x00ping'));
+      await cat.waitFor(() => channels(cat).stdout() === 'ping');
+      cat.sendBinary(Buffer.from([255, 0]));
+      await cat.closed;
+      t.same(JSON.parse(channels(cat).error()), { metadata: {}, status: 'Success' });
+    });
+  }
+
+  t.test('answers before the node agent', async (t) => {
+    const err = async (p: string, code: number, message: string, reason?: string) => {
+      const ws = await connectWebSocket({ port: s.port, path: p, ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
+      t.equal(ws.status, code, `${p}: ${ws.body}`);
+      const st = JSON.parse(ws.body);
+      t.equal(st.message, message);
+      if (reason !== undefined) t.equal(st.reason, reason);
+    };
+    await err('/api/v1/namespaces/default/pods/pending/exec?command=ls&stdout=true', 400, 'pod pending does not have a host assigned', 'BadRequest');
+    await err('/api/v1/namespaces/default/pods/two/exec?command=ls&stdout=true', 400, 'a container name must be specified for pod two, choose one of: [a b] or one of the init containers: [init]', 'BadRequest');
+    await err('/api/v1/namespaces/default/pods/web/exec?command=ls&container=zz', 400, 'container zz is not valid for pod web', 'BadRequest');
+    await err('/api/v1/namespaces/default/pods/nope/exec?command=ls', 404, 'pods "nope" not found', 'NotFound');
+    // the reference's words for a node agent that does not answer (a Status without a reason)
+    const ws = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/lost/exec?command=ls&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
+    t.equal(ws.status, 500);
+    t.same(JSON.parse(ws.body), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'error dialing backend: dial tcp 127.0.0.1:1: connect: connection refused', code: 500 });
+    // authorization sees the sub-resource and the verb of the method (GET for a WebSocket: get)
+    const nobody = await connectWebSocket({ port: s.port, path: execPath, ca: s.ca, token: s.token, headers: { 'Impersonate-User': 'nobody' }, protocols: ['v5.channel.k8s.io'] });
+    t.equal(nobody.status, 403);
+    t.equal(JSON.parse(nobody.body).message, 'pods "web" is forbidden: User "nobody" cannot get resource "pods/exec" in API group "" in the namespace "default"');
+    const post = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=ls', { headers: { 'Impersonate-User': 'nobody' } });
+    t.equal(post.status, 403);
+    t.match(post.json.message, 'cannot create resource "pods/exec"');
+    // without an upgrade the node agent's own refusal comes back
+    const plain = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=ls&stdout=true');
+    t.equal(plain.status, 400);
+    t.equal(plain.text, 'Upgrade request required');
+  });
+
+  t.test('nodes/proxy, pods/proxy, services/proxy', async (t) => {
+    const r = await s.get('/api/v1/nodes/node-1/proxy/metrics/cadvisor?x=1');
+    t.equal(r.status, 200, r.text);
+    t.equal(r.text, 'node agent GET /metrics/cadvisor?x=1\n');
+    t.equal(agent.seen.at(-1)!.cn, 'apiserver-node-agent-client');
+    const post = await s.request('POST', '/api/v1/nodes/node-1:' + agent.port + '/proxy/run', { raw: 'payload', headers: { 'content-type': 'text/plain' } });
+    t.equal(post.status, 200, post.text);
+    t.equal(post.text, 'node agent POST /run body=payload\n');
+    t.equal((await s.get('/api/v1/nodes/nope/proxy/x')).status, 404);
+    t.equal((await s.get('/api/v1/nodes/node-1/status/extra')).status, 404, 'only a proxy takes a trailing path');
+    const dead = await s.get('/api/v1/nodes/dead/proxy/healthz');
+    t.equal(dead.status, 500);
+    t.equal(dead.json.message, 'error dialing backend: dial tcp 127.0.0.1:1: connect: connection refused');
+
+    // a pod's own address must be a global unicast one, as in the reference
+    const pp = await s.get('/api/v1/namespaces/default/pods/web/proxy/');
+    t.equal(pp.status, 400);
+    t.equal(pp.json.message, 'address not allowed');
+
+    // services/proxy: an endpoint address that belongs to a pod of the service
+    const backend = http.createServer((req, res) => res.end(`backend ${req.method} ${req.url}`));
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    t.teardown(() => backend.close());
+    const bport = (backend.address() as net.AddressInfo).port;
+    t.equal((await s.request('POST', '/api/v1/namespaces/default/services', { body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80, targetPort: bport }], selector: { app: 'web' } } } })).status, 201);
+    const none = await s.get('/api/v1/namespaces/default/services/web/proxy/');
+    t.equal(none.status, 503);
+    t.equal(none.json.message, 'no endpoints available for service "web"');
+    t.equal((await s.request('POST', '/api/v1/namespaces/default/endpoints', { body: { metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '127.0.0.1', targetRef: { kind: 'Pod', name: 'web', namespace: 'default' } }], ports: [{ name: 'http', port: bport }] }] } })).status, 201);
+    const svc = await s.get('/api/v1/namespaces/default/services/web:80/proxy/hello?a=b');
+    t.equal(svc.status, 200, svc.text);
+    t.equal(svc.text, 'backend GET /hello?a=b');
+    t.equal((await s.get('/api/v1/namespaces/default/services/http:web:http/proxy/')).text, 'backend GET /');
+    const noPort = await s.get('/api/v1/namespaces/default/services/web:81/proxy/');
+    t.equal(noPort.status, 503);
+    t.equal(noPort.json.message, 'no service port 81 found for service "web"');
+  });
+
+  if (!VERSIONS.length) return void t.comment(`no kubectl.<version> in ${KUBECTL_DIR}`);
+  const kubectl = (v: string, argv: string[], stdin?: string) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const p = spawn(kubectlRelease(v)!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), ...argv], { env: { ...process.env, HOME: s.dataDir } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => p.kill(), 30_000);
+    p.on('close', (code) => { clearTimeout(timer); resolve({ code: code ?? -1, stdout, stderr }); });
+    if (stdin !== undefined) p.stdin.end(stdin); else p.stdin.end();
+  });
+
+  for (const v of VERSIONS) {
+    t.test(`kubectl ${v}`, async (t) => {
+      const before = agent.seen.length;
+      const echo = await kubectl(v, ['exec', 'web', '--', 'echo', 'hi']);
+      t.equal(echo.stdout, 'hi\n', echo.stderr);
+      t.equal(echo.code, 0);
+      const protocols = agent.seen.slice(before).map((r) => String(r.headers.upgrade));
+      t.comment(`kubectl ${v} exec reached the node agent with: ${protocols.join(', ')}`);
+      const fail = await kubectl(v, ['exec', 'web', '--', 'fail', '3']);
+      t.equal(fail.code, 3, `the command's exit status: ${fail.stderr}`);
+      const cat = await kubectl(v, ['exec', '-i', 'web', '--', 'cat'], 'from stdin\n');
+      t.equal(cat.stdout, 'from stdin\n', cat.stderr);
+      t.equal(cat.code, 0);
+      const attach = await kubectl(v, ['attach', '-i', 'web'], 'typed\n');
+      t.match(attach.stdout, 'attached to app\ntyped\n', attach.stderr);
+      t.equal(attach.code, 0, attach.stderr);
+      const raw = await kubectl(v, ['get', '--raw', '/api/v1/nodes/node-1/proxy/healthz']);
+      t.equal(raw.stdout, 'node agent GET /healthz\n', raw.stderr);
+    });
+  }
+
+  for (const v of [VERSIONS[0], VERSIONS.at(-1)!]) {
+    t.test(`kubectl ${v} port-forward`, async (t) => {
+      const p = spawn(kubectlRelease(v)!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), 'port-forward', 'pod/web', ':8080'], { env: { ...process.env, HOME: s.dataDir } });
+      t.teardown(() => p.kill());
+      let out = '';
+      p.stderr.on('data', (d) => { out += d; });
+      const local = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no forwarding line: ${out}`)), 20_000);
+        p.stdout.on('data', (d) => {
+          out += d;
+          const m = /Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(out);
+          if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+        });
+      });
+      const answer = await new Promise<string>((resolve, reject) => {
+        const c = net.connect(local, '127.0.0.1', () => c.write('ping'));
+        let got = '';
+        c.on('data', (d) => { got += d; if (got.includes('ping')) { c.end(); resolve(got); } });
+        c.on('error', reject);
+        setTimeout(() => { c.destroy(); reject(new Error(`no answer through the tunnel: ${got} ${out}`)); }, 15_000);
+      });
+      t.equal(answer, 'echo from port 8080: ping');
+      t.match(agent.seen.at(-1)!.path, /^\/portForward\/default\/web/);
+    });
+  }
+});
