@@ -160,11 +160,16 @@ export interface ProxyRequestOptions {
  * Relays a whole request (method, path, query, headers, body) to an upstream HTTPS server as `user`
  * (front-proxy headers, the target's client certificate) and its answer back, as the reference's
  * aggregation proxy does: every header but hop-by-hop ones both ways; a long or unsized answer (a
- * watch) streams with backpressure (the upstream is paused while the client is backed up). An
- * upstream that cannot be reached is a 503 in plain text with the error, as the reference answers.
+ * watch) streams with backpressure (the upstream is paused while the client is backed up), and so
+ * does the request body where the transport can stream it (the client is paused while the upstream
+ * is backed up; no size limit here, the upstream has its own). An upstream that cannot be reached
+ * is a 503 in plain text with the error, as the reference answers.
  */
 export async function proxyRequest(req: KRequest, res: KResponse, target: UpstreamTarget, user: UserInfo, o: ProxyRequestOptions): Promise<void> {
-  const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.body(o.maxBodyBytes);
+  const hasBody = !(req.method === 'GET' || req.method === 'HEAD') || req.header('content-length') !== undefined || req.header('transfer-encoding') !== undefined;
+  // A body streams through when the transport can (backpressure to the client); else it is read whole first.
+  const streamed = hasBody && !!req.streamBody;
+  const body = hasBody && !streamed ? await req.body(o.maxBodyBytes) : undefined;
   const headers: Record<string, string | string[]> = {};
   for (const name of req.headerNames()) {
     if (HOP_BY_HOP.has(name) || o.dropHeaders(name)) continue;
@@ -174,6 +179,7 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
   Object.assign(headers, frontProxyHeaders(user));
   if (req.remoteAddress) headers['X-Forwarded-For'] = [...req.headerValues('x-forwarded-for'), req.remoteAddress].join(', ');
   if (body) headers['content-length'] = String(body.length);
+  else if (streamed && req.header('content-length') !== undefined) headers['content-length'] = req.header('content-length')!;
   const base = new URL(target.url);
   const qs = req.query.toString();
   const url = new URL(`${encodeURI(req.path)}${qs ? `?${qs}` : ''}`, base);
@@ -205,6 +211,11 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
       res.send(503, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, `${e.message}\n`);
       resolve();
     });
-    up.end(body);
+    if (streamed) {
+      const ctl = req.streamBody!({ data: (c) => up.write(c), end: () => up.end() });
+      up.on('drain', () => ctl.resume());
+    } else {
+      up.end(body);
+    }
   });
 }

@@ -10,6 +10,17 @@ export interface KRequest extends AuthRequest {
   query: URLSearchParams;
   /** Reads the whole body; rejects with a 413 StatusError past `limit` bytes. */
   body(limit: number): Promise<Buffer>;
+  /**
+   * Streams the body instead (a proxy relaying it): chunks as they arrive, no limit; when `data`
+   * returns false the client is paused until `resume()`. Transports that cannot leave it undefined.
+   */
+  streamBody?(sink: BodySink): { resume(): void };
+}
+
+export interface BodySink {
+  /** false: backed up, pause the client. */
+  data(chunk: Buffer): boolean;
+  end(): void;
 }
 
 export interface KResponse {

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
-import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
+import type { BodySink, Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
 import { errors } from '../status.js';
 import { probeListenFailure } from './listen.js';
 import { HANDLE_PREFIX, type PeerTable } from './front.js';
@@ -191,6 +191,8 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
   let limit = Infinity;
   const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'DELETE' || (headers.get('content-length')?.[0] ?? '0') !== '0' || headers.has('transfer-encoding');
   let discard = false;
+  /** Set by streamBody: chunks go there as they arrive instead of being collected. */
+  let sink: BodySink | undefined;
   if (hasBody) {
     const pending: NonNullable<UwsResponse['bodyPending']> = { discard: () => { discard = true; chunks.length = 0; }, then: undefined };
     kres.bodyPending = pending;
@@ -198,6 +200,11 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
       if (isLast && kres.bodyPending === pending) kres.bodyPending = undefined;
       if (discard) {
         if (isLast) pending.then?.();
+        return;
+      }
+      if (sink) {
+        if (ab.byteLength && !sink.data(Buffer.from(ab.slice(0)))) res.pause();
+        if (isLast) sink.end();
         return;
       }
       if (!overLimit) {
@@ -233,6 +240,16 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
       const finish = (): Promise<Buffer> => (overLimit ? Promise.reject(errors.tooLarge(`Request entity too large: limit is ${max}`)) : Promise.resolve(Buffer.concat(chunks)));
       if (complete || overLimit) return finish();
       return new Promise<void>((resolve) => { waiting = resolve; kres.onClose(() => resolve()); }).then(finish);
+    },
+    streamBody(s: BodySink) {
+      // What arrived before is handed over first; then chunks as they come, the client paused
+      // (uWS stops reading its socket) whenever the sink is backed up, until it calls resume().
+      const before = Buffer.concat(chunks);
+      chunks.length = 0;
+      if (before.length) s.data(before);
+      if (complete) s.end();
+      else sink = s;
+      return { resume: () => { if (!kres.aborted) res.resume(); } };
     },
   };
 }

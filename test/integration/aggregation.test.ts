@@ -3,6 +3,7 @@
 // registered by an APIService + Service + Endpoints and used through this server: discovery, get,
 // list, create, watch (with backpressure), the front-proxy headers, authorization before the proxy,
 // the 503 when it is down, and the Available condition's transitions.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
@@ -218,6 +219,53 @@ t.test('a watch through the proxy keeps backpressure: a client that stops readin
   await done;
   t.ok(finished, 'all written once the client read');
   t.ok(received >= TOTAL, `the client received it all (${received} bytes)`);
+});
+
+t.test('a request body streams through the proxy with backpressure: an extension server that stops reading holds the client back', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--enable-aggregator-routing=true'], env: { CAPI_APISERVICE_PROBE_MS: '300' } });
+  const ext = await startExtensionServer(await trust(s));
+  t.teardown(() => ext.close());
+  await register(t, s, ext);
+  t.ok((await waitCondition(s, { status: 'True', reason: 'Passed' })).ok);
+  const TOTAL = 64 * 1024 * 1024; // far past --max-request-bytes: a proxied body is the extension server's to limit
+  let serverGot = 0;
+  const hash = createHash('sha256');
+  ext.intercept = (req, res) => {
+    if (req.method !== 'PUT' || !req.url!.endsWith('/upload')) return false;
+    req.pause();
+    setTimeout(() => req.resume(), 2000);
+    req.on('data', (c: Buffer) => { serverGot += c.length; hash.update(c); });
+    req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ received: serverGot, user: req.headers['x-remote-user'] })); });
+    return true;
+  };
+  const chunk = Buffer.alloc(64 * 1024, 7);
+  const sent = createHash('sha256');
+  let written = 0;
+  const answer = new Promise<any>((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: s.port, method: 'PUT', path: `/apis/${GV}/namespaces/${NS}/flunders/one/upload`, headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/octet-stream', 'content-length': String(TOTAL) }, ca: s.ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    const pump = () => {
+      while (written < TOTAL) {
+        written += chunk.length;
+        sent.update(chunk);
+        const ok = req.write(chunk);
+        if (written >= TOTAL) { req.end(); return; }
+        if (!ok) return void req.once('drain', pump);
+      }
+    };
+    pump();
+  });
+  await sleep(1800);
+  t.equal(serverGot, 0, 'the extension server has not read yet');
+  t.ok(written < TOTAL / 2, `the client could write only ${(written / 1048576).toFixed(1)} MiB of ${TOTAL / 1048576} meanwhile`);
+  const r = await answer;
+  t.equal(r.status, 200);
+  t.same(r.json, { received: TOTAL, user: 'admin' });
+  t.equal(hash.digest('hex'), sent.digest('hex'), 'every byte arrived, in order');
 });
 
 t.test('default routing: the service\'s cluster IP (ExternalName: its name), as the reference resolves', async (t) => {

@@ -25,6 +25,8 @@ export interface ExtensionServer {
   objects: Map<string, any>;
   /** Called for a watch with a stream the test drives itself (backpressure tests); default: events as objects are created. */
   onWatch?: (res: import('node:http').ServerResponse) => void;
+  /** Takes a request (after the certificate check) before the resource handling: true when it answered. */
+  intercept?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean;
   close(): Promise<void>;
   listen(port?: number): Promise<number>;
 }
@@ -76,6 +78,7 @@ export async function startExtensionServer(trust: { requestheaderCA: string; all
     const groups = req.headersDistinct['x-remote-group'] ?? [];
     const user = req.headers['x-remote-user'] as string | undefined;
     ext.seen.push({ method: req.method!, url: req.url!, user, groups, extra, cn, headers: req.headers });
+    if (ext.intercept?.(req, res)) return;
     const url = new URL(req.url!, 'https://x');
     const p = url.pathname;
     if (p === `/apis/${GV}`) {
