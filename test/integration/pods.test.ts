@@ -2,7 +2,7 @@
 // against PodDisruptionBudgets kept current by the disruption controller; kubectl drain.
 import t from 'tap';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
-import { kubectl, noKubectl } from '../lib/kubectl.js';
+import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
 
 const NS = '/api/v1/namespaces/default';
 const pod = (name: string, labels: Record<string, string> = {}, spec: Record<string, unknown> = {}) => ({
@@ -183,16 +183,8 @@ t.test('eviction honours PodDisruptionBudgets', async (t) => {
   t.equal(two.json.message, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
 });
 
-t.test('kubectl drain evicts what it may and stops at a budget', { skip: noKubectl }, async (t) => {
+t.test('kubectl drain evicts what it may and stops at a budget, with every release', { skip: noKubectl }, async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
-  await node(s, 'n1');
-  await runningPod(s, 'guarded', { app: 'db' }, 'n1');
-  await runningPod(s, 'web1', { app: 'web' }, 'n1');
-  await runningPod(s, 'web2', { app: 'web' }, 'n1');
-  await s.request('POST', '/apis/policy/v1/namespaces/default/poddisruptionbudgets', {
-    body: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'db' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } } },
-  });
-  await until(async () => (await s.get('/apis/policy/v1/namespaces/default/poddisruptionbudgets/db')).json.status, (st) => st?.observedGeneration === 1);
   // The node agent's part: pods it is asked to stop are deleted with grace 0.
   let stop = false;
   const agent = (async () => {
@@ -203,12 +195,25 @@ t.test('kubectl drain evicts what it may and stops at a budget', { skip: noKubec
       await sleep(200);
     }
   })();
-  const r = await kubectl(s, ['drain', 'n1', '--force', '--timeout=8s']);
+  const releases = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'].map((v) => [v, kubectlRelease(v)] as const).filter(([, b]) => b);
+  for (const [v, bin] of releases.length ? releases : [['default', undefined] as const]) {
+    const n = v.replace('.', '-');
+    const nodeName = `n-${n}`;
+    await node(s, nodeName);
+    await runningPod(s, `guarded-${n}`, { app: `db-${n}` }, nodeName);
+    await runningPod(s, `web1-${n}`, { app: 'web' }, nodeName);
+    await runningPod(s, `web2-${n}`, { app: 'web' }, nodeName);
+    await s.request('POST', '/apis/policy/v1/namespaces/default/poddisruptionbudgets', {
+      body: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: `db-${n}` }, spec: { minAvailable: 1, selector: { matchLabels: { app: `db-${n}` } } } },
+    });
+    await until(async () => (await s.get(`/apis/policy/v1/namespaces/default/poddisruptionbudgets/db-${n}`)).json.status, (st) => st?.observedGeneration === 1);
+    const r = await kubectl(s, ['drain', nodeName, '--force', '--timeout=4s'], { bin });
+    t.not(r.code, 0, `${v}: drain does not finish while the budget protects a pod`);
+    t.match(r.stderr + r.stdout, "Cannot evict pod as it would violate the pod's disruption budget.", `${v}: the reference's refusal`);
+    const left = await until(async () => (await s.get(`${NS}/pods?fieldSelector=spec.nodeName%3D${nodeName}`)).json.items.map((p: { metadata: { name: string } }) => p.metadata.name), (l) => l.length === 1);
+    t.same(left, [`guarded-${n}`], `${v}: the others were evicted`);
+    t.equal((await s.get(`/api/v1/nodes/${nodeName}`)).json.spec.unschedulable, true, `${v}: cordoned`);
+  }
   stop = true;
   await agent;
-  t.not(r.code, 0, 'drain does not finish while the budget protects a pod');
-  t.match(r.stderr + r.stdout, "Cannot evict pod as it would violate the pod's disruption budget.");
-  const left = (await s.get(`${NS}/pods`)).json.items.map((p: { metadata: { name: string } }) => p.metadata.name);
-  t.same(left, ['guarded'], 'the others were evicted');
-  t.equal((await s.get('/api/v1/nodes/n1')).json.spec.unschedulable, true, 'cordoned');
 });

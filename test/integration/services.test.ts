@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { x509 } from '../../kernel/pki.js';
 import { withServer, type TestServer } from '../lib/server.js';
-import { kubectl, noKubectl } from '../lib/kubectl.js';
+import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
 
 const svc = (name: string, spec: Record<string, unknown> = {}) => ({
   apiVersion: 'v1', kind: 'Service', metadata: { name },
@@ -209,19 +209,23 @@ t.test('the server\'s own Service, Endpoints and EndpointSlice; certificate name
   for (const n of ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', '10.96.0.1']) t.ok(names.includes(n), `SAN ${n}`);
 });
 
-t.test('kubectl expose and create service nodeport', { skip: noKubectl }, async (t) => {
+t.test('kubectl expose and create service nodeport, with every release', { skip: noKubectl }, async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
-  t.equal((await kubectl(s, ['create', 'deployment', 'web', '--image=nginx'])).code, 0);
-  const ex = await kubectl(s, ['expose', 'deployment', 'web', '--port=80', '--type=NodePort']);
-  t.equal(ex.code, 0, ex.stderr);
-  const np = await kubectl(s, ['create', 'service', 'nodeport', 'np', '--tcp=8080:80']);
-  t.equal(np.code, 0, np.stderr);
-  const get = await kubectl(s, ['get', 'svc', 'web', 'np', '--no-headers']);
-  t.equal(get.code, 0, get.stderr);
-  const lines = get.stdout.trim().split('\n');
-  t.equal(lines.length, 2);
-  for (const l of lines) t.match(l, /^\S+\s+NodePort\s+10\.\d+\.\d+\.\d+\s+<none>\s+\d+:3\d{4}\/TCP/, l);
-  const dup = await kubectl(s, ['create', 'service', 'clusterip', 'dup', '--tcp=80', '--clusterip=10.96.0.1']);
-  t.not(dup.code, 0);
-  t.match(dup.stderr, 'failed to allocate IP 10.96.0.1: provided IP is already allocated');
+  const releases = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'].map((v) => [v, kubectlRelease(v)] as const).filter(([, b]) => b);
+  for (const [v, bin] of releases.length ? releases : [['default', undefined] as const]) {
+    const n = v.replace('.', '-');
+    t.equal((await kubectl(s, ['create', 'deployment', `web-${n}`, '--image=nginx'], { bin })).code, 0);
+    const ex = await kubectl(s, ['expose', 'deployment', `web-${n}`, '--port=80', '--type=NodePort'], { bin });
+    t.equal(ex.code, 0, `${v} expose: ${ex.stderr}`);
+    const np = await kubectl(s, ['create', 'service', 'nodeport', `np-${n}`, '--tcp=8080:80'], { bin });
+    t.equal(np.code, 0, `${v} create service nodeport: ${np.stderr}`);
+    const get = await kubectl(s, ['get', 'svc', `web-${n}`, `np-${n}`, '--no-headers'], { bin });
+    t.equal(get.code, 0, get.stderr);
+    const lines = get.stdout.trim().split('\n');
+    t.equal(lines.length, 2);
+    for (const l of lines) t.match(l, /^\S+\s+NodePort\s+10\.\d+\.\d+\.\d+\s+<none>\s+\d+:3\d{4}\/TCP/, `${v}: ${l}`);
+    const dup = await kubectl(s, ['create', 'service', 'clusterip', `dup-${n}`, '--tcp=80', '--clusterip=10.96.0.1'], { bin });
+    t.not(dup.code, 0);
+    t.match(dup.stderr, 'failed to allocate IP 10.96.0.1: provided IP is already allocated', `${v}: taken IP refused`);
+  }
 });
