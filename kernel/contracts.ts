@@ -615,7 +615,6 @@ export interface ObjectClient {
 export interface ScannedObject {
   namespace: string;
   name: string;
-  uid: string;
   /** Whether the stored JSON contains `text` (no parse; may say yes for text inside a string value). */
   mentions(text: string): boolean;
   object(): KObject;

@@ -804,7 +804,7 @@ export class Server {
         const needles = new Map<string, Buffer>();
         const needle = (text: string) => needles.get(text) ?? needles.set(text, Buffer.from(text)).get(text)!;
         for (const e of this.registry.rc(type).range('')) {
-          visit({ namespace: e.namespace, name: e.name, uid: e.uid, mentions: (text) => e.bytes.includes(needle(text)), object: () => parse(e.bytes) });
+          visit({ namespace: e.namespace, name: e.name, mentions: (text) => e.bytes.includes(needle(text)), object: () => parse(e.bytes) });
         }
       },
       create: async (type, obj) => parse(await this.registry.createObject(target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj, SYSTEM_USER, false)),

@@ -136,6 +136,24 @@ export function makeEntry(type: TypeDef, key: string, bytes: Buffer, obj: KObjec
   return { key, namespace: md.namespace ?? '', name: md.name ?? '', uid: md.uid ?? '', rev, createRev, bytes, labels: md.labels, fields };
 }
 
+/**
+ * An entry read at start-up: namespace and name come from its storage key, and the bytes are parsed
+ * for uid, labels and selector fields only when something first asks (most objects of a large store
+ * are never filtered by a selector before they change), so a restart does not parse every object.
+ */
+function storedEntry(type: TypeDef, key: string, bytes: Buffer, rev: number, createRev: number): Entry {
+  const rest = key.slice(prefixOf(key).length);
+  const slash = type.namespaced ? rest.indexOf('/') : -1;
+  let facts: Entry | undefined;
+  const parsed = () => (facts ??= makeEntry(type, key, bytes, JSON.parse(bytes.toString('utf8')) as KObject, rev, createRev));
+  return {
+    key, namespace: slash < 0 ? '' : rest.slice(0, slash), name: slash < 0 ? rest : rest.slice(slash + 1), rev, createRev, bytes, pb: undefined,
+    get uid() { return parsed().uid; },
+    get labels() { return parsed().labels; },
+    get fields() { return parsed().fields; },
+  };
+}
+
 export class ObjectCache {
   private resources = new Map<string, ResourceCache>();
   private waiters: { rev: number; resolve: () => void }[] = [];
@@ -199,7 +217,7 @@ export class ObjectCache {
     const rc = this.forKey(key);
     if (!rc) { this.dormantFor(key).values.push({ key, value, modRevision: rev, createRevision: createRev }); return; }
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    rc.put(makeEntry(rc.type, key, bytes, JSON.parse(bytes.toString('utf8')), rev, createRev));
+    rc.put(storedEntry(rc.type, key, bytes, rev, createRev));
   }
 
   /**

@@ -180,7 +180,9 @@ const plugin: PluginModule<'controller'> = {
       const old = nodes.get(uid);
 
       if (ev === 'DELETED') {
-        if (!old) return;
+        // An owner the graph never held (an object with no owners of its own, read at start) still
+        // leaves its dependents without it.
+        if (!old) { for (const dep of dependents.get(uid) ?? []) attemptDelete(dep); return; }
         nodes.delete(uid);
         for (const [owner] of old.owners) {
           removeEdge(owner, uid);
@@ -416,11 +418,12 @@ const plugin: PluginModule<'controller'> = {
 
     async function observeAll(t: TypeDef) {
       if (host.objects.scan) {
-        // Most objects have no owner and are not being deleted: the graph needs only their identity
-        // (as possible owners), so only the others are parsed (finalizers matter only with a deletionTimestamp).
+        // The graph needs the objects that have owners or are being deleted (finalizers matter only
+        // then); an owner missing from it is looked up when a dependent is checked (ownerState), so
+        // the many objects with neither are not even parsed.
         host.objects.scan(t, (o) => {
-          const full = o.mentions('"ownerReferences"') || o.mentions('"deletionTimestamp"');
-          try { observe(t, 'ADDED', full ? o.object() : { metadata: { uid: o.uid, namespace: o.namespace, name: o.name } }); } catch { /* malformed object: skip */ }
+          if (!o.mentions('"ownerReferences"') && !o.mentions('"deletionTimestamp"')) return;
+          try { observe(t, 'ADDED', o.object()); } catch { /* malformed object: skip */ }
         });
         return;
       }
