@@ -44,47 +44,13 @@ export function withoutRoundTrip(ann: unknown): Record<string, string> | undefin
 
 const isCpuUtilization = (m: J) => m.type === 'Resource' && isObj(m.resource) && m.resource.name === 'cpu' && isObj(m.resource.target) && m.resource.target.averageUtilization != null;
 
-// ---------------------------------------------------------------- metric sources (spec)
+// ---------------------------------------------------------------- metrics (spec sources and statuses)
 
-function specToV1(m: J): J {
-  const out: J = { type: m.type };
-  const t = (x: J) => (isObj(x.target) ? x.target : {});
-  const metric = (x: J) => (isObj(x.metric) ? x.metric : {});
-  if (isObj(m.object)) {
-    const o: J = {};
-    put(o, 'target', m.object.describedObject);
-    put(o, 'metricName', metric(m.object).name);
-    put(o, 'targetValue', t(m.object).value);
-    put(o, 'selector', metric(m.object).selector);
-    put(o, 'averageValue', t(m.object).averageValue);
-    out.object = o;
-  }
-  if (isObj(m.pods)) {
-    const o: J = {};
-    put(o, 'metricName', metric(m.pods).name);
-    put(o, 'targetAverageValue', t(m.pods).averageValue);
-    put(o, 'selector', metric(m.pods).selector);
-    out.pods = o;
-  }
-  for (const k of ['resource', 'containerResource']) {
-    if (!isObj(m[k])) continue;
-    const o: J = {};
-    put(o, 'name', m[k].name);
-    put(o, 'targetAverageUtilization', t(m[k]).averageUtilization);
-    put(o, 'targetAverageValue', t(m[k]).averageValue);
-    put(o, 'container', m[k].container);
-    out[k] = o;
-  }
-  if (isObj(m.external)) {
-    const o: J = {};
-    put(o, 'metricName', metric(m.external).name);
-    put(o, 'metricSelector', metric(m.external).selector);
-    put(o, 'targetValue', t(m.external).value);
-    put(o, 'targetAverageValue', t(m.external).averageValue);
-    out.external = o;
-  }
-  return out;
-}
+// A v2 metric keeps its figures in a `target` block (spec) or a `current` one (status); v1 flattens
+// them into fields named after that block: targetValue / currentValue, targetAverageValue /
+// currentAverageValue, targetAverageUtilization / currentAverageUtilization (Object's averageValue
+// has no prefix). Spec targets also carry a `type`, which v1 leaves implicit.
+type Side = 'target' | 'current';
 
 function identifier(name: unknown, selector: unknown): J {
   const id: J = {};
@@ -93,61 +59,24 @@ function identifier(name: unknown, selector: unknown): J {
   return id;
 }
 
-function specFromV1(m: J): J {
+/** A v2 MetricSpec (side 'target') or MetricStatus (side 'current') in v1's flat form. */
+function metricToV1(m: J, side: Side): J {
   const out: J = { type: m.type };
-  if (isObj(m.object)) {
-    const o = m.object;
-    const target: J = { type: o.averageValue == null ? 'Value' : 'AverageValue' };
-    put(target, 'value', o.targetValue);
-    put(target, 'averageValue', o.averageValue);
-    out.object = { describedObject: copy(o.target ?? {}), target, metric: identifier(o.metricName, o.selector) };
-  }
-  if (isObj(m.pods)) {
-    const target: J = { type: 'AverageValue' };
-    put(target, 'averageValue', m.pods.targetAverageValue);
-    out.pods = { metric: identifier(m.pods.metricName, m.pods.selector), target };
-  }
-  for (const k of ['resource', 'containerResource']) {
-    if (!isObj(m[k])) continue;
-    const r = m[k];
-    const target: J = { type: r.targetAverageUtilization == null ? 'AverageValue' : 'Utilization' };
-    put(target, 'averageUtilization', r.targetAverageUtilization);
-    put(target, 'averageValue', r.targetAverageValue);
-    const o: J = {};
-    put(o, 'name', r.name);
-    if (k === 'containerResource') put(o, 'container', r.container);
-    o.target = target;
-    out[k] = o;
-  }
-  if (isObj(m.external)) {
-    const e = m.external;
-    const target: J = { type: e.targetValue == null ? 'AverageValue' : 'Value' };
-    put(target, 'value', e.targetValue);
-    put(target, 'averageValue', e.targetAverageValue);
-    out.external = { metric: identifier(e.metricName, e.metricSelector), target };
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- metric statuses
-
-function statusToV1(m: J): J {
-  const out: J = { type: m.type };
-  const cur = (x: J) => (isObj(x.current) ? x.current : {});
-  const metric = (x: J) => (isObj(x.metric) ? x.metric : {});
+  const fig = (x: J): J => (isObj(x[side]) ? x[side] : {});
+  const metric = (x: J): J => (isObj(x.metric) ? x.metric : {});
   if (isObj(m.object)) {
     const o: J = {};
     put(o, 'target', m.object.describedObject);
     put(o, 'metricName', metric(m.object).name);
-    put(o, 'currentValue', cur(m.object).value);
+    put(o, `${side}Value`, fig(m.object).value);
     put(o, 'selector', metric(m.object).selector);
-    put(o, 'averageValue', cur(m.object).averageValue);
+    put(o, 'averageValue', fig(m.object).averageValue);
     out.object = o;
   }
   if (isObj(m.pods)) {
     const o: J = {};
     put(o, 'metricName', metric(m.pods).name);
-    put(o, 'currentAverageValue', cur(m.pods).averageValue);
+    put(o, `${side}AverageValue`, fig(m.pods).averageValue);
     put(o, 'selector', metric(m.pods).selector);
     out.pods = o;
   }
@@ -155,8 +84,8 @@ function statusToV1(m: J): J {
     if (!isObj(m[k])) continue;
     const o: J = {};
     put(o, 'name', m[k].name);
-    put(o, 'currentAverageUtilization', cur(m[k]).averageUtilization);
-    put(o, 'currentAverageValue', cur(m[k]).averageValue);
+    put(o, `${side}AverageUtilization`, fig(m[k]).averageUtilization);
+    put(o, `${side}AverageValue`, fig(m[k]).averageValue);
     put(o, 'container', m[k].container);
     out[k] = o;
   }
@@ -164,45 +93,46 @@ function statusToV1(m: J): J {
     const o: J = {};
     put(o, 'metricName', metric(m.external).name);
     put(o, 'metricSelector', metric(m.external).selector);
-    put(o, 'currentValue', cur(m.external).value);
-    put(o, 'currentAverageValue', cur(m.external).averageValue);
+    put(o, `${side}Value`, fig(m.external).value);
+    put(o, `${side}AverageValue`, fig(m.external).averageValue);
     out.external = o;
   }
   return out;
 }
 
-function statusFromV1(m: J): J {
+/** A v1 flat metric back in v2's form; a spec target gets the type the reference infers. */
+function metricFromV1(m: J, side: Side): J {
   const out: J = { type: m.type };
+  const block = (type: string | undefined, figures: [string, unknown][]): J => {
+    const b: J = side === 'target' && type ? { type } : {};
+    for (const [k, v] of figures) put(b, k, v);
+    return b;
+  };
   if (isObj(m.object)) {
     const o = m.object;
-    const current: J = {};
-    put(current, 'value', o.currentValue);
-    put(current, 'averageValue', o.averageValue);
-    out.object = { describedObject: copy(o.target ?? {}), current, metric: identifier(o.metricName, o.selector) };
+    out.object = {
+      describedObject: copy(o.target ?? {}),
+      [side]: block(o.averageValue == null ? 'Value' : 'AverageValue', [['value', o[`${side}Value`]], ['averageValue', o.averageValue]]),
+      metric: identifier(o.metricName, o.selector),
+    };
   }
   if (isObj(m.pods)) {
-    const current: J = {};
-    put(current, 'averageValue', m.pods.currentAverageValue);
-    out.pods = { metric: identifier(m.pods.metricName, m.pods.selector), current };
+    out.pods = { metric: identifier(m.pods.metricName, m.pods.selector), [side]: block('AverageValue', [['averageValue', m.pods[`${side}AverageValue`]]]) };
   }
   for (const k of ['resource', 'containerResource']) {
     if (!isObj(m[k])) continue;
     const r = m[k];
-    const current: J = {};
-    put(current, 'averageValue', r.currentAverageValue);
-    put(current, 'averageUtilization', r.currentAverageUtilization);
+    const util = r[`${side}AverageUtilization`];
     const o: J = {};
     put(o, 'name', r.name);
     if (k === 'containerResource') put(o, 'container', r.container);
-    o.current = current;
+    o[side] = block(util == null ? 'AverageValue' : 'Utilization', [['averageUtilization', util], ['averageValue', r[`${side}AverageValue`]]]);
     out[k] = o;
   }
   if (isObj(m.external)) {
     const e = m.external;
-    const current: J = {};
-    put(current, 'value', e.currentValue);
-    put(current, 'averageValue', e.currentAverageValue);
-    out.external = { metric: identifier(e.metricName, e.metricSelector), current };
+    const value = e[`${side}Value`];
+    out.external = { metric: identifier(e.metricName, e.metricSelector), [side]: block(value == null ? 'AverageValue' : 'Value', [['value', value], ['averageValue', e[`${side}AverageValue`]]]) };
   }
   return out;
 }
@@ -252,7 +182,7 @@ function v2ToV1(src: KObject): KObject {
   out.spec = v1spec;
 
   const ann: Record<string, string> = withoutRoundTrip(out.metadata!.annotations) ?? {};
-  const others = metrics.filter((m) => !isCpuUtilization(m)).map(specToV1);
+  const others = metrics.filter((m) => !isCpuUtilization(m)).map((m) => metricToV1(m, 'target'));
   if (others.length) ann[HPA_ANNOTATIONS.metrics] = JSON.stringify(others);
   if (status) {
     const v1status: J = { currentReplicas: status.currentReplicas ?? 0, desiredReplicas: status.desiredReplicas ?? 0 };
@@ -265,7 +195,7 @@ function v2ToV1(src: KObject): KObject {
       }
     }
     const current = list(status.currentMetrics);
-    if (current.length) ann[HPA_ANNOTATIONS.currentMetrics] = JSON.stringify(current.map(statusToV1));
+    if (current.length) ann[HPA_ANNOTATIONS.currentMetrics] = JSON.stringify(current.map((m) => metricToV1(m, 'current')));
     const conditions = list(status.conditions);
     if (conditions.length) ann[HPA_ANNOTATIONS.conditions] = JSON.stringify(conditions);
     out.status = v1status;
@@ -295,7 +225,7 @@ function v1ToV2(src: KObject): KObject {
   put(v2spec, 'scaleTargetRef', spec.scaleTargetRef);
   put(v2spec, 'minReplicas', spec.minReplicas);
   put(v2spec, 'maxReplicas', spec.maxReplicas);
-  const metrics: J[] = (annotationList(ann, HPA_ANNOTATIONS.metrics) ?? []).map(specFromV1);
+  const metrics: J[] = (annotationList(ann, HPA_ANNOTATIONS.metrics) ?? []).map((m) => metricFromV1(m, 'target'));
   if (spec.targetCPUUtilizationPercentage != null) {
     metrics.push({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: spec.targetCPUUtilizationPercentage } } });
   }
@@ -321,7 +251,7 @@ function v1ToV2(src: KObject): KObject {
     }
     // The annotation has more than the single CPU figure: it wins.
     const current = annotationList(ann, HPA_ANNOTATIONS.currentMetrics);
-    if (current) v2status.currentMetrics = current.map(statusFromV1);
+    if (current) v2status.currentMetrics = current.map((m) => metricFromV1(m, 'current'));
     const conditions = annotationList(ann, HPA_ANNOTATIONS.conditions);
     if (conditions) v2status.conditions = copy(conditions);
     out.status = v2status;
