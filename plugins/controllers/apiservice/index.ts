@@ -83,6 +83,9 @@ const plugin: PluginModule<'controller'> = {
       return e;
     };
 
+    // The reference aggregator's availability metrics.
+    const unavailableGauge = host.metrics.gauge('aggregator_unavailable_apiservice', 'Gauge of APIServices which are marked as unavailable broken down by APIService name.', ['name']);
+    const unavailableTotal = host.metrics.counter('aggregator_unavailable_apiservice_total', 'Counter of APIServices which are marked as unavailable broken down by APIService name and reason.', ['name', 'reason']);
     const setStatus = async (o: KObject) => {
       const name = o.metadata!.name!;
       if ((o.spec as J | undefined)?.service) {
@@ -96,6 +99,8 @@ const plugin: PluginModule<'controller'> = {
       if (st) st.available = want.status === 'True';
       const conds = (((o.status as J | undefined)?.conditions ?? []) as J[]);
       const cur = conds.find((c) => c?.type === 'Available');
+      unavailableGauge.set({ name }, want.status === 'True' ? 0 : 1);
+      if (want.status !== 'True' && cur?.status !== want.status) unavailableTotal.inc({ name, reason: want.reason });
       if (cur && cur.status === want.status && cur.reason === want.reason && cur.message === want.message) return;
       if (cur?.status !== want.status) host.log.info('changing APIService availability', { name, oldStatus: cur?.status ?? 'Unknown', newStatus: want.status, reason: want.reason, message: want.message });
       o.status = { ...(o.status as J | undefined), conditions: [...conds.filter((c) => c?.type !== 'Available'), { ...want, lastTransitionTime: cur && cur.status === want.status ? cur.lastTransitionTime : now() }] };
@@ -105,6 +110,7 @@ const plugin: PluginModule<'controller'> = {
       if (stopped) return;
       const o = await host.objects.get(type, '', name);
       if (o) return setStatus(o);
+      unavailableGauge.set({ name }, 0);
       if (remote.delete(name)) publish();
     }, (name, e) => host.log.warn('apiservice controller', { name, error: String((e as Error)?.message ?? e) }));
     /** APIServices naming a service in this namespace with this name. */
