@@ -235,6 +235,15 @@ export class Registry {
     res.send(code, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : body);
   }
 
+  /**
+   * Table rows of a version converted in process are printed from the stored object, as the
+   * reference prints its internal form whatever version was asked for (an object embedded in the
+   * rows, when asked for, is in the request's version).
+   */
+  private printsStored(req: KRequest, t: Target, acc: Accepted): boolean {
+    return !!t.type.convertObject && acc.rep === 'table' && req.query.get('includeObject') !== 'Object';
+  }
+
   /** A computed type's get or list (TypeDef.computed): the objects of this moment, never stored. */
   async computed(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const acc = this.accepted(req, t);
@@ -262,7 +271,7 @@ export class Registry {
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(this.scaleOf(t.type, parse(e)))));
     const shown = this.readDefaulted(t.type, e);
-    const served = (await this.asServed(t.type, [shown.bytes]))[0];
+    const served = this.printsStored(req, t, this.accepted(req, t)) ? shown.bytes : (await this.asServed(t.type, [shown.bytes]))[0];
     await this.respondObject(req, res, t, 200, served, served === shown.bytes && shown === e ? e : undefined);
   }
 
@@ -400,7 +409,7 @@ export class Registry {
       items.push(e);
     }
     if (t.type.readDefaults?.any()) items.forEach((e, i) => { items[i] = this.readDefaulted(t.type, e); });
-    if (t.type.convert) {
+    if (t.type.convert && !this.printsStored(req, t, acc)) {
       const converted = await this.asServed(t.type, items.map((e) => e.bytes));
       items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i], pb: undefined }; });
     }
@@ -500,9 +509,10 @@ export class Registry {
     // entry's cached Protobuf bytes stay those of the stored version.
     const inline = type.convertObject;
     const want = gv(type);
+    const printsStored = this.printsStored(req, t, acc);
     const served = (stored: Entry): Entry => {
       const e = this.readDefaulted(type, stored);
-      if (!inline) return e;
+      if (!inline || printsStored) return e;
       const obj = parse(e);
       return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, type.version))), pb: undefined };
     };
@@ -893,7 +903,8 @@ export class Registry {
       // A version converted in process compares the stored forms: a spec change the served version
       // cannot show (another version's field, an order) is still a change.
       const inStorage = type.convertObject && type.storageVersion && type.storageVersion !== type.version ? (o: KObject) => type.convertObject!(o, type.storageVersion!) : undefined;
-      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + ((inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
+      // A status write never bumps generation (the reference's status strategies keep the stored spec).
+      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (sub !== 'status' && (inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
       else delete nmd.generation;
       if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);

@@ -140,16 +140,47 @@ t.test('HPA v1 <-> v2 (kubernetes brand)', async (t) => {
     const v2b = (await s.get(`${V2}/round`)).json;
     t.equal(v2b.spec.maxReplicas, 11, 'spec ignored on status');
     t.equal(v2b.status.desiredReplicas, 5);
+    // v1 writers that drop the annotations of the other half: a main-resource PUT keeps the status
+    // ones, a status PUT keeps the spec ones (the reference's strategies work on the full object).
+    const cur = (await s.get(`${V1}/round`)).json;
+    const bare = { ...cur, metadata: { ...cur.metadata, annotations: { mine: 'x' } } };
+    const put = await s.request('PUT', `${V1}/round`, { body: bare });
+    t.equal(put.status, 200, put.text);
+    const afterPut = (await s.get(`${V2}/round`)).json;
+    t.same(afterPut.status.conditions, cond, 'conditions survive a v1 PUT without them');
+    t.equal(afterPut.status.currentMetrics.length, 1, 'current metrics survive too');
+    t.same(afterPut.spec.metrics.map((m: any) => m.type), ['Resource'], 'the spec is what the v1 writer sent: only the CPU target');
+    t.same(afterPut.metadata.annotations, { mine: 'x' });
+    const gen = afterPut.metadata.generation;
+    // Put the other metrics back through v2, then a v1 status PUT without the spec annotations.
+    const full = await s.request('PATCH', `${V2}/round`, { body: { spec: { metrics: [{ type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '10' } } }, afterPut.spec.metrics[0]] } }, headers: merge });
+    t.equal(full.status, 200, full.text);
+    const v1now = (await s.get(`${V1}/round`)).json;
+    const st2 = await s.request('PUT', `${V1}/round/status`, { body: { ...v1now, metadata: { ...v1now.metadata, annotations: {} }, status: { ...v1now.status, desiredReplicas: 6 } } });
+    t.equal(st2.status, 200, st2.text);
+    const afterStatus = (await s.get(`${V2}/round`)).json;
+    t.same(afterStatus.spec.metrics, full.json.spec.metrics, 'the spec survives a v1 status PUT without its annotations');
+    t.equal(afterStatus.metadata.generation, full.json.metadata.generation, 'a status write never bumps generation');
+    t.equal(afterStatus.status.desiredReplicas, 6);
+    t.ok(full.json.metadata.generation > gen);
   });
 
   t.test('Table columns, the same through both versions', async (t) => {
     const accept = { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
+    const c = await s.request('POST', V2, { body: v2hpa('tbl', { minReplicas: 2, maxReplicas: 11 }) });
+    t.equal(c.status, 201, c.text);
+    const st = await s.request('PATCH', `${V2}/tbl/status`, { body: { status: { currentReplicas: 3, desiredReplicas: 3, currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 42, averageValue: '120m' } } }] } }, headers: merge });
+    t.equal(st.status, 200, st.text);
     for (const base of [V1, V2]) {
       const tb = (await s.get(base, accept)).json;
       t.same(tb.columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Reference', 'Targets', 'MinPods', 'MaxPods', 'Replicas', 'Age']);
-      const row = tb.rows.find((r: { cells: unknown[] }) => r.cells[0] === 'round');
-      // Statuses are matched to specs by position, as the reference's printer does.
-      t.same(row.cells.slice(0, 6), ['round', 'Deployment/web', '120m/500Mi, <unknown>/10 + 1 more...', '2', 11, 3], `${base} row`);
+      const row = tb.rows.find((r: { cells: unknown[] }) => r.cells[0] === 'tbl');
+      // Statuses are matched to specs by position, as the reference's printer does (cpu, memory, qps).
+      t.same(row.cells.slice(0, 6), ['tbl', 'Deployment/web', '42%/60%, <unknown>/500Mi + 1 more...', '2', 11, 3], `${base} row`);
+      const one = (await s.get(`${base}/tbl`, accept)).json;
+      t.same(one.rows[0].cells.slice(0, 6), row.cells.slice(0, 6), `${base} get: the same row`);
+      const withObject = (await s.get(`${base}/tbl?includeObject=Object`, accept)).json;
+      t.equal(withObject.rows[0].object.apiVersion, base === V1 ? 'autoscaling/v1' : 'autoscaling/v2', 'an embedded object is in the request version');
       const plain = tb.rows.find((r: { cells: unknown[] }) => r.cells[0] === 'plain');
       t.same(plain.cells.slice(0, 6), ['plain', 'Deployment/web', '<unknown>/80%', '1', 3, 0]);
     }

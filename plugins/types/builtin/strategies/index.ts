@@ -4,6 +4,7 @@
 import type { Brand } from '../../../../kernel/brand.js';
 import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
 import { componentStatuses } from './componentstatus.js';
+import { hpaStrategy } from './autoscaling.js';
 import { jobStrategy } from './jobs.js';
 import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
@@ -18,6 +19,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
     services: serviceStrategy(services),
     pods: podStrategy(host),
     'jobs.batch': jobStrategy(host),
+    'horizontalpodautoscalers.autoscaling': hpaStrategy,
   };
   return {
     byKey: (key: string): TypeStrategy | undefined => table[key],
