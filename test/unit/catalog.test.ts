@@ -2,7 +2,7 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { brandGroup, getBrand } from '../../kernel/brand.js';
-import { LATER_RELEASES } from '../../plugins/types/builtin/catalog.js';
+import { LATER_RELEASES, LATER_SUBRESOURCES } from '../../plugins/types/builtin/catalog.js';
 import { CONTRACT_VERSION, type KObject, type TypeDef } from '../../kernel/contracts.js';
 import plugin, { builtinTypes } from '../../plugins/types/builtin/index.js';
 import { imagePullPolicy, qosClass } from '../../plugins/types/builtin/defaults.js';
@@ -453,7 +453,9 @@ t.test('kinds, scope and sub-resources match the reference OpenAPI', {
     t.equal(!!paths[`${prefix}/namespaces/{namespace}/${x.resource}`], x.namespaced, `${id}: namespaced is ${x.namespaced}`);
     t.equal(paths[item]?.get?.['x-kubernetes-group-version-kind']?.kind, x.kind, `${id}: kind`);
     const refSubs = Object.keys(paths).filter((p) => p.startsWith(`${item}/`)).map((p) => p.slice(item.length + 1));
-    for (const s of x.subresources ?? []) t.ok(refSubs.includes(s), `${id}: sub-resource ${s} exists in the reference`);
+    // sub-resources of a later release (catalog.ts LATER_SUBRESOURCES; core types only) are not in it either
+    const laterSubs = x.group ? [] : LATER_SUBRESOURCES[x.resource] ?? [];
+    for (const s of (x.subresources ?? []).filter((s) => !laterSubs.includes(s))) t.ok(refSubs.includes(s), `${id}: sub-resource ${s} exists in the reference`);
     // The sub-resources that are plain object writes must all be served.
     for (const s of refSubs.filter((s) => ['status', 'scale', 'finalize'].includes(s))) t.ok(x.subresources?.includes(s), `${id}: serves ${s}`);
   }

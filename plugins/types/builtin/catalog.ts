@@ -55,12 +55,13 @@ function row(group: string, version: string, kind: string, resource: string, nam
   return { group, version, kind, resource, namespaced, ...more };
 }
 
-// Sub-resources the kernel does not serve yet (pods/log, exec, binding, eviction, proxy,
-// serviceaccounts/token, ...) are left out on purpose; later issues add them.
+// Sub-resources listed here are stored fields (status, scale, pods/ephemeralcontainers, pods/resize)
+// or CONNECT streams (connectSubresources); the ones plugins serve (pods/log, binding, eviction,
+// serviceaccounts/token, ...) are added by those plugins when they start.
 export const CATALOG: Row[] = [
   // core v1
   row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
-  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: S, statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
+  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: [...S, 'ephemeralcontainers', 'resize'], statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
   row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
   // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
   row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label', connectSubresources: ['proxy'] }),
@@ -133,6 +134,13 @@ export const LATER_RELEASES: Row[] = [
   row('flowcontrol.apiserver.cluster.io', 'v1', 'FlowSchema', 'flowschemas', CLUSTER, { subresources: S, hasSpec: true, shapeOf: 'v1beta3' }),
   row('flowcontrol.apiserver.cluster.io', 'v1', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', CLUSTER, { subresources: S, hasSpec: true, shapeOf: 'v1beta3' }),
 ];
+
+/**
+ * Sub-resources of a later release served beside the catalog's, for that release's clients:
+ * pods/resize (1.32+; kubectl 1.33 `patch --subresource resize`). Not in the reference release's
+ * OpenAPI document; by row key.
+ */
+export const LATER_SUBRESOURCES: Record<string, string[]> = { pods: ['resize'] };
 
 /** How the hook tables name a row: "pods", "deployments.apps", "ingresses.networking.cluster.io". */
 export function rowKey(r: Pick<Row, 'group' | 'resource'>): string {

@@ -30,12 +30,15 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (r.shortNames) t.shortNames = [...r.shortNames];
     if (r.categories) t.categories = [...r.categories];
     if (r.subresources) t.subresources = [...r.subresources];
+    // sub-resources that write one field path of the object (pods/ephemeralcontainers, pods/resize) read and write the whole object
+    const fieldSubs = (r.subresources ?? []).filter((x) => !['status', 'scale', 'finalize'].includes(x));
+    if (fieldSubs.length) t.subresourceInfo = Object.fromEntries(fieldSubs.map((x) => [x, { verbs: ['get', 'patch', 'update'], kind: r.kind }]));
     if (r.finalizersField) t.finalizersField = r.finalizersField;
     if (r.indexedFields) t.indexedFields = [...r.indexedFields];
     if (r.connectSubresources) {
       t.connectSubresources = [...r.connectSubresources];
       t.subresources = [...(t.subresources ?? []), ...r.connectSubresources];
-      t.subresourceInfo = Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : `${r.kind}ProxyOptions` }]));
+      t.subresourceInfo = { ...t.subresourceInfo, ...Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : `${r.kind}ProxyOptions` }])) };
     }
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
     if (r.statusKeepsMetadata) t.statusKeepsMetadata = [...r.statusKeepsMetadata];

@@ -62,9 +62,30 @@ function podSpecUpdateCauses(spec: J, old: J, subresource: string | undefined): 
   return [forbidden('spec', `pod updates may not change fields other than ${UPDATABLE.join(',')}`)];
 }
 
-export const pod: Validator = (o, old, _brand, subresource) => {
+/**
+ * The ephemeralcontainers sub-resource adds containers: an existing one may be neither removed nor
+ * changed (matched by name, as patches reorder). The reference appends a Go diff to "may not be
+ * changed"; ours ends after the name.
+ */
+function ephemeralUpdateCauses(spec: J, old: J): FieldCause[] {
+  const byName = new Map(list(spec.ephemeralContainers).map((c) => [c.name, c]));
+  const out: FieldCause[] = [];
+  for (const c of list(old.ephemeralContainers)) {
+    const now = byName.get(c.name);
+    if (!now) out.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(c.name)} may not be removed\n`));
+    else if (canon(now) !== canon(c)) out.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(c.name)} may not be changed\n`));
+  }
+  return out;
+}
+
+export const pod: Validator = (o, old, brand, subresource) => {
   const spec = isObj(o.spec) ? o.spec : {};
   const out = sysctlCauses(spec, 'spec');
+  if (!old && list(spec.ephemeralContainers).length) out.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+  if (old && subresource === 'ephemeralcontainers') {
+    if (isObj(old.metadata?.annotations) && old.metadata.annotations[`${brand.keyDomain}/config.mirror`] !== undefined) return [forbidden('', 'static pods do not support ephemeral containers')];
+    out.push(...ephemeralUpdateCauses(spec, isObj(old.spec) ? old.spec : {}));
+  }
   // Sub-resources with their own rules on the spec (binding, ephemeral containers) are not pod updates.
   if (old && (subresource === undefined || subresource === 'resize')) out.push(...podSpecUpdateCauses(spec, isObj(old.spec) ? old.spec : {}, subresource));
   return out;

@@ -169,6 +169,22 @@ const RESTART = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP']; // sorted, as the reference lists them
 
+/** Container fields an ephemeral container may not set (what the reference's allow-list leaves out). */
+const EPHEMERAL_FORBIDDEN = ['ports', 'resources', 'resizePolicy', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy'];
+const isSet = (v: unknown) => v !== undefined && v !== null && !(isObj(v) && Object.keys(v).length === 0) && !(Array.isArray(v) && v.length === 0) && v !== '';
+
+function ephemeralCauses(c: J, cp: string, others: Set<string>): FieldCause[] {
+  const out: FieldCause[] = [];
+  if (typeof c.targetContainerName === 'string' && c.targetContainerName !== '' && !others.has(c.targetContainerName)) {
+    out.push({ reason: 'FieldValueNotFound', field: `${cp}.targetContainerName`, message: `Not found: ${show(c.targetContainerName)}` });
+  }
+  for (const f of EPHEMERAL_FORBIDDEN) if (isSet(c[f])) out.push(forbidden(`${cp}.${f}`, 'cannot be set for an Ephemeral Container'));
+  list(c.volumeMounts).forEach((vm, j) => {
+    for (const f of ['subPath', 'subPathExpr']) if (isSet(vm[f])) out.push(forbidden(`${cp}.volumeMounts[${j}].${f}`, 'cannot be set for an Ephemeral Container'));
+  });
+  return out;
+}
+
 /** Pod spec rules; `pod` adds what only a pod (not a template) must have: container images. */
 function podSpecCauses(spec: unknown, p: string, pod: boolean): FieldCause[] {
   const out: FieldCause[] = [];
@@ -193,6 +209,10 @@ function podSpecCauses(spec: unknown, p: string, pod: boolean): FieldCause[] {
   containers('initContainers');
   if (list(s.containers).length === 0) out.push(required(`${p}.containers`));
   containers('containers');
+  // ephemeral containers share the name space; they may target only a regular or init container
+  const others = new Set(names);
+  containers('ephemeralContainers');
+  list(s.ephemeralContainers).forEach((c, i) => out.push(...ephemeralCauses(c, `${p}.ephemeralContainers[${i}]`, others)));
   oneOf(out, `${p}.restartPolicy`, s.restartPolicy, RESTART, true);
   oneOf(out, `${p}.dnsPolicy`, s.dnsPolicy, DNS_POLICIES, true);
   return out;
