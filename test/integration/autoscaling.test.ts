@@ -261,4 +261,29 @@ t.test('HPA v1 <-> v2 (kubernetes brand)', async (t) => {
     const all = await kubectl(s, ['get', 'all']);
     t.match(all.stdout, /horizontalpodautoscaler.autoscaling\/x-1-/, 'in `get all`');
   });
+
+  t.test('kubectl apply (client- and server-side, both versions) and describe', async (t) => {
+    const releases = ['1.27', '1.33'].filter((v) => kubectlRelease(v));
+    if (!releases.length) { t.comment('skipped: no stock kubectl installed'); return; }
+    for (const v of releases) {
+      const bin = kubectlRelease(v)!;
+      const n = v.replace('.', '-');
+      const manifest2 = { ...v2hpa(`ap2-${n}`) };
+      const a2 = await kubectl(s, ['apply', '-f', '-'], { bin, input: JSON.stringify(manifest2) });
+      t.equal(a2.code, 0, `${v} apply v2: ${a2.stderr}`);
+      const again = await kubectl(s, ['apply', '-f', '-'], { bin, input: JSON.stringify({ ...manifest2, spec: { ...manifest2.spec, maxReplicas: 12 } }) });
+      t.equal(again.code, 0, `${v} apply v2 again: ${again.stderr}`);
+      t.equal((await s.get(`${V2}/ap2-${n}`)).json.spec.maxReplicas, 12);
+      const v1m = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: `ap1-${n}` }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 55 } };
+      const ss = await kubectl(s, ['apply', '--server-side', '-f', '-'], { bin, input: JSON.stringify(v1m) });
+      t.equal(ss.code, 0, `${v} server-side apply v1: ${ss.stderr}`);
+      const ss2 = await kubectl(s, ['apply', '--server-side', '-f', '-'], { bin, input: JSON.stringify({ ...v1m, spec: { ...v1m.spec, targetCPUUtilizationPercentage: 65 } }) });
+      t.equal(ss2.code, 0, `${v} server-side apply v1 again: ${ss2.stderr}`);
+      t.equal((await s.get(`${V2}/ap1-${n}`)).json.spec.metrics[0].resource.target.averageUtilization, 65);
+      const d = await kubectl(s, ['describe', 'hpa', `ap2-${n}`], { bin });
+      t.equal(d.code, 0, d.stderr);
+      t.match(d.stdout, /Reference:\s+Deployment\/web/, `${v} describe`);
+      t.match(d.stdout, /Min replicas:\s+2/);
+    }
+  });
 });
