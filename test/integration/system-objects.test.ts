@@ -100,6 +100,15 @@ t.test('flowcontrol v1 served beside v1beta3 (the same objects)', async (t) => {
   t.equal(b3.spec.limited.nominalConcurrencyShares, 0);
   const v1 = (await s.get(`${V1}/prioritylevelconfigurations/zero`)).json;
   t.equal(v1.metadata.annotations, undefined);
+  // Defaults of each version: v1 keeps an explicit zero and fills an unset one; v1beta3 reads a zero as unset.
+  const plc = (v: string, name: string, limited: Record<string, unknown>) => s.request('POST', `/apis/flowcontrol.apiserver.k8s.io/${v}/prioritylevelconfigurations`, { body: { apiVersion: `flowcontrol.apiserver.k8s.io/${v}`, kind: 'PriorityLevelConfiguration', metadata: { name }, spec: { type: 'Limited', limited } } });
+  const d1 = await plc('v1', 'd1', { limitResponse: { type: 'Queue', queuing: {} } });
+  t.equal(d1.status, 201, d1.text);
+  t.same(d1.json.spec.limited, { limitResponse: { type: 'Queue', queuing: { handSize: 8, queues: 64, queueLengthLimit: 50 } }, nominalConcurrencyShares: 30, lendablePercent: 0 });
+  const d3 = await plc('v1beta3', 'd3', { nominalConcurrencyShares: 0, limitResponse: { type: 'Reject' } });
+  t.equal(d3.json.spec.limited.nominalConcurrencyShares, 30, 'v1beta3: a zero means the default');
+  const fsd = await s.request('POST', `${V1}/flowschemas`, { body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'fsd' }, spec: { priorityLevelConfiguration: { name: 'd1' } } } });
+  t.equal(fsd.json.spec.matchingPrecedence, 1000);
   // Watches of both versions see an update, each in its own version.
   const seen: Record<string, string[]> = { v1: [], v1beta3: [] };
   const w1 = s.stream(`${V1}/prioritylevelconfigurations?watch=1&fieldSelector=metadata.name%3Dzero`, (ev) => seen.v1.push(`${ev.type} ${ev.object.apiVersion}`));

@@ -396,6 +396,40 @@ function webhookConfiguration(mutating: boolean): Defaulter {
   };
 }
 
+// ---------------------------------------------------------------- API Priority and Fairness
+
+/** FlowSchema (v1beta3 and v1): matching precedence 1000 when unset or zero. */
+function flowSchema(o: KObject): void {
+  const spec = child(o as J, 'spec');
+  if (!spec.matchingPrecedence) spec.matchingPrecedence = 1000;
+}
+
+/**
+ * PriorityLevelConfiguration: v1 defaults an unset nominalConcurrencyShares to 30 and keeps a zero;
+ * v1beta3 also reads a zero as "unset" unless the object carries the preserve-zero annotation (which
+ * v1 writers' zeros get in conversion); unset lendable percents are 0; queuing 64 queues, hand 8, 50 long.
+ */
+function priorityLevel(o: KObject, brand: Brand): void {
+  const spec = child(o as J, 'spec');
+  if (isObj(spec.exempt)) {
+    def(spec.exempt, 'nominalConcurrencyShares', 0);
+    def(spec.exempt, 'lendablePercent', 0);
+  }
+  if (isObj(spec.limited)) {
+    const l = spec.limited;
+    const beta = typeof o.apiVersion === 'string' && o.apiVersion.endsWith('/v1beta3');
+    const preserve = `flowcontrol.apiserver.${brand.domain}/v1beta3-preserve-zero-concurrency-shares` in (o.metadata?.annotations ?? {});
+    if (unset(l.nominalConcurrencyShares) || (beta && l.nominalConcurrencyShares === 0 && !preserve)) l.nominalConcurrencyShares = 30;
+    def(l, 'lendablePercent', 0);
+    const q = at(l, 'limitResponse.queuing');
+    if (isObj(q)) {
+      if (!q.handSize) q.handSize = 8;
+      if (!q.queues) q.queues = 64;
+      if (!q.queueLengthLimit) q.queueLengthLimit = 50;
+    }
+  }
+}
+
 /** Defaulters by row key (see catalog.ts rowKey). */
 export const DEFAULTERS: Record<string, Defaulter> = {
   pods: pod,
@@ -416,6 +450,8 @@ export const DEFAULTERS: Record<string, Defaulter> = {
   'jobs.batch': job,
   'cronjobs.batch': cronJob,
   'horizontalpodautoscalers.autoscaling': defaultHpa,
+  'flowschemas.flowcontrol.apiserver.cluster.io': flowSchema,
+  'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': priorityLevel,
   'networkpolicies.networking.cluster.io': networkPolicy,
   'endpointslices.discovery.cluster.io': endpointSlice,
   'priorityclasses.scheduling.cluster.io': (o) => def(o, 'preemptionPolicy', 'PreemptLowerPriority'),
