@@ -561,6 +561,8 @@ export class Registry {
     budget.add(holder);
     const pinned = sel.indexed;
     let pending: Buffer[] = [];
+    /** A WebSocket carries one event per message: its queued events are never joined into one write. */
+    let perMessage = false;
     const w: Watcher = {
       namespace: sel.namespace !== undefined && type.namespaced ? sel.namespace : t.namespace,
       name: sel.name ?? '',
@@ -577,9 +579,10 @@ export class Registry {
       },
       flush: () => {
         if (closed || !pending.length) return;
-        const chunk = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+        const lines = pending;
         pending = [];
-        put(chunk);
+        if (perMessage) for (const line of lines) put(line);
+        else put(lines.length === 1 ? lines[0] : Buffer.concat(lines));
       },
     };
     const bookmark = (annotations?: Record<string, string>) => {
@@ -651,6 +654,7 @@ export class Registry {
       const ok = res.upgrade!({
         open: (s) => {
           // One event per text frame, without the newline that separates events on HTTP.
+          perMessage = true;
           const ws = { write: (b: Buffer) => s.send(pb ? b.subarray(4) : b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
           sink = pb || inline ? ws : this.convertingSink(type, ws);
           void begin();

@@ -802,6 +802,23 @@ for (const brand of brands) {
       t.equal(anon.status, 401, 'bad token: 401, no upgrade');
     });
 
+    await t.test('watch over WebSocket: events committed together still arrive one per message', async (t) => {
+      // Concurrent creates share group commits, so one fan-out hands a watcher several events at once;
+      // over HTTP they may share a write, over a WebSocket each must stay its own message.
+      await mkNs(s, 'wsb');
+      const R0 = await currentRv(s);
+      const ws = await connectWebSocket({ port: s.port, path: `${CM('wsb')}?watch=1&resourceVersion=${R0}`, ca: s.ca, token: s.token });
+      t.equal(ws.status, 101);
+      const N = 120;
+      const made = await Promise.all(Array.from({ length: N }, (_, i) => mkCm(s, 'wsb', `c${i}`)));
+      t.equal(made.length, N, 'all created');
+      t.ok(await ws.waitFor((m) => m.length >= N, 10_000).then(() => true, () => false), `${N} messages (got ${ws.messages.length})`);
+      const parsed = ws.messages.map((m) => { try { return JSON.parse(m.text); } catch { return undefined; } });
+      t.ok(parsed.every((e) => e?.type === 'ADDED'), 'every message is exactly one event');
+      t.equal(new Set(parsed.map((e) => e?.object?.metadata?.name)).size, N, 'each object once');
+      ws.destroy();
+    });
+
     await t.test('the server still serves after all of the above', async (t) => {
       t.equal((await s.get(CM('lt'))).status, 200);
     });
