@@ -5,6 +5,10 @@
 import t from 'tap';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
 import { kubectl, kubectlRelease } from '../lib/kubectl.js';
+import { protobufWatch } from '../lib/protobuf.js';
+import { getBrand } from '../../kernel/brand.js';
+import { decodeProtobuf } from '../../kernel/protobuf.js';
+import { builtinTypes } from '../../plugins/types/builtin/index.js';
 
 const V1 = '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers';
 const V2 = '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers';
@@ -203,6 +207,58 @@ t.test('HPA v1 <-> v2 (kubernetes brand)', async (t) => {
     }
     t.equal(mine('v1')[1].object.spec.maxReplicas, 7);
     t.ok(mine('v1')[0].object.metadata.annotations[`${ANN}metrics`], 'v1 event carries the annotation');
+  });
+
+  t.test('Protobuf watches of both versions, many watchers each', async (t) => {
+    const kube = getBrand('kubernetes');
+    const types = builtinTypes(kube).filter((x) => x.resource === 'horizontalpodautoscalers');
+    /** The WatchEvent frame's type and object (field 1: type, field 2: RawExtension whose field 1 is the enveloped object). */
+    const field = (b: Buffer, want: number): Buffer | undefined => {
+      let i = 0;
+      while (i < b.length) {
+        let tag = 0, shift = 0, x: number;
+        do { x = b[i++]; tag |= (x & 0x7f) << shift; shift += 7; } while (x & 0x80);
+        let len = 0; shift = 0;
+        do { x = b[i++]; len |= (x & 0x7f) << shift; shift += 7; } while (x & 0x80);
+        if (tag >> 3 === want) return b.subarray(i, i + len);
+        i += len;
+      }
+      return undefined;
+    };
+    const events: Record<string, { type: string; obj: any }[][]> = { v1: [], v2: [] };
+    const watches: { close(): void }[] = [];
+    for (const v of ['v1', 'v2'] as const) {
+      const type = types.find((x) => x.version === v)!;
+      for (let i = 0; i < 10; i++) {
+        const mine: { type: string; obj: any }[] = [];
+        events[v].push(mine);
+        watches.push(protobufWatch(s, `/apis/autoscaling/${v}/namespaces/default/horizontalpodautoscalers?watch=1&fieldSelector=metadata.name%3Dpbw`, 'application/vnd.kubernetes.protobuf;type=watch', (frame) => {
+          const env = field(field(frame, 2)!, 1)!;
+          mine.push({ type: field(frame, 1)!.toString(), obj: decodeProtobuf(Buffer.from(env), kube, type) });
+        }));
+      }
+    }
+    await sleep(300);
+    t.equal((await s.request('POST', V2, { body: v2hpa('pbw') })).status, 201);
+    t.equal((await s.request('PATCH', `${V1}/pbw`, { body: { spec: { maxReplicas: 8 } }, headers: merge })).status, 200);
+    const end = Date.now() + 5000;
+    while ([...events.v1, ...events.v2].some((e) => e.length < 2) && Date.now() < end) await sleep(50);
+    for (const w of watches) w.close();
+    for (const v of ['v1', 'v2']) {
+      for (const mine of events[v]) {
+        t.same(mine.map((e) => e.type), ['ADDED', 'MODIFIED'], `${v} watcher: both events`);
+        t.ok(mine.every((e) => e.obj.apiVersion === `autoscaling/${v}`), `${v} watcher: objects in ${v}`);
+      }
+      t.equal(events[v][0][1].obj.spec.maxReplicas, 8);
+    }
+    t.equal(events.v1[0][0].obj.spec.targetCPUUtilizationPercentage, 60, 'v1 frames carry v1 fields');
+    t.ok(events.v1[0][0].obj.metadata.annotations[`${ANN}metrics`], 'and the annotations');
+    t.equal(events.v2[0][0].obj.spec.metrics.length, 3, 'v2 frames carry v2 fields');
+    // The stored entry's cached Protobuf bytes are still the v2 message.
+    const pb = await s.request('GET', `${V2}/pbw`, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    t.equal(pb.status, 200);
+    const json = (await s.get(`${V2}/pbw`)).json;
+    t.equal(json.spec.metrics.length, 3);
   });
 
   t.test('Protobuf reads of both versions', async (t) => {
