@@ -23,6 +23,8 @@ export interface ExtensionServer {
   /** Requests refused for their certificate. */
   refused: number;
   objects: Map<string, any>;
+  /** Watches open now. */
+  watching(): number;
   /** Called for a watch with a stream the test drives itself (backpressure tests); default: events as objects are created. */
   onWatch?: (res: import('node:http').ServerResponse) => void;
   /** Takes a request (after the certificate check) before the resource handling: true when it answered. */
@@ -54,7 +56,7 @@ export async function startExtensionServer(trust: { requestheaderCA: string; all
   let rv = 1;
   const watchers = new Set<import('node:http').ServerResponse>();
   const ext: ExtensionServer = {
-    port: 0, caPem: ca.certPem, seen: [], refused: 0, objects: new Map(),
+    port: 0, caPem: ca.certPem, seen: [], refused: 0, objects: new Map(), watching: () => watchers.size,
     close: () => new Promise((r) => { for (const w of watchers) w.destroy(); server.closeAllConnections(); server.close(() => r()); }),
     listen: (port = 0) => new Promise((r) => server.listen(port, '127.0.0.1', () => { ext.port = (server.address() as AddressInfo).port; r(ext.port); })),
   };
