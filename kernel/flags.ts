@@ -92,6 +92,7 @@ export interface ParsedFlags {
   kubeletClientCertificate?: string;
   kubeletClientKey?: string;
   kubeletCertificateAuthority?: string;
+  kubeletPreferredAddressTypes?: string[];
   encryptionProviderConfig?: string;
   proxyClientCertFile?: string;
   proxyClientKeyFile?: string;
@@ -194,8 +195,9 @@ export const FLAGS: Record<string, FlagDef> = {
   v: { key: 'verbosity', kind: 'int', help: 'Log verbosity, also -v: 0 start-up, warnings and errors (default); 3 one line per request (method, path, user, status, latency).' },
   'service-cluster-ip-range': { key: 'serviceClusterIPRange', kind: 'string', help: 'CIDR(s) Service cluster IPs come from: one, or an IPv4 and an IPv6 one for dual-stack (default 10.96.0.0/12).' },
   'service-node-port-range': { key: 'serviceNodePortRange', kind: 'string', help: 'Port range of Service node ports (default 30000-32767).' },
-  'kubelet-client-certificate': { key: 'kubeletClientCertificate', kind: 'string', help: 'Client certificate (PEM) presented to node agents (pods/log).' },
+  'kubelet-client-certificate': { key: 'kubeletClientCertificate', kind: 'string', help: 'Client certificate (PEM) presented to node agents (pods/log, exec, attach, portforward, nodes/proxy).' },
   'kubelet-client-key': { key: 'kubeletClientKey', kind: 'string', help: 'Private key of --kubelet-client-certificate.' },
+  'kubelet-preferred-address-types': { key: 'kubeletPreferredAddressTypes', kind: 'list', help: 'Node address types tried in order to reach a node agent (default Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP).' },
   'kubelet-certificate-authority': { key: 'kubeletCertificateAuthority', kind: 'string', help: 'CA bundle node agents\' serving certificates are verified against (unset: not verified, as the reference).' },
   'advertise-address': { key: 'advertiseAddresses', kind: 'list', help: 'Address(es) the server advertises in the endpoints of its own Service (default: the bind address, or the first host address when binding a wildcard).' },
   help: { key: 'help', kind: 'bool', help: 'Print this help.' },
@@ -570,7 +572,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.serviceClusterIPRange !== undefined) c.serviceClusterIPRange = f.serviceClusterIPRange;
   if (f.serviceNodePortRange !== undefined) c.serviceNodePortRange = f.serviceNodePortRange;
   if (f.advertiseAddresses !== undefined) c.advertiseAddresses = f.advertiseAddresses;
-  const kubelet = given({ kubeletClientCertificate: f.kubeletClientCertificate, kubeletClientKey: f.kubeletClientKey, kubeletCertificateAuthority: f.kubeletCertificateAuthority });
+  const kubelet = given({ kubeletClientCertificate: f.kubeletClientCertificate, kubeletClientKey: f.kubeletClientKey, kubeletCertificateAuthority: f.kubeletCertificateAuthority, kubeletPreferredAddressTypes: f.kubeletPreferredAddressTypes });
   if (Object.keys(kubelet).length) c.types = c.types.map((r) => (r.plugin === 'builtin' ? { ...r, options: { ...r.options, ...kubelet } } : r));
   if (f.runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...f.runtimeConfig };
   if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };

@@ -36,7 +36,7 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
   const { ca, args } = await nodeAgentCredentials();
   const agent = await startFakeNodeAgent(ca);
   t.teardown(() => agent.close());
-  const s = await withServer(t, { brand: 'kubernetes', args: [...args, '--mtls-port', '0'] });
+  const s = await withServer(t, { brand: 'kubernetes', args: [...args, '--mtls-port', '0', '--kubelet-preferred-address-types', 'InternalIP,Hostname'] });
   await registerNode(s, 'node-1', agent.port);
   await registerNode(s, 'dead', 1);
   for (const p of [
@@ -112,6 +112,13 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
     t.equal(post.status, 200, post.text);
     t.equal(post.text, 'node agent POST /run body=payload\n');
     t.equal((await s.get('/api/v1/nodes/nope/proxy/x')).status, 404);
+    // --kubelet-preferred-address-types=InternalIP,Hostname: the InternalIP is tried first
+    await s.request('POST', '/api/v1/nodes', { body: { metadata: { name: 'multi' } } });
+    await s.request('PATCH', '/api/v1/nodes/multi/status', {
+      body: { status: { addresses: [{ type: 'Hostname', address: '127.0.0.2' }, { type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: agent.port } } } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    t.equal((await s.get('/api/v1/nodes/multi/proxy/healthz')).text, 'node agent GET /healthz\n', 'the preferred address type is used');
     t.equal((await s.get('/api/v1/nodes/node-1/status/extra')).status, 404, 'only a proxy takes a trailing path');
     const dead = await s.get('/api/v1/nodes/dead/proxy/healthz');
     t.equal(dead.status, 500);
@@ -199,4 +206,21 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
       t.match(agent.seen.at(-1)!.path, /^\/portForward\/default\/web/);
     });
   }
+});
+
+t.test('the direct uWS path refuses upgrades with a Status and proxies the rest', async (t) => {
+  const { ca, args } = await nodeAgentCredentials();
+  const agent = await startFakeNodeAgent(ca);
+  t.teardown(() => agent.close());
+  const s = await withServer(t, { brand: 'kubernetes', args: [...args, '--secure-port-client-certs=false'] });
+  await registerNode(s, 'node-1', agent.port);
+  t.equal((await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('web', { nodeName: 'node-1', containers: [{ name: 'app', image: 'x' }] }) })).status, 201);
+  const ws = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/exec?command=echo&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
+  t.equal(ws.status, 400);
+  t.equal(JSON.parse(ws.body).message, 'protocol upgrades (websocket) are not served on this listener; use the secure port behind its TLS front or --mtls-port');
+  const spdy = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=echo&stdout=true', { headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v4.channel.k8s.io' } });
+  t.equal(spdy.status, 400);
+  t.match(spdy.json.message, 'protocol upgrades (SPDY/3.1) are not served on this listener');
+  t.equal((await s.get('/api/v1/nodes/node-1/proxy/healthz')).text, 'node agent GET /healthz\n');
+  t.equal(agent.seen.filter((r) => r.path.startsWith('/exec')).length, 0, 'nothing reached the node agent for the refused upgrades');
 });
