@@ -336,6 +336,11 @@ t.test('HPA v1 <-> v2 (kubernetes brand)', async (t) => {
       const ss2 = await kubectl(s, ['apply', '--server-side', '-f', '-'], { bin, input: JSON.stringify({ ...v1m, spec: { ...v1m.spec, targetCPUUtilizationPercentage: 65 } }) });
       t.equal(ss2.code, 0, `${v} server-side apply v1 again: ${ss2.stderr}`);
       t.equal((await s.get(`${V2}/ap1-${n}`)).json.spec.metrics[0].resource.target.averageUtilization, 65);
+      const ex = await kubectl(s, ['explain', 'hpa.spec.behavior.scaleUp'], { bin });
+      t.equal(ex.code, 0, `${v} explain: ${ex.stderr}`);
+      t.match(ex.stdout, /stabilizationWindowSeconds/, `${v} explain shows the v2 fields`);
+      const ex1 = await kubectl(s, ['explain', 'hpa.spec', '--api-version=autoscaling/v1'], { bin });
+      t.match(ex1.stdout, /targetCPUUtilizationPercentage/, `${v} explain of v1`);
       const d = await kubectl(s, ['describe', 'hpa', `ap2-${n}`], { bin });
       t.equal(d.code, 0, d.stderr);
       t.match(d.stdout, /Reference:\s+Deployment\/web/, `${v} describe`);
