@@ -3,26 +3,13 @@
 // status update) and attaches through pods/attach to the fake node agent. kubectl 1.33 resizes
 // through pods/resize.
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { nodeAgentCredentials, registerNode, startFakeNodeAgent } from '../lib/fake-node-agent.js';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
-import { KUBECTL_DIR, kubectlRelease } from '../lib/kubectl.js';
+import { KUBECTL_DIR, kubectl, kubectlRelease } from '../lib/kubectl.js';
 
 const versions = ['1.27', '1.28', '1.30', '1.32', '1.33'].filter((v) => kubectlRelease(v));
 
-function run(s: TestServer, v: string, argv: string[], stdin?: string) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const p = spawn(kubectlRelease(v)!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), ...argv], { env: { ...process.env, HOME: s.dataDir } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => p.kill(), 60_000);
-    p.on('close', (code) => { clearTimeout(timer); resolve({ code: code ?? -1, stdout, stderr }); });
-    if (stdin !== undefined) p.stdin.end(stdin); else p.stdin.end();
-  });
-}
+const run = (s: TestServer, v: string, argv: string[], input?: string) => kubectl(s, argv, { input, bin: kubectlRelease(v) });
 
 /** The node agent's part: every ephemeral container of the pod is reported running. */
 async function markEphemeralRunning(s: TestServer, pod: string, until: () => boolean) {

@@ -5,12 +5,10 @@
 import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { nodeAgentCredentials, registerNode, startFakeNodeAgent } from '../lib/fake-node-agent.js';
 import { withServer, type TestServer } from '../lib/server.js';
 import { connectWebSocket, type WsClient } from '../lib/ws-client.js';
-import { KUBECTL_DIR, kubectlRelease } from '../lib/kubectl.js';
+import { KUBECTL_DIR, kubectl as runKubectl, kubectlRelease, startKubectl } from '../lib/kubectl.js';
 
 const VERSIONS = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'].filter((v) => kubectlRelease(v));
 
@@ -149,16 +147,7 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
   });
 
   if (!VERSIONS.length) return void t.comment(`no kubectl.<version> in ${KUBECTL_DIR}`);
-  const kubectl = (v: string, argv: string[], stdin?: string) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const p = spawn(kubectlRelease(v)!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), ...argv], { env: { ...process.env, HOME: s.dataDir } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => p.kill(), 30_000);
-    p.on('close', (code) => { clearTimeout(timer); resolve({ code: code ?? -1, stdout, stderr }); });
-    if (stdin !== undefined) p.stdin.end(stdin); else p.stdin.end();
-  });
+  const kubectl = (v: string, argv: string[], input?: string) => runKubectl(s, argv, { input, bin: kubectlRelease(v), timeoutMs: 30_000 });
 
   for (const v of VERSIONS) {
     t.test(`kubectl ${v}`, async (t) => {
@@ -183,24 +172,22 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
 
   for (const v of [VERSIONS[0], VERSIONS.at(-1)!]) {
     t.test(`kubectl ${v} port-forward`, async (t) => {
-      const p = spawn(kubectlRelease(v)!, ['--kubeconfig', path.join(s.dataDir, 'admin.kubeconfig'), 'port-forward', 'pod/web', ':8080'], { env: { ...process.env, HOME: s.dataDir } });
-      t.teardown(() => p.kill());
-      let out = '';
-      p.stderr.on('data', (d) => { out += d; });
+      const pf = startKubectl(s, ['port-forward', 'pod/web', ':8080'], kubectlRelease(v));
+      t.teardown(() => pf.child.kill());
+      const out = () => pf.out.stdout + pf.out.stderr;
       const local = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no forwarding line: ${out}`)), 20_000);
-        p.stdout.on('data', (d) => {
-          out += d;
-          const m = /Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(out);
-          if (m) { clearTimeout(timer); resolve(Number(m[1])); }
-        });
+        const timer = setTimeout(() => { clearInterval(poll); reject(new Error(`no forwarding line: ${out()}`)); }, 20_000);
+        const poll = setInterval(() => {
+          const m = /Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(pf.out.stdout);
+          if (m) { clearTimeout(timer); clearInterval(poll); resolve(Number(m[1])); }
+        }, 50);
       });
       const answer = await new Promise<string>((resolve, reject) => {
         const c = net.connect(local, '127.0.0.1', () => c.write('ping'));
         let got = '';
         c.on('data', (d) => { got += d; if (got.includes('ping')) { c.end(); resolve(got); } });
         c.on('error', reject);
-        setTimeout(() => { c.destroy(); reject(new Error(`no answer through the tunnel: ${got} ${out}`)); }, 15_000);
+        setTimeout(() => { c.destroy(); reject(new Error(`no answer through the tunnel: ${got} ${out()}`)); }, 15_000);
       });
       t.equal(answer, 'echo from port 8080: ping');
       t.match(agent.seen.at(-1)!.path, /^\/portForward\/default\/web/);
