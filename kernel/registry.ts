@@ -393,7 +393,11 @@ export class Registry {
     let next = '';
     let remaining = 0;
     // The cache's sorted array when reading the latest revision; otherwise the rebuilt older revision.
-    const source = rev === this.ctx.cache.rev ? rc.range(ns, start) : rc.at(rev, ns, start);
+    const latest = rev === this.ctx.cache.rev;
+    const source = latest ? rc.range(ns, start) : rc.at(rev, ns, start);
+    // Without a filter, what a page leaves is counted from the sorted index: reading every later entry
+    // for remainingItemCount made paging through a collection quadratic.
+    const counted = latest && !sel.hasSelector && sel.name === undefined && !sel.matches;
     for (const e of source) {
       if (sel.name !== undefined && e.name !== sel.name) continue;
       if (sel.matches && !sel.matches(e)) continue;
@@ -402,6 +406,7 @@ export class Registry {
           const last = items[items.length - 1];
           next = encodeContinue(rev, { namespace: last.namespace, name: last.name + '\0' });
           if (sel.hasSelector) break; // no count is reported with selectors: stop reading
+          if (counted) { remaining = rc.count(ns, start) - limit; break; }
         }
         remaining++;
         continue;

@@ -112,6 +112,13 @@ export class ResourceCache {
     return prev;
   }
 
+  /** How many current entries range(namespace, from) yields, without reading them. */
+  count(namespace: string, from?: { namespace: string; name: string }): number {
+    const ns = this.type.namespaced ? namespace : '';
+    const end = ns ? this.sorted.rank(ns + '\0', '') : this.sorted.size;
+    return end - this.sorted.rank(from ? from.namespace : ns, from ? from.name : '');
+  }
+
   /** Current entries of a namespace (all when empty, or for cluster-scoped types), in order, from a start position. */
   *range(namespace: string, from?: { namespace: string; name: string }): Generator<Entry> {
     const ns = this.type.namespaced ? namespace : '';

@@ -33,6 +33,14 @@ export class SortedEntries {
     return [lo, l];
   }
 
+  /** How many entries come before (ns, name): one binary search plus a sum over the blocks before it. */
+  rank(ns: string, name: string): number {
+    const [bi, i] = this.locate(ns, name);
+    let r = i;
+    for (let b = 0; b < bi; b++) r += this.blocks[b].length;
+    return r;
+  }
+
   /** Inserts, or replaces the entry with the same (namespace, name). */
   put(e: Entry): void {
     if (!this.blocks.length) { this.blocks.push([e]); this.size = 1; return; }

@@ -250,6 +250,37 @@ for (const brand of brands) {
       t.equal(p2.json.metadata.remainingItemCount, undefined);
     });
 
+    await t.test('remainingItemCount at the latest revision: per namespace and across all', async (t) => {
+      await mkNs(s, 'rca');
+      await mkNs(s, 'rcb');
+      for (let i = 0; i < 7; i++) await mkCm(s, 'rca', `a${i}`);
+      for (let i = 0; i < 3; i++) await mkCm(s, 'rcb', `b${i}`);
+      const pages = async (base: string, limit: number) => {
+        const counts: (number | undefined)[] = [];
+        const names: string[] = [];
+        let cont = '';
+        let rv = '';
+        do {
+          const r = await s.get(`${base}?limit=${limit}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+          rv ||= r.json.metadata.resourceVersion;
+          counts.push(r.json.metadata.remainingItemCount);
+          names.push(...r.json.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`));
+          cont = r.json.metadata.continue;
+        } while (cont);
+        return { counts, names, rv };
+      };
+      const a = await pages(CM('rca'), 3);
+      t.same(a.counts, [4, 1, undefined], 'one namespace');
+      t.equal(a.names.length, 7);
+      const every = await pages('/api/v1/configmaps', 4);
+      // the whole collection at the first page's revision (the server's own ConfigMaps may come and go)
+      const all = await s.get(`/api/v1/configmaps?resourceVersion=${every.rv}&resourceVersionMatch=Exact`);
+      const total = all.json.items.length;
+      t.equal(every.names.length, total, 'all namespaces: every object once');
+      t.same(every.counts.slice(0, -1), every.counts.slice(0, -1).map((_, i) => total - 4 * (i + 1)), 'all namespaces: what is left after each page');
+      t.equal(every.counts[every.counts.length - 1], undefined);
+    });
+
     await t.test('list table: resourceVersionMatch unset, limit and continue', async (t) => {
       const p1 = await s.get(`${CM('lt')}?limit=1`);
       t.equal(p1.status, 200);

@@ -21,6 +21,10 @@ t.test('matches a sorted array under random operations', async (t) => {
   t.equal(s.size, want.length, 'size');
   t.same(got.map((e) => e.key), want.map((e) => e.key), 'order');
   t.same(got.map((e) => e.rev), want.map((e) => e.rev), 'replaced entries are the newest');
+  for (const [ns, name] of [['', ''], ['ns0', ''], ['ns2', 'n5'], ['ns4', 'n9999'], ['ns9', ''], ['ns3', 'n1\0']]) {
+    const before = want.filter((e) => e.namespace < ns || (e.namespace === ns && e.name < name)).length;
+    t.equal(s.rank(ns, name), before, `rank of (${ns}, ${JSON.stringify(name)})`);
+  }
   const from = [...s.from('ns2', 'n5')];
   t.same(from.map((e) => e.key), want.filter((e) => e.namespace > 'ns2' || (e.namespace === 'ns2' && e.name >= 'n5')).map((e) => e.key), 'iteration from a position');
 });
