@@ -130,10 +130,15 @@ t.test('version labels pin the standards of a release', async (t) => {
   // baseline from v1.19: the field, any value but RuntimeDefault/Localhost.
   await refused('blatest', pod('u', { securityContext: { seccompProfile: { type: 'Unconfined' } }, containers: [{ name: 'c', image: 'x', securityContext: { seccompProfile: { type: 'Unconfined' } } }] }), 'violates PodSecurity "baseline:latest": seccompProfile (pod and container "c" must not set securityContext.seccompProfile.type to "Unconfined")', 'baseline seccomp field');
 
-  // A version label that is not one counts as latest (fail closed); a future one as latest too, shown as written.
-  await make('bad', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'one-point-five' });
-  const r = await create('bad', pod('x', plain));
-  t.match(r.json.message, 'violates PodSecurity "restricted:latest": allowPrivilegeEscalation', 'unreadable version: latest');
+  // Labels that are not a level or a version are refused on create, and on an update that changes them.
+  const bad = await s.request('POST', '/api/v1/namespaces', { body: ns('bad', { [`${L}enforce`]: 'strict', [`${L}warn-version`]: 'one-point-five' }) });
+  t.equal(bad.status, 422, bad.text);
+  t.equal(bad.json.message, `Namespace "bad" is invalid: [metadata.labels[${L}enforce]: Invalid value: "strict": must be one of privileged, baseline, restricted, metadata.labels[${L}warn-version]: Invalid value: "one-point-five": must be "latest" or "v1.x"]`);
+  t.same(bad.json.details.causes.map((c: { field: string }) => c.field), [`metadata.labels[${L}enforce]`, `metadata.labels[${L}warn-version]`]);
+  const upd = await s.request('PATCH', '/api/v1/namespaces/r118', { body: { metadata: { labels: { [`${L}enforce-version`]: 'v1' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  t.equal(upd.status, 422, upd.text);
+  t.equal(upd.json.message, `Namespace "r118" is invalid: metadata.labels[${L}enforce-version]: Invalid value: "v1": must be "latest" or "v1.x"`);
+  // A future version is a version: evaluated at latest, shown as written.
   await make('future', { [`${L}enforce`]: 'restricted', [`${L}enforce-version`]: 'v1.99' });
   t.match((await create('future', pod('x', plain))).json.message, 'violates PodSecurity "restricted:v1.99": allowPrivilegeEscalation', 'future version');
   // warn and audit honour their own versions.

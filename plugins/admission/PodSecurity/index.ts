@@ -9,7 +9,7 @@
 // let through from v1.25, ...); "latest" is the release this server follows (option
 // `latestVersion`, default v1.28). An unreadable level counts as restricted and an unreadable
 // version as latest (fail closed), as the reference does.
-import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type FieldCause, type KObject, type PluginModule } from '../../../kernel/contracts.js';
 import { describe, evaluate, LATEST, NEWEST, parseVersion, podView, type Level, type PodView, type PolicyVersion } from './checks.js';
 
 type J = Record<string, any>;
@@ -115,8 +115,26 @@ const plugin: PluginModule<'admission'> = {
     }
 
     /** A stricter enforce label on a namespace: warn about the pods already there that it would refuse. */
+    /** The namespace's pod-security labels that are not a level or a version, as the reference reports them. */
+    function labelErrors(labels: Record<string, string>): FieldCause[] {
+      const out: FieldCause[] = [];
+      const bad = (k: string, detail: string) => out.push({ reason: 'FieldValueInvalid', field: `metadata.labels[${k}]`, message: `Invalid value: ${JSON.stringify(labels[k])}: ${detail}` });
+      for (const m of MODES) {
+        if (prefix + m in labels && !(LEVELS as string[]).includes(labels[prefix + m])) bad(prefix + m, 'must be one of privileged, baseline, restricted');
+        const vk = `${prefix}${m}-version`;
+        if (vk in labels && parseVersion(labels[vk], latest) === undefined) bad(vk, 'must be "latest" or "v1.x"');
+      }
+      return out;
+    }
+
     async function checkNamespace(a: AdmissionAttributes) {
-      if (a.operation !== 'UPDATE' || a.subresource) return;
+      if (a.subresource) return;
+      // Labels must be readable: on create, and on an update that changes what is wrong with them.
+      const errs = labelErrors(((a.object as KObject).metadata?.labels ?? {}) as Record<string, string>);
+      if (errs.length && (a.operation === 'CREATE' || JSON.stringify(errs) !== JSON.stringify(labelErrors(((a.oldObject as KObject | undefined)?.metadata?.labels ?? {}) as Record<string, string>)))) {
+        throw host.errors.invalid('Namespace', a.name || (a.object as KObject).metadata?.name || '', errs);
+      }
+      if (a.operation !== 'UPDATE') return;
       const now = policy(((a.object as KObject).metadata?.labels ?? {}) as Record<string, string>).enforce;
       const before = policy(((a.oldObject as KObject | undefined)?.metadata?.labels ?? {}) as Record<string, string>).enforce;
       if (label(now) === label(before) || now.level === 'privileged' || exempt.namespaces.has(a.name)) return;
