@@ -201,7 +201,7 @@ export class MetricsRegistry implements PluginMetrics {
 export class ResponseTap implements KResponse {
   code = 0;
   streaming = false;
-  upgrade?: (handlers: WebSocketHandlers) => boolean;
+  upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
   hijack?: KResponse['hijack'];
   constructor(readonly inner: KResponse) {
     if (inner.hijack) {
@@ -213,9 +213,9 @@ export class ResponseTap implements KResponse {
     }
     if (inner.upgrade) {
       const up = inner.upgrade;
-      this.upgrade = (handlers) => {
+      this.upgrade = (handlers, protocol) => {
         this.code = 101;
-        return up.call(inner, handlers);
+        return up.call(inner, handlers, protocol);
       };
     }
   }

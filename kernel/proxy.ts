@@ -7,6 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { STATUS_CODES } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { KRequest, KResponse } from './http/types.js';
 import tls from 'node:tls';
@@ -85,6 +86,7 @@ export function wantsUpgrade(req: KRequest): boolean {
 export async function proxyConnect(req: KRequest, res: KResponse, target: UpstreamTarget, maxBody: number): Promise<void> {
   const upgrade = wantsUpgrade(req);
   if (upgrade && !res.hijack) {
+    if (res.upgrade && req.header('upgrade')?.toLowerCase() === 'websocket') return bridgeWebSocket(req, res, target);
     throw new StatusError(400, 'BadRequest', `protocol upgrades (${req.header('upgrade')}) are not served on this listener; use the secure port behind its TLS front or --mtls-port`);
   }
   const headers: Record<string, string | string[]> = {};
@@ -135,6 +137,104 @@ export async function proxyConnect(req: KRequest, res: KResponse, target: Upstre
     });
     res.onClose(() => up.destroy());
     up.end(body);
+  });
+}
+
+/** One WebSocket frame as a client sends it (FIN set, payload masked). */
+function clientFrame(opcode: number, payload: Buffer): Buffer {
+  const len = payload.length;
+  const head = Buffer.alloc(len < 126 ? 6 : len < 0x10000 ? 8 : 14);
+  head[0] = 0x80 | opcode;
+  let off = 2;
+  if (len < 126) head[1] = 0x80 | len;
+  else if (len < 0x10000) { head[1] = 0x80 | 126; head.writeUInt16BE(len, 2); off = 4; } else { head[1] = 0x80 | 127; head.writeBigUInt64BE(BigInt(len), 2); off = 10; }
+  const mask = randomBytes(4);
+  mask.copy(head, off);
+  const body = Buffer.allocUnsafe(len);
+  for (let i = 0; i < len; i++) body[i] = payload[i] ^ mask[i & 3];
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * Where the transport terminates WebSockets itself (uWS) and cannot hand over the connection: a
+ * WebSocket upgrade is bridged message by message. The upstream gets the client's handshake (its
+ * offered sub-protocols); on its 101 the client is upgraded with the sub-protocol the upstream chose,
+ * and messages are copied both ways (binary stays binary), close frames end both sides.
+ */
+function bridgeWebSocket(req: KRequest, res: KResponse, target: UpstreamTarget): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  for (const name of req.headerNames()) if (!isConsumed(name) && name !== 'sec-websocket-extensions') headers[name] = req.headerValues(name);
+  headers.connection = 'Upgrade';
+  headers.upgrade = 'websocket';
+  return new Promise((resolve, reject) => {
+    const url = new URL(target.url);
+    const up = upstreamRequest(target, req.method, headers);
+    let settled = false;
+    up.on('error', (e: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      reject(new StatusError(500, '', `error dialing backend: ${dialError(url, e)}`));
+    });
+    up.on('response', (ur) => {
+      settled = true;
+      const chunks: Buffer[] = [];
+      ur.on('data', (c: Buffer) => chunks.push(c));
+      ur.on('end', () => { res.send(ur.statusCode ?? 502, { 'content-type': String(ur.headers['content-type'] ?? 'text/plain') }, Buffer.concat(chunks)); resolve(); });
+      ur.on('error', () => { res.send(ur.statusCode ?? 502, {}, Buffer.concat(chunks)); resolve(); });
+    });
+    up.on('upgrade', (ur, upSock: Socket, upHead: Buffer) => {
+      settled = true;
+      upSock.setNoDelay(true);
+      upSock.pause();
+      let open = true;
+      const protocol = typeof ur.headers['sec-websocket-protocol'] === 'string' ? ur.headers['sec-websocket-protocol'] : undefined;
+      const ok = res.upgrade!({
+        open: (ws) => {
+          let buf: Buffer = upHead;
+          let parts: Buffer[] = [];
+          let opcode = 0;
+          const onData = (d: Buffer) => {
+            buf = buf.length ? Buffer.concat([buf, d]) : d;
+            while (buf.length >= 2) {
+              let len = buf[1] & 0x7f;
+              let off = 2;
+              if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); off = 4; } else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); off = 10; }
+              if (buf[1] & 0x80) off += 4; // a server must not mask; tolerated
+              if (buf.length < off + len) return;
+              const fin = (buf[0] & 0x80) !== 0;
+              const op = buf[0] & 0x0f;
+              let payload: Buffer = Buffer.from(buf.subarray(off, off + len));
+              if (buf[1] & 0x80) { const m = buf.subarray(off - 4, off); for (let i = 0; i < len; i++) payload[i] ^= m[i & 3]; }
+              buf = buf.subarray(off + len);
+              if (op === 0x8) { open = false; ws.end(payload.length >= 2 ? payload.readUInt16BE(0) : 1000, payload.subarray(2).toString()); upSock.end(); return; }
+              if (op === 0x9) { upSock.write(clientFrame(0xa, payload)); continue; }
+              if (op === 0xa) continue;
+              if (op !== 0) { opcode = op; parts = []; }
+              parts.push(payload);
+              if (!fin) continue;
+              payload = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+              parts = [];
+              if (!ws.send(payload, opcode === 0x2)) upSock.pause();
+            }
+          };
+          upSock.on('data', onData);
+          upSock.on('close', () => { if (open) { open = false; ws.end(1000, ''); } });
+          upSock.on('error', () => upSock.destroy());
+          if (upHead.length) onData(Buffer.alloc(0));
+          upSock.resume();
+        },
+        message: (data, binary) => { if (!upSock.destroyed) upSock.write(clientFrame(binary ? 0x2 : 0x1, data)); },
+        drain: () => upSock.resume(),
+        close: () => {
+          if (open) { open = false; if (!upSock.destroyed) upSock.end(clientFrame(0x8, Buffer.from([0x03, 0xe8]))); }
+          setTimeout(() => upSock.destroy(), 1000).unref();
+        },
+      }, protocol);
+      if (!ok) upSock.destroy();
+      resolve();
+    });
+    res.onClose(() => { if (!settled) up.destroy(); });
+    up.end();
   });
 }
 

@@ -37,8 +37,8 @@ export interface KResponse {
   onClose(cb: () => void): void;
   /** Ends a streaming response. */
   end(): void;
-  /** Upgrades to a WebSocket when the transport can (uWS). */
-  upgrade?: (handlers: WebSocketHandlers) => boolean;
+  /** Upgrades to a WebSocket when the transport can (uWS), answering with `protocol` (default: the client's first). */
+  upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
   /**
    * Present on a request asking for a protocol upgrade when the transport can hand over the raw
    * connection (node:http): takes the client's socket and the bytes already read past the head.
@@ -51,10 +51,13 @@ export interface WebSocketHandlers {
   open(ws: WebSocketLike): void;
   close(): void;
   drain?(): void;
+  /** A message from the client (a copy: it may be kept). */
+  message?(data: Buffer, binary: boolean): void;
 }
 
 export interface WebSocketLike {
-  send(data: Uint8Array | string): boolean;
+  /** Sends a text message, or a binary one with `binary`; false when the connection is backed up (the message is queued). */
+  send(data: Uint8Array | string, binary?: boolean): boolean;
   end(code?: number, reason?: string): void;
   bufferedAmount(): number;
 }

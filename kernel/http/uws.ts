@@ -35,7 +35,7 @@ class UwsResponse implements KResponse {
   private congested = false;
   private writableSet = false;
   private closeCbs: (() => void)[] = [];
-  upgrade?: (handlers: WebSocketHandlers) => boolean;
+  upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
   /** Set by makeRequest while a request body is still arriving: the answer waits for it (below). */
   bodyPending?: { discard(): void; then: (() => void) | undefined };
 
@@ -274,9 +274,9 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
-      kres.upgrade = (handlers) => {
+      kres.upgrade = (handlers, chosen) => {
         if (kres.aborted) return false;
-        res.cork(() => res.upgrade({ handlers }, key, protocol.split(',')[0]?.trim() ?? '', extensions, wsContext as never));
+        res.cork(() => res.upgrade({ handlers }, key, chosen ?? protocol.split(',')[0]?.trim() ?? '', extensions, wsContext as never));
         return true;
       };
     }
@@ -293,12 +293,13 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
     open: (ws: WebSocket<{ handlers: WebSocketHandlers }>) => {
       const h = ws.getUserData().handlers;
       h.open({
-        send: (d) => ws.send(d, false) === 1,
+        send: (d, binary) => ws.send(d, !!binary) === 1,
         end: (code, reason) => ws.end(code, reason),
         bufferedAmount: () => ws.getBufferedAmount(),
       });
     },
     drain: (ws) => ws.getUserData().handlers.drain?.(),
+    message: (ws, msg, isBinary) => ws.getUserData().handlers.message?.(Buffer.from(msg.slice(0)), isBinary),
     close: (ws) => ws.getUserData().handlers.close(),
   });
   if (front) {

@@ -195,19 +195,45 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
   }
 });
 
-t.test('the direct uWS path refuses upgrades with a Status and proxies the rest', async (t) => {
+t.test('the direct uWS path: WebSocket bridged message by message, SPDY refused with a Status', async (t) => {
   const { ca, args } = await nodeAgentCredentials();
   const agent = await startFakeNodeAgent(ca);
   t.teardown(() => agent.close());
   const s = await withServer(t, { brand: 'kubernetes', args: [...args, '--secure-port-client-certs=false'] });
   await registerNode(s, 'node-1', agent.port);
   t.equal((await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('web', { nodeName: 'node-1', containers: [{ name: 'app', image: 'x' }] }) })).status, 201);
-  const ws = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/exec?command=echo&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
-  t.equal(ws.status, 400);
-  t.equal(JSON.parse(ws.body).message, 'protocol upgrades (websocket) are not served on this listener; use the secure port behind its TLS front or --mtls-port');
+  await running(s, 'web', ['app']);
+
+  const ws = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/exec?command=echo&command=bridged&stdout=true', ca: s.ca, token: s.token, protocols: ['v4.channel.k8s.io', 'v5.channel.k8s.io'] });
+  t.equal(ws.status, 101, ws.body);
+  t.equal(ws.headers['sec-websocket-protocol'], 'v5.channel.k8s.io', "the node agent's choice, not the client's first");
+  await ws.closed;
+  t.equal(channels(ws).stdout(), 'bridged\n');
+  t.same(JSON.parse(channels(ws).error()), { metadata: {}, status: 'Success' });
+  t.equal(ws.closeFrame?.code, 1000);
+  t.ok(ws.messages.every((m) => m.opcode === 2), 'binary messages stay binary');
+
+  const cat = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/exec?command=cat&stdin=true&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
+  t.equal(cat.status, 101, cat.body);
+  cat.sendBinary(Buffer.from('\x00ping'));
+  await cat.waitFor(() => channels(cat).stdout() === 'ping');
+  cat.sendBinary(Buffer.from([255, 0]));
+  await cat.closed;
+  t.same(JSON.parse(channels(cat).error()), { metadata: {}, status: 'Success' });
+
+  const dead = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/portforward?ports=80', ca: s.ca, token: s.token, protocols: ['SPDY/3.1+portforward.k8s.io'] });
+  t.equal(dead.status, 400, 'a refused upgrade: the node agent\'s answer');
+  t.match(dead.body, 'unsupported WebSocket subprotocols');
+
   const spdy = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=echo&stdout=true', { headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v4.channel.k8s.io' } });
   t.equal(spdy.status, 400);
-  t.match(spdy.json.message, 'protocol upgrades (SPDY/3.1) are not served on this listener');
+  t.equal(spdy.json.message, 'protocol upgrades (SPDY/3.1) are not served on this listener; use the secure port behind its TLS front or --mtls-port');
   t.equal((await s.get('/api/v1/nodes/node-1/proxy/healthz')).text, 'node agent GET /healthz\n');
-  t.equal(agent.seen.filter((r) => r.path.startsWith('/exec')).length, 0, 'nothing reached the node agent for the refused upgrades');
+
+  const v = VERSIONS.filter((x) => Number(x.split('.')[1]) >= 30).at(-1);
+  if (v) {
+    const r = await runKubectl(s, ['exec', '-i', 'web', '--', 'cat'], { input: 'through uWS\n', bin: kubectlRelease(v), timeoutMs: 30_000 });
+    t.equal(r.stdout, 'through uWS\n', `kubectl ${v} exec over the bridged WebSocket: ${r.stderr}`);
+    t.equal(r.code, 0);
+  }
 });
