@@ -4,7 +4,7 @@
 // through both versions. Stock kubectl: `autoscale` and `get hpa` with every installed release.
 import t from 'tap';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
-import { kubectl, kubectlRelease } from '../lib/kubectl.js';
+import { kubectl, kubectlRelease, startKubectl } from '../lib/kubectl.js';
 import { protobufWatch } from '../lib/protobuf.js';
 import { getBrand } from '../../kernel/brand.js';
 import { decodeProtobuf } from '../../kernel/protobuf.js';
@@ -314,6 +314,15 @@ t.test('HPA v1 <-> v2 (kubernetes brand)', async (t) => {
       const obj = (await s.get(`${V2}/${name}`)).json;
       t.same([obj.spec.minReplicas, obj.spec.maxReplicas, obj.spec.metrics[0].resource.target.averageUtilization], [2, 5, 80], `${v} stored`);
     }
+    // kubectl get -w: Table rows over a watch, the change shown as a new row.
+    const bin = kubectlRelease(releases[releases.length - 1])!;
+    const w = startKubectl(s, ['get', 'hpa', `x-${releases[0].replace('.', '-')}`, '-w'], bin);
+    const seen = async (re: RegExp) => { const end = Date.now() + 8000; while (!re.test(w.out.stdout) && Date.now() < end) await sleep(50); return re.test(w.out.stdout); };
+    t.ok(await seen(/<unknown>\/80%\s+2\s+5/), 'the first row');
+    await s.request('PATCH', `${V1}/x-${releases[0].replace('.', '-')}`, { body: { spec: { maxReplicas: 7, targetCPUUtilizationPercentage: 65 } }, headers: merge });
+    t.ok(await seen(/<unknown>\/65%\s+2\s+7/), `the change, as a row: ${w.out.stdout}`);
+    w.child.kill();
+    await w.exit;
     const all = await kubectl(s, ['get', 'all']);
     t.match(all.stdout, /horizontalpodautoscaler.autoscaling\/x-1-/, 'in `get all`');
   });

@@ -155,13 +155,14 @@ t.test('componentstatuses: read-only, computed, with the reference deprecation w
   t.same([cs.verbs, cs.shortNames, cs.namespaced], [['get', 'list'], ['cs'], false]);
   const pb = await s.request('GET', '/api/v1/componentstatuses/storage-0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
   t.match(String(pb.headers['content-type']), /protobuf/, 'Protobuf');
-  const bin = kubectlRelease('1.28') ?? kubectlRelease('1.33');
-  if (bin) {
+  for (const v of ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33']) {
+    const bin = kubectlRelease(v);
+    if (!bin) continue;
     const k = await kubectl(s, ['get', 'cs'], { bin });
     t.equal(k.code, 0, k.stderr);
-    t.match(k.stderr, /Warning: v1 ComponentStatus is deprecated in v1\.19\+/);
+    t.match(k.stderr, /Warning: v1 ComponentStatus is deprecated in v1\.19\+/, `${v}: the deprecation warning`);
     const lines = k.stdout.trim().split('\n');
-    t.match(lines[0], /^NAME\s+STATUS\s+MESSAGE\s+ERROR$/);
+    t.match(lines[0], /^NAME\s+STATUS\s+MESSAGE\s+ERROR$/, `${v}: columns`);
     t.match(lines.find((l) => l.startsWith('storage-0')) ?? '', /^storage-0\s+Healthy\s+ok\s*$/);
     t.match(lines.find((l) => l.startsWith('scheduler')) ?? '', /^scheduler\s+Unhealthy\s+Get "https:\/\/127\.0\.0\.1:10259\/healthz": dial tcp/);
   }
