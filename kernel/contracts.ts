@@ -723,6 +723,8 @@ export interface RemoteGroupVersion {
   resources?(): Record<string, unknown> | undefined;
   /** false while the last discovery check failed (the resources above are then "Stale"). */
   fresh?(): boolean;
+  /** The group-version's OpenAPI v3 document as last fetched from the server (JSON text), for /openapi/v3. */
+  openapiV3?(): string | undefined;
 }
 
 /**

@@ -748,7 +748,11 @@ function rendered(body: string | Uint8Array, contentType: string): Rendered {
 export class OpenAPIService {
   private docs?: { v2: Json; v2Json: Rendered; v2Proto?: Rendered; v3: Map<string, Rendered>; discovery: Rendered };
 
-  constructor(private readonly types: () => TypeDef[], private readonly brand: Brand, private readonly version: { gitVersion: string }) {}
+  /**
+   * `remoteV3` lists the OpenAPI v3 documents of group-versions other servers serve (aggregation),
+   * by discovery path ("apis/<group>/<version>"), as they published them: listed and served as they are.
+   */
+  constructor(private readonly types: () => TypeDef[], private readonly brand: Brand, private readonly version: { gitVersion: string }, private readonly remoteV3: () => Iterable<[string, string]> = () => []) {}
 
   /** Drop the cached documents (call when the served types change). */
   reset(): void {
@@ -758,10 +762,17 @@ export class OpenAPIService {
   private render() {
     if (!this.docs) {
       const d = buildOpenAPI(this.types(), this.brand, this.version);
+      const v3 = new Map(Object.entries(d.v3).map(([k, doc]) => [k, rendered(JSON.stringify(doc), JSON_TYPE)]));
+      for (const [gv, text] of this.remoteV3()) {
+        if (v3.has(gv)) continue;
+        const r = rendered(text, JSON_TYPE);
+        v3.set(gv, r);
+        d.v3Discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${r.hash}` };
+      }
       this.docs = {
         v2: d.v2,
         v2Json: rendered(JSON.stringify(d.v2), JSON_TYPE),
-        v3: new Map(Object.entries(d.v3).map(([k, doc]) => [k, rendered(JSON.stringify(doc), JSON_TYPE)])),
+        v3,
         discovery: rendered(JSON.stringify(d.v3Discovery), JSON_TYPE),
       };
     }

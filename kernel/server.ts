@@ -152,6 +152,15 @@ export class Server {
   private serveRemote(owner: string, remotes: RemoteGroupVersion[]): void {
     for (const [k, v] of this.remotes) if (v.owner === owner) this.remotes.delete(k);
     for (const r of remotes) this.remotes.set(`${r.group}/${r.version}`, { owner, remote: r });
+    this.openapi?.reset();
+  }
+
+  /** The OpenAPI v3 documents extension servers published, by discovery path. */
+  private *remoteOpenAPI(): Iterable<[string, string]> {
+    for (const { remote } of this.remotes.values()) {
+      const doc = remote.openapiV3?.();
+      if (doc) yield [`apis/${remote.group}/${remote.version}`, doc];
+    }
   }
 
   /** /apis/<group>/<version>/... of a group-version another server serves: relayed as the authorized user. */
@@ -648,7 +657,7 @@ export class Server {
       const h = this.health.handle(p, req.query);
       if (h) return res.send(h.code, h.headers, m === 'HEAD' ? '' : h.body);
       if (p === '/openapi/v2' || p === '/openapi/v3' || p.startsWith('/openapi/v3/')) {
-        this.openapi ??= new OpenAPIService(() => this.types.all, this.brand, this.version());
+        this.openapi ??= new OpenAPIService(() => this.types.all, this.brand, this.version(), () => this.remoteOpenAPI());
         const o = this.openapi.serveOpenAPI(p, (n) => req.header(n), req.query)!;
         return res.send(o.code, o.headers, m === 'HEAD' ? '' : o.body);
       }

@@ -11,7 +11,7 @@ import t, { type Test } from 'tap';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
 import { eventually } from '../lib/crd.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
-import { GROUP, GV, startExtensionServer, VERSION, type ExtensionServer } from '../lib/extension-apiserver.js';
+import { GROUP, GV, OPENAPI_V3, startExtensionServer, VERSION, type ExtensionServer } from '../lib/extension-apiserver.js';
 
 const APISVC = '/apis/apiregistration.k8s.io/v1/apiservices';
 const NS = 'wardle';
@@ -328,6 +328,16 @@ t.test('kubectl uses the extension server\'s resources', { skip: noKubectl }, as
   const raw = await kubectl(s, ['get', '--raw', `/apis/${GV}/namespaces/${NS}/flunders/from-kubectl`]);
   t.equal(raw.code, 0, raw.stderr);
   t.equal(JSON.parse(raw.stdout).metadata.annotations['created-by'], 'admin');
+  // the extension server's OpenAPI v3 document is listed and served here: kubectl explain reads it
+  const index = (await s.get('/openapi/v3')).json;
+  const address = index.paths[`apis/${GV}`]?.serverRelativeURL;
+  t.match(address, new RegExp(`^/openapi/v3/apis/${GV.replace('.', '\\.')}\\?hash=[0-9A-F]+$`), 'listed in /openapi/v3 with its hash');
+  t.same((await s.get(address)).json, OPENAPI_V3, 'served as the extension server published it');
+  t.ok(index.paths['apis/apps/v1'], 'beside the built-in group-versions');
+  const explain = await kubectl(s, ['explain', 'flunders.spec']);
+  t.equal(explain.code, 0, explain.stderr);
+  t.match(explain.stdout, /FlunderSpec holds what the flunder should be/);
+  t.match(explain.stdout, /reference\s+<string>/);
   const api = await kubectl(s, ['api-resources', '--api-group', GROUP]);
   t.match(api.stdout, /flunders\s+fl\s+wardle\.example\.io\/v1alpha1\s+true\s+Flunder/);
   await ext.close();

@@ -13,6 +13,27 @@ export const GROUP = 'wardle.example.io';
 export const VERSION = 'v1alpha1';
 export const GV = `${GROUP}/${VERSION}`;
 
+/** The group-version's OpenAPI v3 document: what `kubectl explain` reads. */
+export const OPENAPI_V3 = {
+  openapi: '3.0.0', info: { title: 'wardle', version: VERSION },
+  // kubectl explain finds a resource's schema through the `get` operation of its `{name}` path
+  paths: { [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: { get: {
+    operationId: 'readWardleV1alpha1NamespacedFlunder', 'x-kubernetes-action': 'get',
+    'x-kubernetes-group-version-kind': { group: GROUP, version: VERSION, kind: 'Flunder' },
+    responses: { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: '#/components/schemas/io.example.wardle.v1alpha1.Flunder' } } } } },
+  } } },
+  components: { schemas: { 'io.example.wardle.v1alpha1.Flunder': {
+    type: 'object', description: 'A Flunder is an example resource of the test extension server.',
+    properties: {
+      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+      metadata: { type: 'object', description: 'Standard object metadata.' },
+      spec: { type: 'object', description: 'FlunderSpec holds what the flunder should be.', properties: { reference: { type: 'string', description: 'Reference names another flunder.' } } },
+    },
+    'x-kubernetes-group-version-kind': [{ group: GROUP, kind: 'Flunder', version: VERSION }],
+  } } },
+};
+
 export interface Seen { method: string; url: string; user?: string; groups: string[]; extra: Record<string, string[]>; cn?: string; headers: Record<string, string | string[] | undefined> }
 
 export interface ExtensionServer {
@@ -86,6 +107,8 @@ export async function startExtensionServer(trust: { requestheaderCA: string; all
     if (p === `/apis/${GV}`) {
       return send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: GV, resources: [{ name: 'flunders', singularName: 'flunder', namespaced: true, kind: 'Flunder', verbs: ['create', 'get', 'list', 'watch'], shortNames: ['fl'] }] });
     }
+    if (p === '/openapi/v3') return send(res, 200, { paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}?hash=0123ABCD` } } });
+    if (p === `/openapi/v3/apis/${GV}`) return send(res, 200, OPENAPI_V3);
     if (p === `/apis/${GROUP}`) return send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', name: GROUP, versions: [{ groupVersion: GV, version: VERSION }], preferredVersion: { groupVersion: GV, version: VERSION } });
     if (!user) return send(res, 403, status(403, 'Forbidden', 'no user'));
     const m = new RegExp(`^/apis/${GV.replace('.', '\\.')}/namespaces/([^/]+)/flunders(?:/([^/]+))?$`).exec(p);

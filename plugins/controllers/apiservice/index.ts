@@ -7,7 +7,7 @@
 import { CONTRACT_VERSION, type KObject, type PluginModule, type RemoteGroupVersion, type TypeDef } from '../../../kernel/contracts.js';
 import { apiregistrationGroup } from '../../types/apiregistration/index.js';
 import { WorkQueue } from '../../lib/work-queue.js';
-import { probe, resolve, serviceCondition, upstream, type Condition, type RemoteEnv } from './remote.js';
+import { openapiV3, probe, resolve, serviceCondition, upstream, type Condition, type RemoteEnv } from './remote.js';
 
 type J = Record<string, any>;
 const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -40,7 +40,7 @@ const plugin: PluginModule<'controller'> = {
     const env: RemoteEnv | undefined = services && { objects: host.objects, services, endpoints: host.type('', 'endpoints'), endpointRouting: options.enableAggregatorRouting === true };
     const probeMs = Number(process.env.CAPI_APISERVICE_PROBE_MS ?? Number(options.probeIntervalSeconds ?? 30) * 1000);
     /** Last known state of each remote APIService: its condition and the resources its discovery check read. */
-    const remote = new Map<string, { obj: KObject; available: boolean; resources?: J }>();
+    const remote = new Map<string, { obj: KObject; available: boolean; resources?: J; openapi?: { address: string; text: string } }>();
 
     const available = async (o: KObject): Promise<Condition & { type: string }> => {
       const spec = (o.spec ?? {}) as J;
@@ -50,10 +50,16 @@ const plugin: PluginModule<'controller'> = {
       if (bad) return { type: 'Available', ...bad };
       const at = await resolve(env, spec.service);
       if (!at) return { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: `service/${spec.service.name} in ${JSON.stringify(spec.service.namespace)} has no address to send to` };
-      const r = await probe(upstream(spec, at, host.frontProxyClient()), spec.group, spec.version);
+      const target = upstream(spec, at, host.frontProxyClient());
+      const r = await probe(target, spec.group, spec.version);
       if ('error' in r) return { type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck', message: r.error };
       const st = remote.get(o.metadata!.name!);
       if (st && r.body?.kind === 'APIResourceList') st.resources = r.body;
+      // The server's OpenAPI v3 document, for /openapi/v3 (fetched again only when its address, which carries its hash, changes).
+      if (st) {
+        const doc = await openapiV3(target, spec.group, spec.version, st.openapi?.address);
+        if (doc?.text && doc.text !== st.openapi?.text) { st.openapi = { address: doc.address, text: doc.text }; publish(); }
+      }
       return { type: 'Available', status: 'True', reason: 'Passed', message: 'all checks passed' };
     };
 
@@ -66,6 +72,7 @@ const plugin: PluginModule<'controller'> = {
           group: spec.group, version: spec.version, groupPriorityMinimum: Number(spec.groupPriorityMinimum), versionPriority: Number(spec.versionPriority),
           resources: () => remote.get(name)?.resources,
           fresh: () => remote.get(name)?.available ?? false,
+          openapiV3: () => remote.get(name)?.openapi?.text,
           target: async () => {
             const cur = remote.get(name);
             const at = cur?.available && env ? await resolve(env, (cur.obj.spec as J).service) : undefined;

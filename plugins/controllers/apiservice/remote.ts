@@ -73,34 +73,53 @@ export async function serviceCondition(env: RemoteEnv, svcRef: J): Promise<Condi
   return undefined;
 }
 
-/**
- * The reference's discovery check: GET /apis/<group>/<version> as system:kube-aggregator
- * (system:masters) with the front-proxy certificate, server certificate not verified, 5 s at most;
- * any 2xx passes. Returns the failure message, or the parsed body on success.
- */
-export function probe(target: UpstreamTarget, group: string, version: string, timeoutMs = 5000): Promise<{ error: string } | { body: J | undefined }> {
-  const url = `${target.url}/apis/${group}/${version}`;
+/** A GET as system:kube-aggregator (system:masters) with the front-proxy certificate, server certificate not verified. */
+function get(target: UpstreamTarget, path: string, timeoutMs: number): Promise<{ code: number; text: string } | { error: string }> {
+  const url = `${target.url}${path}`;
   return new Promise((done) => {
-    const fail = (why: string) => done({ error: `failing or missing response from ${url}: ${why}` });
     const req = https.request(url, {
       method: 'GET', cert: target.cert, key: target.key, rejectUnauthorized: false, servername: target.servername, agent: false, timeout: timeoutMs,
       headers: { accept: 'application/json', 'X-Remote-User': 'system:kube-aggregator', 'X-Remote-Group': 'system:masters' },
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const code = res.statusCode ?? 0;
-        if (code < 200 || code >= 300) return fail(`bad status from ${url}: ${code}`);
-        let body: J | undefined;
-        try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as J; } catch { body = undefined; }
-        done({ body });
-      });
-      res.on('error', (e) => fail(`Get ${JSON.stringify(url)}: ${e.message}`));
+      res.on('end', () => done({ code: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', (e) => done({ error: `Get ${JSON.stringify(url)}: ${e.message}` }));
     });
     req.on('timeout', () => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')));
-    req.on('error', (e) => fail(`Get ${JSON.stringify(url)}: ${e.message}`));
+    req.on('error', (e) => done({ error: `Get ${JSON.stringify(url)}: ${e.message}` }));
     req.end();
   });
+}
+
+const parseJSON = (text: string): J | undefined => { try { return JSON.parse(text) as J; } catch { return undefined; } };
+
+/**
+ * The reference's discovery check: GET /apis/<group>/<version>, 5 s at most; any 2xx passes.
+ * Returns the failure message, or the parsed body on success.
+ */
+export async function probe(target: UpstreamTarget, group: string, version: string, timeoutMs = 5000): Promise<{ error: string } | { body: J | undefined }> {
+  const url = `${target.url}/apis/${group}/${version}`;
+  const r = await get(target, `/apis/${group}/${version}`, timeoutMs);
+  if ('error' in r) return { error: `failing or missing response from ${url}: ${r.error}` };
+  if (r.code < 200 || r.code >= 300) return { error: `failing or missing response from ${url}: bad status from ${url}: ${r.code}` };
+  return { body: parseJSON(r.text) };
+}
+
+/**
+ * The server's OpenAPI v3 document of one group-version: its /openapi/v3 index names the document's
+ * address (with a content hash); `known` is the address fetched last time, whose document is not
+ * fetched again. undefined when the server publishes none.
+ */
+export async function openapiV3(target: UpstreamTarget, group: string, version: string, known?: string): Promise<{ address: string; text?: string } | undefined> {
+  const index = await get(target, '/openapi/v3', 5000);
+  if ('error' in index || index.code !== 200) return undefined;
+  const address = parseJSON(index.text)?.paths?.[`apis/${group}/${version}`]?.serverRelativeURL;
+  if (typeof address !== 'string' || !address.startsWith('/')) return undefined;
+  if (address === known) return { address };
+  const doc = await get(target, address, 5000);
+  if ('error' in doc || doc.code !== 200 || !parseJSON(doc.text)) return undefined;
+  return { address, text: doc.text };
 }
 
 export type { KObject };
