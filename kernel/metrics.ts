@@ -256,16 +256,18 @@ const codeString = (c: number): string => (codeStrings[c] ??= String(c));
 /** Upper-case verb as the reference reports it in apiserver_request_total. */
 export function metricVerb(req: KRequest, info: RequestInfo): string {
   if (!info.isResourceRequest) return req.method;
+  // the reference instruments its connect routes (exec, attach, portforward, proxy) as CONNECT, whatever the method
+  if (info.name && CONNECT_SUBRESOURCES.has(info.subresource)) return 'CONNECT';
   switch (info.verb) {
     case 'get': return 'GET';
     case 'list': return 'LIST';
     case 'watch': return 'WATCH';
-    case 'create': return CONNECT_SUBRESOURCES.has(info.subresource) ? 'CONNECT' : 'POST';
+    case 'create': return 'POST';
     case 'update': return 'PUT';
     case 'patch': return (req.header('content-type') ?? '').startsWith('application/apply-patch') ? 'APPLY' : 'PATCH';
     case 'delete': return 'DELETE';
     case 'deletecollection': return 'DELETECOLLECTION';
-    default: return CONNECT_SUBRESOURCES.has(info.subresource) ? 'CONNECT' : req.method;
+    default: return req.method;
   }
 }
 

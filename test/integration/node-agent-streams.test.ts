@@ -92,6 +92,9 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
     const nobody = await connectWebSocket({ port: s.port, path: execPath, ca: s.ca, token: s.token, headers: { 'Impersonate-User': 'nobody' }, protocols: ['v5.channel.k8s.io'] });
     t.equal(nobody.status, 403);
     t.equal(JSON.parse(nobody.body).message, 'pods "web" is forbidden: User "nobody" cannot get resource "pods/exec" in API group "" in the namespace "default"');
+    const metrics = (await s.get('/metrics')).text.split('\n').filter((l) => l.startsWith('apiserver_request_total{') && l.includes('subresource="exec"'));
+    t.ok(metrics.some((l) => l.includes('verb="CONNECT"') && l.includes('code="101"')), `an upgraded exec counts as CONNECT 101: ${metrics.join(' | ')}`);
+    t.notOk(metrics.some((l) => /verb="(GET|POST)"/.test(l)), 'whatever its method');
     const post = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=ls', { headers: { 'Impersonate-User': 'nobody' } });
     t.equal(post.status, 403);
     t.match(post.json.message, 'cannot create resource "pods/exec"');
