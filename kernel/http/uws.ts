@@ -26,6 +26,9 @@ export function uws(): Uws {
   return loaded;
 }
 
+/** Largest write made inside one cork(): uWS's cork buffer is 16 KiB, less room for the chunk header. */
+const CORK_PIECE = 16 * 1024 - 64;
+
 const statusLine = (code: number) => `${code} ${STATUS_CODES[code] ?? ''}`;
 
 class UwsResponse implements KResponse {
@@ -99,7 +102,17 @@ class UwsResponse implements KResponse {
   write(chunk: Uint8Array | string): boolean {
     if (this.aborted || this.done) return false;
     let ok = true;
-    this.res.cork(() => { ok = this.res.write(chunk); });
+    const data = typeof chunk === 'string' && chunk.length > CORK_PIECE / 4 ? Buffer.from(chunk) : chunk;
+    if (typeof data === 'string' || data.length <= CORK_PIECE) this.res.cork(() => { ok = this.res.write(data); });
+    else {
+      // uWS 20.30 loses data written inside cork() when it does not fit the rest of the 16 KiB cork
+      // buffer and the socket is backed up (measured on the front's Unix socket: the bytes of a
+      // large write vanish, the stream goes on after them). Each piece fits, so nothing is lost.
+      for (let at = 0; at < data.length; at += CORK_PIECE) {
+        const piece = data.subarray(at, at + CORK_PIECE);
+        this.res.cork(() => { ok = this.res.write(piece) && ok; });
+      }
+    }
     if (!ok && !this.congested) {
       this.congested = true;
       // uWS stops draining a response's buffer by itself once an onWritable handler is registered,
