@@ -71,11 +71,13 @@ class UwsResponse implements KResponse {
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
     this.res.cork(() => {
       this.head(code, headers);
-      if (buf.length < 64 * 1024) {
+      if (buf.length <= CORK_PIECE) {
         this.res.end(buf);
         return;
       }
-      // Large bodies go out as the socket accepts them, not copied whole into the send buffer.
+      // Larger bodies go out as the socket accepts them, not copied whole into the send buffer (and
+      // not through end() inside cork(), which loses what does not fit the cork buffer when the
+      // socket is backed up, as write() does).
       const total = buf.length;
       const start = this.res.getWriteOffset();
       const [ok, finished] = this.res.tryEnd(buf, total);
