@@ -334,4 +334,22 @@ export class AuditResponse extends ResponseTap {
     super.end();
     if (this.streaming) this.audit.complete(this.code);
   }
+  /** A sized answer sent in pieces: kept whole for the audit event only when the policy records response bodies. */
+  private pieces: Uint8Array[] | undefined;
+  private piecesLeft = 0;
+  private piecesType: string | undefined;
+  override startSized(code: number, headers: Record<string, string>, total: number): void {
+    if (this.audit.wantsResponse) { this.pieces = []; this.piecesLeft = total; this.piecesType = headers['content-type']; }
+    super.startSized(code, { ...headers, 'Audit-Id': this.audit.id }, total);
+  }
+  override write(chunk: Uint8Array | string): boolean {
+    const ok = super.write(chunk);
+    if (this.pieces && !this.aborted) {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      this.pieces.push(b);
+      this.piecesLeft -= b.length;
+      if (this.piecesLeft <= 0) { this.audit.responseSent(Buffer.concat(this.pieces), this.piecesType); this.pieces = undefined; }
+    }
+    return ok;
+  }
 }

@@ -238,6 +238,11 @@ export class ResponseTap implements KResponse {
     this.streaming = true;
     this.inner.start(code, this.withExtra(headers));
   }
+  startSized(code: number, headers: Record<string, string>, total: number): void {
+    this.code = code;
+    this.inner.startSized(code, this.withExtra(headers), total);
+  }
+  close(): void { this.inner.close(); }
   write(chunk: Uint8Array | string): boolean { return this.inner.write(chunk); }
   onDrain(cb: () => void): void { this.inner.onDrain(cb); }
   onClose(cb: () => void): void { this.inner.onClose(cb); }

@@ -91,7 +91,10 @@ export async function decodeBody(contentType: string | undefined, body: Buffer):
   return obj as KObject;
 }
 
-/** A JSON answer in the accepted representation (YAML is written off the event loop when large). */
-export async function encodeAs(acc: Accepted, json: Buffer | string): Promise<Uint8Array | string> {
-  return acc.rep === 'yaml' ? encodeYamlBody(json) : json;
+/**
+ * A JSON answer in the accepted representation (YAML is written off the event loop when large).
+ * `disposable`: the caller does not use `json` afterwards, so it may be moved to the worker, not copied.
+ */
+export async function encodeAs(acc: Accepted, json: Buffer | string, disposable = false): Promise<Uint8Array | string> {
+  return acc.rep === 'yaml' ? encodeYamlBody(json, disposable) : json;
 }

@@ -1,18 +1,29 @@
 // The server-wide budget for queued output: bytes written to clients that are not reading (a
-// stalled watch, an initial-state replay to a client that stopped) stay in memory until the socket
-// drains. Each stream has its own cap; this bounds their sum. Over the budget, the streams holding
-// the most are closed first until the total is back under three quarters of it (the client resumes
-// from the last revision it received, as after any closed watch).
+// stalled watch, a large list answer to a client that stopped) stay in memory until the socket
+// drains. Each watch has its own cap; this bounds their sum. Over the budget, the streams holding
+// the most are closed first until the total is back under three quarters of it (a watch's client
+// resumes from the last revision it received, as after any closed watch; a list's client retries).
+// Only streams backed up for at least STALLED_MS are closed: a client that reads, but whose socket
+// was momentarily full when a large piece was written, is not taken for one that stopped.
+
+import type { KResponse } from './http/types.js';
+import { Slicer } from './slicer.js';
 
 export interface OutputHolder {
-  /** What it is, for the log: "watch /api/v1/pods", ... */
+  /** What it is, for the log: "watch /api/v1/pods", "list /api/v1/configmaps", ... */
   readonly what: string;
+  readonly kind: 'watch' | 'list';
   readonly group: string;
   readonly resource: string;
   /** Bytes queued on its socket now. */
   queued: number;
+  /** When its socket became backed up (performance.now()), 0 while it is not. */
+  since?: number;
   close(): void;
 }
+
+/** How long a stream's socket must have been backed up before the server budget may close it. */
+export const STALLED_MS = 1000;
 
 export interface ShedReport { holder: OutputHolder; queued: number; total: number; reason: 'stream budget' | 'server budget' }
 
@@ -20,13 +31,15 @@ export class OutputBudget {
   private holders = new Set<OutputHolder>();
   /** Bytes queued across all holders. */
   total = 0;
+  private recheck: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(readonly limitBytes: number, private readonly onShed: (r: ShedReport) => void = () => {}) {}
+  constructor(readonly limitBytes: number, private readonly onShed: (r: ShedReport) => void = () => {}, private readonly stalledMs = STALLED_MS) {}
 
   add(h: OutputHolder): void { this.holders.add(h); }
 
-  /** Counts bytes a holder's socket did not take; sheds the largest holders when over the budget. */
+  /** Counts bytes a holder's socket did not take; sheds the largest stalled holders when over the budget. */
   queue(h: OutputHolder, bytes: number): void {
+    if (!h.since) h.since = performance.now();
     h.queued += bytes;
     this.total += bytes;
     if (this.total > this.limitBytes) this.shed();
@@ -44,6 +57,7 @@ export class OutputBudget {
   drained(h: OutputHolder): void {
     this.total -= h.queued;
     h.queued = 0;
+    h.since = 0;
   }
 
   remove(h: OutputHolder): void {
@@ -54,13 +68,89 @@ export class OutputBudget {
   private shed(): void {
     const total = this.total;
     const target = this.limitBytes * 0.75;
-    const worst = [...this.holders].sort((a, b) => b.queued - a.queued);
+    const now = performance.now();
+    const worst = [...this.holders].filter((h) => h.queued > 0).sort((a, b) => b.queued - a.queued);
+    let wait = Infinity;
     for (const h of worst) {
-      if (this.total <= target || h.queued === 0) break;
+      if (this.total <= target) break;
+      const stalledFor = now - (h.since || now);
+      if (stalledFor < this.stalledMs) { wait = Math.min(wait, this.stalledMs - stalledFor); continue; }
       const queued = h.queued;
       this.remove(h);
       this.onShed({ holder: h, queued, total, reason: 'server budget' });
       h.close();
     }
+    // Still over, with holders not stalled long enough yet: look again when the first of them is.
+    if (this.total > this.limitBytes && wait < Infinity && !this.recheck) {
+      this.recheck = setTimeout(() => { this.recheck = undefined; if (this.total > this.limitBytes) this.shed(); }, Math.ceil(wait) + 1);
+      this.recheck.unref?.();
+    }
+  }
+}
+
+/** Bytes handed to the socket at once when an answer is sent in pieces. */
+export const PIECE_BYTES = 256 * 1024;
+
+export interface SizedAnswer {
+  code: number;
+  headers: Record<string, string>;
+  /** The body's length: the sum of the pieces. */
+  total: number;
+  /** The body: pieces made as they are needed (from the cached bytes of each object), or ... */
+  pieces: Iterable<Uint8Array>;
+  /**
+   * ... true when the pieces were built for this answer alone (a YAML or Table list): then what has
+   * not gone out yet is memory this client holds, counted while its socket is backed up. Pieces that
+   * are the cache's own bytes cost nothing more than the one piece on its way.
+   */
+  built: boolean;
+}
+
+/**
+ * Sends a large answer with backpressure: pieces are joined up to PIECE_BYTES and the next is taken
+ * only once the socket took the last, in time slices so other requests get their turn. While the
+ * socket is backed up, what this client holds counts in the server's output budget like a stalled
+ * watch, and under pressure the largest holders are closed (the connection dropped: the answer is
+ * cut short, which its client sees as an error and retries).
+ */
+export async function sendSized(res: KResponse, budget: OutputBudget, info: Pick<OutputHolder, 'what' | 'kind' | 'group' | 'resource'>, a: SizedAnswer): Promise<void> {
+  let closed = res.aborted;
+  let wake: () => void = () => {};
+  const holder: OutputHolder = { ...info, queued: 0, close: () => { closed = true; res.close(); wake(); } };
+  res.onClose(() => { closed = true; wake(); });
+  res.onDrain(() => { budget.drained(holder); wake(); });
+  if (closed) return;
+  budget.add(holder);
+  res.startSized(a.code, a.headers, a.total);
+  let left = a.total;
+  const slicer = new Slicer();
+  const batch: Uint8Array[] = [];
+  let batchBytes = 0;
+  const flush = async () => {
+    const out = batch.length === 1 ? batch[0] : Buffer.concat(batch, batchBytes);
+    batch.length = 0;
+    batchBytes = 0;
+    left -= out.length;
+    if (res.write(out)) return;
+    // Backed up: what this client holds until the socket drains.
+    budget.queue(holder, a.built ? out.length + left : out.length);
+    if (closed) return;
+    await new Promise<void>((resolve) => { wake = resolve; });
+  };
+  try {
+    for (const p of a.pieces) {
+      // A large piece goes out in PIECE_BYTES parts, so the socket is never handed more than that.
+      for (let at = 0; at < p.length; at += PIECE_BYTES) {
+        if (closed) return;
+        const part = p.length <= PIECE_BYTES ? p : p.subarray(at, at + PIECE_BYTES);
+        batch.push(part);
+        batchBytes += part.length;
+        if (batchBytes >= PIECE_BYTES) await flush();
+        if (slicer.due()) await slicer.pause();
+      }
+    }
+    if (batchBytes && !closed) await flush();
+  } finally {
+    budget.remove(holder);
   }
 }

@@ -493,13 +493,16 @@ function writeScalar(w: protobuf.Writer, type: string, v: unknown): void {
 
 /** magic + Unknown{typeMeta{apiVersion, kind}, raw, contentEncoding "", contentType ""}, as the reference writes it. */
 export function wrap(apiVersion: string, kind: string, raw: Uint8Array | Uint8Array[]): Buffer {
-  const parts = Array.isArray(raw) ? raw : [raw];
+  return Buffer.concat(wrapParts(apiVersion, kind, Array.isArray(raw) ? raw : [raw]));
+}
+/** The envelope around `parts` as a list of parts, not joined. */
+function wrapParts(apiVersion: string, kind: string, parts: Uint8Array[]): Uint8Array[] {
   const rawLen = parts.reduce((n, p) => n + p.length, 0);
   const w = protobuf.Writer.create();
   w.uint32(10).fork().uint32(10).string(apiVersion).uint32(18).string(kind).ldelim();
   w.uint32(18).uint32(rawLen);
   const head = w.finish();
-  return Buffer.concat([MAGIC, head, ...parts, TRAILER]);
+  return [MAGIC, head, ...parts, TRAILER];
 }
 /** contentEncoding and contentType, both empty. */
 const TRAILER = Buffer.from([0x1a, 0x00, 0x22, 0x00]);
@@ -651,14 +654,15 @@ export function entryProtobuf(type: TypeDef, e: Entry, apiVersion: string): Buff
 }
 
 /** A list: ListMeta, then each item's cached framed bytes as they are (no re-encoding). */
-export function listProtobuf(type: TypeDef, apiVersion: string, meta: Record<string, unknown>, items: Entry[]): Buffer {
+/** A list's envelope in parts (the items' cached messages among them), to be sent as they are. */
+export function listProtobuf(type: TypeDef, apiVersion: string, meta: Record<string, unknown>, items: Entry[]): Uint8Array[] {
   const lm = metaCodec.encode('meta.v1.ListMeta', meta);
   const parts: Uint8Array[] = [protobuf.Writer.create().uint32(10).uint32(lm.length).finish(), lm];
   for (const e of items) {
     entryMessage(type, e);
     parts.push(e.pb!);
   }
-  return wrap(apiVersion, `${type.kind}List`, parts);
+  return wrapParts(apiVersion, `${type.kind}List`, parts);
 }
 
 /**

@@ -9,8 +9,8 @@ import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type O
 import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { depthError, parseJson } from '../workers/decode.js';
 import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
-import { Slicer } from './slicer.js';
-import type { OutputBudget, OutputHolder } from './outbudget.js';
+import { Slicer, joinSliced } from './slicer.js';
+import { sendSized, type OutputBudget, type OutputHolder } from './outbudget.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
 import type { AuditContext } from './audit.js';
@@ -388,7 +388,7 @@ export class Registry {
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
     const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert && !t.type.readDefaults?.any() ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
-    if (memoKey && rc.listMemo?.key === memoKey) return res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : rc.listMemo.body);
+    if (memoKey && rc.listMemo?.key === memoKey) return this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [rc.listMemo.body], rc.listMemo.body.length, true);
     const items: Entry[] = [];
     let next = '';
     let remaining = 0;
@@ -423,9 +423,12 @@ export class Registry {
   }
 
   /**
-   * Sends a list; returns the JSON body when it was plain JSON (so it can be reused). Table and
-   * metadata-only rows are built item by item in time slices, and YAML is written on a worker, so a
-   * list of tens of MB does not hold the event loop.
+   * Sends a list; returns the body when it was built whole as JSON or Protobuf (so the same list at
+   * the same revision can reuse it). Large answers go out in pieces with backpressure and count in
+   * the server's output budget while their client is not reading (sendAnswer); JSON and Protobuf
+   * lists are then sent straight from each object's cached bytes, never joined into one buffer.
+   * Table and metadata-only rows are built item by item in time slices, and YAML is written on a
+   * worker, so a list of tens of MB does not hold the event loop.
    */
   private async sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined): Promise<Buffer | undefined> {
     const meta: Record<string, unknown> = { resourceVersion: String(rev), continue: next };
@@ -438,39 +441,76 @@ export class Registry {
       const head = acc.rep === 'table'
         ? `{"kind":"Table","apiVersion":"${metaApi}","metadata":${JSON.stringify(meta)},"columnDefinitions":${JSON.stringify(columnDefinitions(t.type))},"rows":[`
         : `{"kind":"PartialObjectMetadataList","apiVersion":"${metaApi}","metadata":${JSON.stringify(meta)},"items":[`;
-      // Bytes per row: the answer is then one copy, never one huge string to encode on the event loop.
+      // Bytes per row: the answer goes out row by row, never one huge string to encode on the event loop.
       const parts: Buffer[] = [Buffer.from(head)];
+      let total = parts[0].length + TAIL.length;
       const slicer = new Slicer();
       for (const e of items) {
         const o = parse(e);
-        if (parts.length > 1) parts.push(COMMA);
-        parts.push(Buffer.from(JSON.stringify(acc.rep === 'table' ? tableRow(t.type, o, this.ctx.brand, include, acc.metaVersion!, now) : { kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: o.metadata })));
+        if (parts.length > 1) { parts.push(COMMA); total++; }
+        const row = Buffer.from(JSON.stringify(acc.rep === 'table' ? tableRow(t.type, o, this.ctx.brand, include, acc.metaVersion!, now) : { kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: o.metadata }));
+        parts.push(row);
+        total += row.length;
         if (slicer.due()) {
           await slicer.pause();
           if (res.aborted) return undefined;
         }
       }
       parts.push(TAIL);
-      res.send(200, JSON_HEADERS, req.method === 'HEAD' ? '' : Buffer.concat(parts));
+      await this.sendAnswer(req, res, t, JSON_HEADERS, parts, total, true);
       return undefined;
     }
     if (acc.rep === 'protobuf') {
       // Each item's cached Protobuf message goes out as it is, as for JSON below.
-      const pb = listProtobuf(t.type, gv(t.type), meta, items);
-      res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : pb);
+      const parts = listProtobuf(t.type, gv(t.type), meta, items);
+      const total = parts.reduce((n, p) => n + p.length, 0);
+      if (total > LIST_MEMO_MAX_BYTES) { await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, parts, total, false); return undefined; }
+      const pb = Buffer.concat(parts, total);
+      await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [pb], total, true);
       return pb;
     }
     // Each item's stored bytes go out as they are: the list is never re-serialized.
     const head = Buffer.from(`{"kind":"${t.type.kind}List","apiVersion":"${gv(t.type)}","metadata":${JSON.stringify(meta)},"items":[`);
-    const parts: Buffer[] = [head];
-    for (let j = 0; j < items.length; j++) {
-      if (j) parts.push(COMMA);
-      parts.push(items[j].bytes);
+    let total = head.length + TAIL.length + Math.max(0, items.length - 1);
+    for (const e of items) total += e.bytes.length;
+    function* pieces() {
+      yield head;
+      for (let j = 0; j < items.length; j++) {
+        if (j) yield COMMA;
+        yield items[j].bytes;
+      }
+      yield TAIL;
     }
-    parts.push(TAIL);
-    const json = Buffer.concat(parts);
-    res.send(200, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : await encodeAs(acc, json));
-    return acc.rep === 'json' ? json : undefined;
+    if (acc.rep === 'json' && total > LIST_MEMO_MAX_BYTES) {
+      await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, pieces(), total, false);
+      return undefined;
+    }
+    if (acc.rep === 'json') {
+      const json = Buffer.concat([...pieces()], total);
+      await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [json], total, true);
+      return json;
+    }
+    // YAML is written on a worker from the whole JSON, joined here in slices and moved there.
+    const json = await joinSliced(pieces(), total);
+    if (res.aborted) return undefined;
+    const yaml = await encodeAs(acc, json, true);
+    const bytes = typeof yaml === 'string' ? Buffer.from(yaml) : yaml;
+    await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [bytes], bytes.length, true);
+    return undefined;
+  }
+
+  /**
+   * A list's answer: small ones in one piece, large ones in pieces with backpressure, counted in the
+   * server's output budget while the client is not reading (kernel/outbudget.ts). `built`: the
+   * pieces were made for this answer (see SizedAnswer).
+   */
+  private async sendAnswer(req: KRequest, res: KResponse, t: Target, headers: Record<string, string>, pieces: Iterable<Uint8Array>, total: number, built: boolean): Promise<void> {
+    if (req.method === 'HEAD') return res.send(200, headers, '');
+    if (total < SIZED_ANSWER_BYTES) {
+      const parts = [...pieces];
+      return res.send(200, headers, parts.length === 1 ? parts[0] : Buffer.concat(parts, total));
+    }
+    await sendSized(res, this.ctx.outputBudget, { what: `list ${req.path}`, group: t.type.group, resource: t.type.resource, kind: 'list' }, { code: 200, headers, total, pieces, built });
   }
 
   // ------------------------------------------------------------------ watch
@@ -543,7 +583,7 @@ export class Registry {
     let lastRev = 0;
     let sink: { write(b: Buffer): boolean; end(): void };
     const budget = this.ctx.outputBudget;
-    const holder: OutputHolder = { what: `watch ${req.path}`, group: type.group, resource: type.resource, queued: 0, close: () => finish() };
+    const holder: OutputHolder = { what: `watch ${req.path}`, kind: 'watch', group: type.group, resource: type.resource, queued: 0, close: () => finish() };
     const finish = () => {
       if (closed) return;
       closed = true;
@@ -553,16 +593,27 @@ export class Registry {
       clearTimeout(timer);
       clearInterval(bm);
       sink?.end();
+      wakeReplay?.();
     };
     // Every write goes through here, initial state included. Bytes the socket does not take stay in
     // memory: a watcher that cannot keep up is closed past its own cap (the client resumes from the
     // last revision it received), and all watchers share the server's budget (largest closed first).
-    const put = (b: Buffer) => {
-      if (closed || sink.write(b)) return;
+    const put = (b: Buffer): boolean => {
+      if (closed || sink.write(b)) return true;
       if (holder.queued + b.length > this.ctx.watchBudgetBytes) budget.closeOver(holder);
       else budget.queue(holder, b.length);
+      return false;
     };
-    const drained = () => budget.drained(holder);
+    // While the initial state or history is replayed, events committed meanwhile wait in `queued`
+    // (`held` bytes, counted with the socket's backlog), and the replay itself waits for the socket.
+    let held = 0;
+    let replaying = true;
+    let wakeReplay: (() => void) | undefined;
+    const drained = () => {
+      budget.drained(holder);
+      if (held) budget.queue(holder, held);
+      wakeReplay?.();
+    };
     budget.add(holder);
     const pinned = sel.indexed;
     let pending: Buffer[] = [];
@@ -591,7 +642,8 @@ export class Registry {
       },
     };
     const bookmark = (annotations?: Record<string, string>) => {
-      if (closed || !bookmarks) return;
+      // No periodic bookmark in the middle of a replay: it would claim a revision the client has not caught up to.
+      if (closed || !bookmarks || (replaying && !annotations)) return;
       const md: Record<string, unknown> = { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) };
       if (annotations) md.annotations = annotations;
       const obj = { kind: type.kind, apiVersion: gv(type), metadata: md };
@@ -608,17 +660,49 @@ export class Registry {
       if (waitErr) return fail(waitErr);
       // Register first, then replay: events committed meanwhile queue behind the replay.
       const queued: [Buffer, number][] = [];
-      let replaying = true;
       const live = w.deliver;
-      w.deliver = (line, rev) => (replaying ? queued.push([line, rev]) : live(line, rev));
+      w.deliver = (line, rev) => {
+        if (!replaying) return live(line, rev);
+        queued.push([line, rev]);
+        held += line.length;
+        if (holder.queued + line.length > this.ctx.watchBudgetBytes) budget.closeOver(holder);
+        else budget.queue(holder, line.length);
+      };
       this.ctx.hub.add(rc, w);
       const snapshotRev = this.ctx.cache.rev;
+      // The replay goes out in batches, in time slices, and waits while the socket is backed up: a
+      // large initial state never holds the event loop, nor sits whole in memory for a slow client.
+      const slicer = new Slicer();
+      // A WebSocket carries one event per message: no batches there.
+      const batchLimit = ws ? 0 : REPLAY_BATCH_BYTES;
+      let batch: Buffer[] = [];
+      let batchBytes = 0;
+      const send = async () => {
+        if (!batch.length) return;
+        const out = batch.length === 1 ? batch[0] : Buffer.concat(batch, batchBytes);
+        batch = [];
+        batchBytes = 0;
+        if (!put(out) && !closed) await new Promise<void>((resolve) => { wakeReplay = resolve; });
+        wakeReplay = undefined;
+      };
+      const emit = async (line: Buffer, rev: number) => {
+        lastRev = rev;
+        batch.push(line);
+        batchBytes += line.length;
+        if (batchBytes >= batchLimit) await send();
+        if (slicer.due()) await slicer.pause();
+      };
       if (getState) {
-        for (const e of rc.range(w.namespace)) {
+        // The state at snapshotRev, taken at once: the cache changes while the replay waits.
+        const state: Entry[] = [];
+        for (const e of rc.range(w.namespace)) if (inScope(e)) state.push(e);
+        for (const e of state) {
           if (closed) return;
-          if (inScope(e)) put(frame('ADDED', encodeObject(e)));
+          await emit(frame('ADDED', encodeObject(e)), 0);
         }
         lastRev = snapshotRev;
+        await send();
+        if (closed) return;
         if (sendInitial) bookmark({ [`${brand.domain}/initial-events-end`]: 'true' });
       } else {
         const start = Number(rv);
@@ -627,30 +711,42 @@ export class Registry {
           // Older than the in-memory history: replay the storage log's history.
           try {
             for await (const ev of this.ctx.backend.history(start, resourcePrefix(type))) {
+              if (closed) return;
               if (ev.revision > snapshotRev) break;
               const obj = JSON.parse(Buffer.from(ev.value).toString('utf8')) as KObject;
               if (ev.type === 'DELETED') obj.metadata = { ...obj.metadata, resourceVersion: String(ev.revision) };
               const e = makeEntry(type, ev.key, ev.type === 'DELETED' ? Buffer.from(JSON.stringify(obj)) : Buffer.from(ev.value), obj, ev.revision, ev.createRevision);
-              if (inScope(e)) live(frame(ev.type, encodeObject(e)), ev.revision);
+              if (inScope(e)) await emit(frame(ev.type, encodeObject(e)), ev.revision);
             }
           } catch (err) {
             replaying = false;
             return fail(err instanceof StatusError ? err : errors.internal(String(err)));
           }
         } else {
-          for (let i = rc.eventsAfter(start); i < rc.events.length && rc.events[i].rev <= snapshotRev; i++) {
+          // The history array is read by revision, not index: it may be trimmed while the replay waits.
+          let at = start;
+          for (let i = rc.eventsAfter(at); i < rc.events.length && rc.events[i].rev <= snapshotRev; i = rc.eventsAfter(at)) {
+            if (closed) return;
+            // Trimmed while the replay waited for a slow client: it relists, as after any expired watch.
+            if (at < this.ctx.cache.floor) { replaying = false; return fail(new StatusError(410, 'Expired', `too old resource version: ${at} (${this.ctx.cache.floor})`)); }
             const ev = rc.events[i];
+            at = ev.rev;
             const now = ev.type !== 'DELETED' && inScope(ev.entry);
             const before = !!ev.prev && inScope(ev.prev);
             const kind: EventType | undefined = ev.type === 'DELETED' ? (inScope(ev.entry) ? 'DELETED' : undefined) : now && before ? 'MODIFIED' : now ? 'ADDED' : before ? 'DELETED' : undefined;
             // Leaving the selection: the object as it was, at this event's revision.
             const shown = ev.type !== 'DELETED' && !now && before ? withRevision(ev.prev!, ev.rev) : ev.entry;
-            if (kind) live(frame(kind, encodeObject(shown)), ev.rev);
+            if (kind) await emit(frame(kind, encodeObject(shown)), ev.rev);
           }
         }
+        await send();
+        if (closed) return;
         lastRev = Math.max(lastRev, snapshotRev);
       }
       replaying = false;
+      // The socket took the replay: what it holds now is only the events that waited for it.
+      budget.drained(holder);
+      held = 0;
       for (const [line, rev] of queued) live(line, rev);
       w.flush!();
     };
@@ -1309,8 +1405,17 @@ function defsKey(type: TypeDef): string | undefined {
 }
 
 const COMMA = Buffer.from(',');
+/** Answers from this size on go out in pieces, counted in the output budget (sendAnswer). */
+const SIZED_ANSWER_BYTES = 64 * 1024;
+/**
+ * JSON and Protobuf lists up to this size are joined once and kept for the next identical list
+ * (ResourceCache.listMemo); larger ones are sent from the objects' cached bytes as they are.
+ */
+const LIST_MEMO_MAX_BYTES = 8 * 1024 * 1024;
 const TAIL = Buffer.from(']}');
 const EVENT_TAIL = Buffer.from('}\n');
+/** A watch's replay (initial state, history) is written to the socket in batches of about this size. */
+const REPLAY_BATCH_BYTES = 64 * 1024;
 
 function encodeContinue(rv: number, start: { namespace: string; name: string }): string {
   return Buffer.from(JSON.stringify({ v: 1, rv, ns: start.namespace, n: start.name })).toString('base64url');

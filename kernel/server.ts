@@ -417,11 +417,15 @@ export class Server {
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
-  /** The output budget watchers share; every stream it closes is logged and counted as the reference counts them. */
+  /**
+   * The output budget watches and large list answers share; every stream it closes is logged, and
+   * counted: watches as the reference counts them, lists in a counter of their own.
+   */
   private outputBudget(): OutputBudget {
     const terminated = this.metrics.registry.counter('apiserver_terminated_watchers_total', 'Counter of watchers closed due to unresponsiveness broken by resource type.', ['group', 'resource']);
+    const cut = this.metrics.registry.counter('apiserver_output_budget_closed_lists_total', 'Counter of list answers cut short because their client stopped reading while the server\'s output budget was exceeded, by resource type.', ['group', 'resource']);
     return new OutputBudget(OUTPUT_BUDGET_BYTES, ({ holder, queued, total, reason }) => {
-      terminated.inc({ group: holder.group, resource: holder.resource });
+      (holder.kind === 'watch' ? terminated : cut).inc({ group: holder.group, resource: holder.resource });
       this.log.warn('closed a stream that stopped reading', { stream: holder.what, reason, queuedBytes: queued, serverQueuedBytes: total });
     });
   }

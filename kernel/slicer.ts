@@ -14,3 +14,15 @@ export class Slicer {
     this.since = performance.now();
   }
 }
+
+/** Joins pieces into one buffer of its own memory (so it can be moved to a worker), copying in time slices. */
+export async function joinSliced(pieces: Iterable<Uint8Array>, total: number, slicer = new Slicer()): Promise<Buffer> {
+  const out = Buffer.allocUnsafeSlow(total);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+    if (slicer.due()) await slicer.pause();
+  }
+  return out;
+}

@@ -51,9 +51,12 @@ export async function decodeYamlBody(text: string): Promise<YamlDecoded> {
 export const YAML_ENCODE_WORKER_THRESHOLD_BYTES = 64 * 1024;
 
 /** YAML of a JSON answer: inline when small, on a worker otherwise (as bytes). */
-export async function encodeYamlBody(json: Buffer | string): Promise<string | Uint8Array> {
+export async function encodeYamlBody(json: Buffer | string, disposable = false): Promise<string | Uint8Array> {
   if (!enabled || json.length < YAML_ENCODE_WORKER_THRESHOLD_BYTES) return encodeYaml(typeof json === 'string' ? json : json.toString('utf8'));
-  return (await thePool().run({ op: 'encode-yaml', json: typeof json === 'string' ? Buffer.from(json) : json })) as Uint8Array;
+  const bytes = typeof json === 'string' ? Buffer.from(json) : json;
+  // A buffer that is all of its own memory, and that nobody uses after this, is moved, not copied.
+  const own = (typeof json === 'string' || disposable) && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return (await thePool().run({ op: 'encode-yaml', json: bytes }, own ? { transferList: [bytes.buffer as ArrayBuffer] } : {})) as Uint8Array;
 }
 
 export async function closeWorkers(): Promise<void> {

@@ -35,6 +35,12 @@ class NodeResponse implements KResponse {
     this.res.flushHeaders();
   }
   write(chunk: Uint8Array | string) { return this.aborted || this.finished ? false : this.res.write(chunk); }
+  startSized(code: number, headers: Record<string, string>, total: number) {
+    if (this.aborted) return;
+    this.res.writeHead(code, { ...headers, 'content-length': total });
+    if (total === 0) this.end();
+  }
+  close() { this.finished = true; this.res.destroy(); }
   onDrain(cb: () => void) { this.res.on('drain', cb); }
   onClose(cb: () => void) { if (this.res.destroyed) cb(); else this.closeCbs.push(cb); }
   end() {

@@ -37,6 +37,15 @@ export interface KResponse {
   onClose(cb: () => void): void;
   /** Ends a streaming response. */
   end(): void;
+  /**
+   * Starts an answer of exactly `total` body bytes (Content-Length, no chunked framing) whose body
+   * `write` then gives in pieces; it is complete with its last byte (no `end`). A piece the socket
+   * does not take at once is kept and sent as the socket drains: write returns false, onDrain fires
+   * once it has gone, and no piece may be written meanwhile.
+   */
+  startSized(code: number, headers: Record<string, string>, total: number): void;
+  /** Drops the connection at once: an answer that cannot be finished. */
+  close(): void;
   /** Upgrades to a WebSocket when the transport can (uWS), answering with `protocol` (default: the client's first). */
   upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
   /**

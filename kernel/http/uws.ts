@@ -103,6 +103,7 @@ class UwsResponse implements KResponse {
 
   write(chunk: Uint8Array | string): boolean {
     if (this.aborted || this.done) return false;
+    if (this.sized) return this.writePiece(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     let ok = true;
     const data = typeof chunk === 'string' && chunk.length > CORK_PIECE / 4 ? Buffer.from(chunk) : chunk;
     if (typeof data === 'string' || data.length <= CORK_PIECE) this.res.cork(() => { ok = this.res.write(data); });
@@ -121,20 +122,65 @@ class UwsResponse implements KResponse {
       // so the handler must write to drain: it writes a newline, which newline-delimited JSON
       // streams ignore. It does so on every writable event, not only while we know of a backlog: a
       // corked write can report success and still leave bytes buffered when the cork is released.
-      if (!this.writableSet) {
-        this.writableSet = true;
-        this.res.onWritable(() => {
-          if (this.aborted || this.done) return true;
-          const drained = this.res.write(this.filler);
-          if (drained && this.congested) {
-            this.congested = false;
-            this.drainCb?.();
-          }
-          return drained;
-        });
-      }
+      this.writable();
     }
     return ok;
+  }
+
+  /** One handler for both kinds of streams (uWS keeps one per response). */
+  private writable(): void {
+    if (this.writableSet) return;
+    this.writableSet = true;
+    this.res.onWritable((offset) => {
+      if (this.aborted || this.done) return true;
+      const sized = this.sized;
+      if (sized) {
+        if (!sized.piece) return true;
+        const [ok, finished] = this.res.tryEnd(sized.piece.subarray(offset - sized.pieceAt), sized.total);
+        if (finished) this.done = true;
+        if (!ok) return false;
+        sized.piece = undefined;
+        this.drainCb?.();
+        return true;
+      }
+      const drained = this.res.write(this.filler);
+      if (drained && this.congested) {
+        this.congested = false;
+        this.drainCb?.();
+      }
+      return drained;
+    });
+  }
+
+  /** A sized answer (startSized) in progress: its length, and the piece the socket has not taken yet. */
+  private sized: { total: number; piece?: Uint8Array; pieceAt: number } | undefined;
+
+  startSized(code: number, headers: Record<string, string>, total: number): void {
+    if (this.aborted || this.done) return;
+    this.sized = { total, pieceAt: 0 };
+    this.res.cork(() => this.head(code, headers));
+    if (total === 0) this.writePiece(new Uint8Array(0));
+  }
+
+  private writePiece(piece: Uint8Array): boolean {
+    const sized = this.sized!;
+    if (sized.piece) return false;
+    let ok = true;
+    this.res.cork(() => {
+      const at = this.res.getWriteOffset();
+      const [written, finished] = this.res.tryEnd(piece, sized.total);
+      ok = written;
+      if (finished) this.done = true;
+      else if (!written) { sized.piece = piece; sized.pieceAt = at; }
+    });
+    if (!ok) this.writable();
+    return ok;
+  }
+
+  close(): void {
+    if (this.aborted) return;
+    this.done = true;
+    this.res.close();
   }
 
   /** Called each time a backed-up stream has drained. */
