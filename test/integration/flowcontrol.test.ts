@@ -2,6 +2,9 @@
 // queues a non-exempt flow fairly and answers 429 with Retry-After once its queues are full, while
 // exempt users and health checks go straight through; with APF off the in-flight limits apply.
 import https from 'node:https';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
 
@@ -115,6 +118,63 @@ t.test('APF: a stored priority level with small queues: 429 with Retry-After pas
   t.equal([...names].filter((x) => String(x).startsWith('flood-')).length, created.length, 'exactly the 201s were stored');
   const metrics = await s.get('/metrics');
   t.match(metrics.text, /apiserver_flowcontrol_rejected_requests_total\{flow_schema="alice-tiny",priority_level="tiny",reason="(queue-full|concurrency-limit)"\} \d+/);
+});
+
+t.test('APF borrowing: a busy level borrows seats idle levels may lend; health checks and exempt requests stay fast', async (t) => {
+  // 30 seats for the server, dealt again every half second; alice's own level has one nominal seat
+  // and lends none, and every other level is idle.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-apf-'));
+  const config = path.join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ flowControl: { plugin: 'apf', options: { serverConcurrencyLimit: 30, queueWaitSeconds: 15, borrowingPeriodSeconds: 0.5 } } }));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const s = await withServer(t, { args: ['--config', config] });
+  await grantAlice(s);
+  const FC = `/apis/flowcontrol.apiserver.${D}/v1beta3`;
+  const pl = await s.request('POST', `${FC}/prioritylevelconfigurations`, {
+    body: { apiVersion: `flowcontrol.apiserver.${D}/v1beta3`, kind: 'PriorityLevelConfiguration', metadata: { name: 'small' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 8, handSize: 2, queueLengthLimit: 50 } } } } },
+  });
+  t.equal(pl.status, 201, `PriorityLevelConfiguration: ${pl.text.slice(0, 200)}`);
+  const fs = await s.request('POST', `${FC}/flowschemas`, {
+    body: {
+      apiVersion: `flowcontrol.apiserver.${D}/v1beta3`, kind: 'FlowSchema', metadata: { name: 'alice-small' },
+      spec: {
+        priorityLevelConfiguration: { name: 'small' }, matchingPrecedence: 500, distinguisherMethod: { type: 'ByUser' },
+        rules: [{ subjects: [{ kind: 'User', user: { name: 'alice' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+      },
+    },
+  });
+  t.equal(fs.status, 201);
+  let onSmall = false;
+  for (let i = 0; i < 100 && !onSmall; i++) {
+    const r = await s.request('GET', '/api/v1/namespaces/default', { headers: { 'impersonate-user': 'alice' } });
+    onSmall = r.headers[PL] === pl.json.metadata.uid;
+    if (!onSmall) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok(onSmall, 'alice is on the stored level');
+  const gauge = async (name: string) => Number(new RegExp(`^apiserver_flowcontrol_${name}\\{priority_level="small"\\} (\\d+)`, 'm').exec((await s.get('/metrics')).text)?.[1]);
+  t.equal(await gauge('nominal_limit_seats'), 1, 'one nominal seat (30 × 1 / 246 shares, rounded up)');
+
+  // Twelve reads that each hold their seat for 3 s (a resourceVersion the server has not reached
+  // yet: it waits, then answers 504). On one seat they would take 36 s, and most would time out in
+  // the queue (15 s) with 429; with borrowing they run side by side within a period or two.
+  const far = '/api/v1/namespaces/default/configmaps?resourceVersion=999999999&limit=1';
+  const t0 = performance.now();
+  const during = burst(s, 12, () => ({ method: 'GET', path: far, as: 'alice' }), { warm: true });
+  await new Promise((r) => setTimeout(r, 1500));
+  const borrowed = await gauge('current_limit_seats');
+  const probes: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const p0 = performance.now();
+    const [livez, admin] = await Promise.all([s.request('GET', '/livez', { token: null }), s.get('/api/v1/namespaces/default')]);
+    probes.push(performance.now() - p0);
+    t.ok(livez.status === 200 && admin.status === 200, '/livez and an exempt read answer during the burst');
+  }
+  const answers = await during;
+  const ms = performance.now() - t0;
+  t.ok(borrowed >= 12, `the level borrowed seats: its limit went from 1 to ${borrowed}`);
+  t.same([...new Set(answers.map((a) => a.status))], [504], `every read ran and answered 504 (none refused with 429): ${answers.map((a) => a.status).join(',')}`);
+  t.ok(ms < 12_000, `twelve 3-second reads on one nominal seat took ${(ms / 1000).toFixed(1)} s`);
+  t.ok(Math.max(...probes) < 1000, `health checks and exempt reads stayed fast: longest ${Math.max(...probes).toFixed(0)} ms`);
 });
 
 t.test('APF off: --max-mutating-requests-inflight limits writes with 429, system:masters is not limited', async (t) => {

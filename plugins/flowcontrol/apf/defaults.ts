@@ -25,6 +25,8 @@ export interface PriorityLevelSpec {
   limited?: {
     nominalConcurrencyShares?: number;
     lendablePercent?: number;
+    /** Unset: no bound on borrowing. */
+    borrowingLimitPercent?: number;
     limitResponse: { type: 'Queue' | 'Reject'; queuing?: { queues: number; handSize: number; queueLengthLimit: number } };
   };
 }

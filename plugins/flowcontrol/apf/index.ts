@@ -1,7 +1,8 @@
 // API Priority and Fairness, as the reference does it: each request is classified by the first
 // matching FlowSchema into a priority level; exempt levels run at once; limited levels share the
-// server's concurrency by their nominal shares, queue fairly by flow, and answer 429 with Retry-After
-// when their queues are full or a request waited too long. The configuration is the stored
+// server's concurrency by their nominal shares, lend and borrow seats between them by demand
+// (borrowing.ts), queue fairly by flow, and answer 429 with Retry-After when their queues are full or
+// a request waited too long. The configuration is the stored
 // FlowSchema / PriorityLevelConfiguration objects when the flowcontrol types are served and the
 // mandatory ones exist, and the reference's bootstrap configuration (defaults.ts) until then.
 import { createHash } from 'node:crypto';
@@ -10,12 +11,15 @@ import { CONTRACT_VERSION } from '../../../kernel/contracts.js';
 import { classify, orderSchemas, seatsFor } from './classify.js';
 import { defaultFlowSchemas, defaultPriorityLevels, type FlowSchemaSpec, type Named, type PriorityLevelSpec } from './defaults.js';
 import { flowHash, QueueSet, type QueueConfig } from './queueset.js';
+import { boundsOf, dealSeats, type BorrowingLevel } from './borrowing.js';
 
 export interface ApfOptions {
   /** Seats of the whole server (the reference: --max-requests-inflight + --max-mutating-requests-inflight). */
   serverConcurrencyLimit?: number;
   /** Longest a request waits in a queue before it is rejected (the reference: a quarter of --request-timeout, at most 1m). */
   queueWaitSeconds?: number;
+  /** How often seats are dealt again between levels by their demand (the reference: 10 s). */
+  borrowingPeriodSeconds?: number;
 }
 
 const FS_HEADER = 'X-Kubernetes-PF-FlowSchema-UID';
@@ -32,6 +36,8 @@ interface Level {
   uid: string;
   exempt: boolean;
   queues?: QueueSet;
+  /** Limited levels: nominal seats, and how far borrowing may move them; the smoothed demand. */
+  borrowing?: BorrowingLevel;
   /** Retry-After in seconds: 1, doubled for each second that keeps dropping requests (at most 60), halved after a quiet one. */
   retryAfter: number;
   lastDropSecond: number;
@@ -45,14 +51,41 @@ class Apf implements FlowControl {
   private dispatched;
   private executing;
   private inQueue;
+  private limitGauges;
+  private adjustTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(private host: PluginHost, private serverSeats: number, private waitMs: number) {
+  constructor(private host: PluginHost, private serverSeats: number, private waitMs: number, periodMs = 10_000) {
     const m = host.metrics;
     this.rejected = m.counter('apiserver_flowcontrol_rejected_requests_total', '[BETA] Number of requests rejected by API Priority and Fairness subsystem', ['flow_schema', 'priority_level', 'reason']);
     this.dispatched = m.counter('apiserver_flowcontrol_dispatched_requests_total', '[BETA] Number of requests executed by API Priority and Fairness subsystem', ['flow_schema', 'priority_level']);
     this.executing = m.gauge('apiserver_flowcontrol_current_executing_requests', '[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem', ['flow_schema', 'priority_level']);
     this.inQueue = m.gauge('apiserver_flowcontrol_current_inqueue_requests', '[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem', ['flow_schema', 'priority_level']);
+    const g = (name: string, help: string) => m.gauge(`apiserver_flowcontrol_${name}`, help, ['priority_level']);
+    this.limitGauges = {
+      nominal: g('nominal_limit_seats', '[BETA] Nominal number of execution seats configured for each priority level'),
+      current: g('current_limit_seats', '[ALPHA] current derived number of execution seats available to each priority level'),
+      lower: g('lower_limit_seats', '[ALPHA] Configured lower bound on number of execution seats available to each priority level'),
+      upper: g('upper_limit_seats', '[ALPHA] Configured upper bound on number of execution seats available to each priority level'),
+      target: g('target_seats', '[ALPHA] Seat allocation targets'),
+    };
     this.configure(defaultFlowSchemas(host.brand), defaultPriorityLevels());
+    if (periodMs > 0) {
+      this.adjustTimer = setInterval(() => this.adjust(), periodMs);
+      this.adjustTimer.unref?.();
+    }
+  }
+
+  /** Deals the seats again between the limited levels, by their seat demand over the last period. */
+  adjust(): void {
+    const levels = [...this.levels.values()].filter((l) => l.queues && l.borrowing);
+    if (!levels.length) return;
+    const { seats, targets } = dealSeats(levels.map((l) => l.borrowing!), levels.map((l) => l.queues!.takeDemandStats()));
+    levels.forEach((l, i) => {
+      if (seats[i] !== l.queues!.seats) l.queues!.setSeats(seats[i]);
+      const labels = { priority_level: l.name };
+      this.limitGauges.current.set(labels, seats[i]);
+      this.limitGauges.target.set(labels, targets[i]);
+    });
   }
 
   /** Starts following the stored configuration objects, when their types are served. */
@@ -100,10 +133,18 @@ class Apf implements FlowControl {
       const seats = Math.ceil((this.serverSeats * (lim.nominalConcurrencyShares ?? 30)) / shares);
       const q = lim.limitResponse.type === 'Queue' ? lim.limitResponse.queuing ?? { queues: 64, handSize: 8, queueLengthLimit: 50 } : undefined;
       const cfg: QueueConfig = { seats, queues: q?.queues ?? 0, handSize: q?.handSize ?? 0, queueLengthLimit: q?.queueLengthLimit ?? 0 };
+      // A level starts (and starts again, when changed) at its nominal seats; borrowing moves it from there.
       let queues = old?.queues;
       if (queues) queues.reconfigure(cfg);
       else queues = new QueueSet(cfg);
-      next.set(l.name, { name: l.name, uid, exempt: false, queues, retryAfter: old?.retryAfter ?? 1, lastDropSecond: old?.lastDropSecond ?? 0 });
+      const bounds = boundsOf(seats, lim.lendablePercent ?? 0, lim.borrowingLimitPercent);
+      const borrowing: BorrowingLevel = { bounds, smoothed: old?.borrowing?.smoothed ?? 0 };
+      const labels = { priority_level: l.name };
+      this.limitGauges.nominal.set(labels, seats);
+      this.limitGauges.current.set(labels, seats);
+      this.limitGauges.lower.set(labels, bounds.min);
+      this.limitGauges.upper.set(labels, Number.isFinite(bounds.max) ? bounds.max : this.serverSeats);
+      next.set(l.name, { name: l.name, uid, exempt: false, queues, borrowing, retryAfter: old?.retryAfter ?? 1, lastDropSecond: old?.lastDropSecond ?? 0 });
     }
     this.levels = next;
     this.schemas = orderSchemas(schemas).map((s) => ({ ...s, uid: s.uid ?? uidOf('FlowSchema', s.name) }));
@@ -124,7 +165,7 @@ class Apf implements FlowControl {
     }
     const queues = level.queues;
     const seats = seatsFor(req);
-    const run = (): FlowDecision => {
+    const run = (width: number): FlowDecision => {
       this.dispatched.inc(labels);
       this.executing.inc(labels);
       let released = false;
@@ -135,7 +176,7 @@ class Apf implements FlowControl {
           if (released) return;
           released = true;
           this.executing.dec(labels);
-          queues.release(seats);
+          queues.release(width);
         },
       };
     };
@@ -145,16 +186,16 @@ class Apf implements FlowControl {
     };
     const a = queues.admit(flowHash(`${schema.name}\u0000${c?.distinguisher ?? ''}`), seats, this.waitMs);
     if ('rejected' in a) return reject(queues.queued ? 'queue-full' : 'concurrency-limit');
-    if (a.now) return run();
+    if (a.now) return run(a.width);
     this.inQueue.inc(labels);
     return a.wait.then((ok) => {
       this.inQueue.dec(labels);
       if (!ok) return reject('time-out');
       if (req.aborted()) {
-        queues.release(seats);
+        queues.release(a.width);
         return reject('cancelled');
       }
-      return run();
+      return run(a.width);
     });
   }
 
@@ -168,6 +209,7 @@ class Apf implements FlowControl {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.adjustTimer);
     for (const u of this.unsubscribe.splice(0)) u();
   }
 }
@@ -179,7 +221,8 @@ const plugin: PluginModule<'flowcontrol'> = {
   create(options: ApfOptions, host) {
     const seats = Math.max(1, Math.floor(options.serverConcurrencyLimit ?? 600));
     const waitMs = Math.min(60, Math.max(0, options.queueWaitSeconds ?? 15)) * 1000;
-    const apf = new Apf(host, seats, waitMs);
+    const periodMs = Math.max(0, options.borrowingPeriodSeconds ?? 10) * 1000;
+    const apf = new Apf(host, seats, waitMs, periodMs);
     // the types are all registered by now; the objects arrive through the watch
     apf.follow();
     return apf;

@@ -23,24 +23,78 @@ interface Waiter {
   timer?: ReturnType<typeof setTimeout>;
 }
 
-export type Admission = { now: true } | { now: false; wait: Promise<boolean> } | { rejected: true };
+/** `width`: the seats the request takes (and gives back to release), its seats capped at the level's limit when it asked. */
+export type Admission = { now: true; width: number } | { now: false; wait: Promise<boolean>; width: number } | { rejected: true };
+
+/** A level's seat demand (seats executing plus seats queued) over one adjustment period. */
+export interface DemandStats {
+  /** Time-weighted mean. */
+  avg: number;
+  /** Time-weighted standard deviation. */
+  stdDev: number;
+  /** The most seats demanded at any moment. */
+  high: number;
+}
 
 export class QueueSet {
   private inUse = 0;
   private waiting = 0;
+  /** Seats the queued requests will take. */
+  private waitingSeats = 0;
+  // The seat demand's integral (and of its square) since the period began, for DemandStats.
+  private demandSince: number;
+  private demandAt: number;
+  private demandNow = 0;
+  private demandSum = 0;
+  private demandSumSq = 0;
+  private demandHigh = 0;
   private queues: Waiter[][];
   /** Virtual finish tag of each queue's last request. */
   private finish: number[];
   /** Virtual time: the start tag of the last request given seats. */
   private vt = 0;
 
-  constructor(private cfg: QueueConfig) {
+  constructor(private cfg: QueueConfig, private readonly clock: () => number = () => performance.now()) {
     this.queues = Array.from({ length: cfg.queues }, () => []);
     this.finish = new Array(cfg.queues).fill(0);
+    this.demandSince = this.demandAt = clock();
+  }
+
+  /** Seats this level may use now (its current concurrency limit). */
+  get seats(): number { return this.cfg.seats; }
+
+  /** Records the seat demand after a change (call after every change to inUse or waitingSeats). */
+  private noteDemand(): void {
+    const now = this.clock();
+    const dt = now - this.demandAt;
+    this.demandSum += this.demandNow * dt;
+    this.demandSumSq += this.demandNow * this.demandNow * dt;
+    this.demandAt = now;
+    this.demandNow = this.inUse + this.waitingSeats;
+    if (this.demandNow > this.demandHigh) this.demandHigh = this.demandNow;
+  }
+
+  /** The seat demand since the last call (or since the start), and a new period begins. */
+  takeDemandStats(): DemandStats {
+    this.noteDemand();
+    const span = this.demandAt - this.demandSince;
+    const avg = span > 0 ? this.demandSum / span : this.demandNow;
+    const variance = span > 0 ? Math.max(0, this.demandSumSq / span - avg * avg) : 0;
+    const stats = { avg, stdDev: Math.sqrt(variance), high: this.demandHigh };
+    this.demandSince = this.demandAt;
+    this.demandSum = this.demandSumSq = 0;
+    this.demandHigh = this.demandNow;
+    return stats;
   }
 
   get executing(): number { return this.inUse; }
   get queued(): number { return this.waiting; }
+
+  /** A new concurrency limit (seats borrowed or lent); waiting requests take seats that became free. */
+  setSeats(seats: number): void {
+    this.cfg = { ...this.cfg, seats };
+    this.dispatch();
+  }
 
   /** New limits (a changed priority level); queued requests stay where they are. */
   reconfigure(cfg: QueueConfig): void {
@@ -51,12 +105,15 @@ export class QueueSet {
       this.finish = new Array(cfg.queues).fill(this.vt);
       this.cfg = cfg;
       this.waiting = 0;
+      this.waitingSeats = 0;
       for (const w of all) {
         if (cfg.queues === 0) { clearTimeout(w.timer); w.resolve(false); continue; }
         w.queue = w.queue % cfg.queues;
         this.queues[w.queue].push(w);
         this.waiting++;
+        this.waitingSeats += w.seats;
       }
+      this.noteDemand();
     } else {
       this.cfg = cfg;
     }
@@ -73,7 +130,8 @@ export class QueueSet {
     const width = Math.min(seats, Math.max(1, this.cfg.seats));
     if (this.waiting === 0 && this.inUse + width <= this.cfg.seats) {
       this.inUse += width;
-      return { now: true };
+      this.noteDemand();
+      return { now: true, width };
     }
     if (this.cfg.queues === 0) return { rejected: true };
     const q = this.shortestInHand(flowHash);
@@ -88,13 +146,16 @@ export class QueueSet {
     waiter.timer.unref?.();
     this.queues[q].push(waiter);
     this.waiting++;
-    return { now: false, wait };
+    this.waitingSeats += width;
+    this.noteDemand();
+    return { now: false, wait, width };
   }
 
-  /** A request that ran gives its seats back; waiting requests take them in fair order. */
-  release(seats: number): void {
-    this.inUse -= Math.min(seats, Math.max(1, this.cfg.seats));
+  /** A request that ran gives its seats back (the width it was admitted with); waiting requests take them in fair order. */
+  release(width: number): void {
+    this.inUse -= width;
     if (this.inUse < 0) this.inUse = 0;
+    this.noteDemand();
     this.dispatch();
   }
 
@@ -104,6 +165,8 @@ export class QueueSet {
     if (i < 0) return;
     q.splice(i, 1);
     this.waiting--;
+    this.waitingSeats -= w.seats;
+    this.noteDemand();
     w.resolve(false);
   }
 
@@ -118,7 +181,9 @@ export class QueueSet {
       if (this.inUse + w.seats > this.cfg.seats && this.inUse > 0) return;
       this.queues[best].shift();
       this.waiting--;
+      this.waitingSeats -= w.seats;
       this.inUse += w.seats;
+      this.noteDemand();
       this.vt = Math.max(this.vt, w.start);
       clearTimeout(w.timer);
       w.resolve(true);
