@@ -80,7 +80,21 @@ class UpgradeResponse implements KResponse {
     if (this.aborted || this.done) return;
     this.writeHead(code, headers);
   }
-  write(chunk: Uint8Array | string) { return this.aborted || this.done ? false : this.socket.write(chunk); }
+  startSized(code: number, headers: Record<string, string>, total: number) {
+    if (this.aborted || this.done) return;
+    this.writeHead(code, headers, total);
+    this.sizedLeft = total;
+    if (total === 0) this.end();
+  }
+  /** Bytes a sized answer still has to write: the connection ends with the last one. */
+  private sizedLeft: number | undefined;
+  close() { this.done = true; this.socket.destroy(); }
+  write(chunk: Uint8Array | string) {
+    if (this.aborted || this.done) return false;
+    const ok = this.socket.write(chunk);
+    if (this.sizedLeft !== undefined && (this.sizedLeft -= Buffer.byteLength(chunk as string)) <= 0) this.end();
+    return ok;
+  }
   onDrain(cb: () => void) { this.socket.on('drain', cb); }
   onClose(cb: () => void) { if (this.socket.destroyed) cb(); else this.closeCbs.push(cb); }
   end() {
