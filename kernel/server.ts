@@ -252,6 +252,14 @@ export class Server {
     const cfg = this.config;
     const configDir = cfg.configFile ? path.dirname(path.resolve(cfg.configFile)) : process.cwd();
     const host = this.host();
+    // How long each step of start-up takes, at -v=2 (docs/operations.md, "Start-up time").
+    let stepAt = performance.now();
+    const step = (name: string) => {
+      const now = performance.now();
+      this.log.v(2, 'start-up step', { step: name, ms: Math.round(now - stepAt), sinceProcessStart: Math.round(now) });
+      stepAt = now;
+    };
+    step('modules loaded');
     this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
     process.once('exit', () => this.dataLock?.release());
     // The serving certificate also names the server's own Service: its DNS names and first service IP.
@@ -262,11 +270,13 @@ export class Server {
     this.adminToken = pki.adminToken;
     this.caFile = pki.caFile;
     this.frontProxy = await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient);
+    step('data directory and PKI');
 
     // Types, then storage, then the cache warmed from storage.
     const providers = (this.typeProviders = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[]);
     this.types = new TypeRegistry(providers.flatMap((p) => p.types(this.brand)), cfg.runtimeConfig);
     for (const t of this.types.all) this.cache.register(t);
+    step('types');
     if (cfg.encryptionProviderConfig) host.valueTransformer = await loadEncryptionConfig(cfg.encryptionProviderConfig);
     this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
     try {
@@ -277,6 +287,7 @@ export class Server {
         `With the server stopped, run: cluster-apiserver repair --data-dir ${cfg.dataDir} (plus the same --config, if any); ` +
         'it keeps every intact object and expires older resource versions (clients relist).');
     }
+    step('storage opened');
     // A shared store (etcd) goes on committing while the cache warms: its events wait here until the
     // snapshot below is loaded, then those after it are applied.
     let warming: { events: StorageEvent[]; rev: number } | undefined = { events: [], rev: 0 };
@@ -304,6 +315,7 @@ export class Server {
     warming = undefined;
     if (early.rev > snapshot) this.cache.apply(early.events.filter((e) => e.revision > snapshot), early.rev);
 
+    step('cache loaded');
     // The registry exists before any plugin is created, so plugins may read objects and register
     // guards in create(); the admission chain is filled in once its plugins are loaded.
     this.registry = new Registry({
@@ -322,12 +334,14 @@ export class Server {
     if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
     this.metrics.instrumentWatchHub(this.hub);
 
+    step('authentication, authorization, admission, flow control, audit plugins');
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
     this.signers = (await loadAll('signer', cfg.signers, host, { configDir })) as Signer[];
     for (const p of providers) await p.start?.();
     // With a shared store, controllers run on the Lease holder only (those marked perServer, the
     // server's own, run everywhere); losing the Lease stops them, winning it again starts fresh instances.
     const created = await this.named<Controller>('controller', cfg.controllers, host, configDir);
+    step('signers, type providers, controllers loaded');
     const le = cfg.leaderElection;
     const elect = le.enabled ?? !!this.backend.latestRevision;
     this.controllers = elect ? created.filter((c) => c.plugin.perServer) : created;
@@ -355,6 +369,7 @@ export class Server {
       this.elector.start();
     }
 
+    step('controllers started');
     this.health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
     const sh = this.backend.health ?? { name: 'storage', live: true };
     this.health.add({ name: sh.name, live: sh.live, ready: true, run: () => (this.backend.ready?.() === false ? `${sh.name} not ready` : undefined) });
@@ -397,7 +412,9 @@ export class Server {
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
+    step('listening');
     for (const c of this.controllers) await c.plugin.listening?.({ port: this.port });
+    step('controllers told the port');
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     this.url = `https://${hostForUrl}:${this.port}`;
@@ -408,6 +425,7 @@ export class Server {
       const cert = await ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem);
       await writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert });
     }
+    step('kubeconfigs written');
     // retentionSeconds 0 turns compaction off (--etcd-compaction-interval=0, as in the reference).
     const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
     if (retentionMs > 0) {
