@@ -142,8 +142,10 @@ export const configSchema = {
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: true });
-const validateSchema = ajv.compile(configSchema);
+// Compiled at the first check, not at import: a start without a config file never pays for it.
+// The schema is ours and fixed, so ajv need not validate it against its meta-schema each start.
+let compiled: ReturnType<Ajv['compile']> | undefined;
+const validateSchema = (value: unknown) => (compiled ??= new Ajv({ allErrors: true, validateSchema: false }).compile(configSchema))(value);
 
 function describe(err: ErrorObject): string {
   const at = err.instancePath || '/';
@@ -154,7 +156,7 @@ function describe(err: ErrorObject): string {
 
 /** Throws `<what>: <problem>; <problem>` when value does not match the schema. */
 function check(value: unknown, what: string): void {
-  if (!validateSchema(value)) throw new Error(`${what}: ${(validateSchema.errors ?? []).map(describe).join('; ')}`);
+  if (!validateSchema(value)) throw new Error(`${what}: ${(compiled!.errors ?? []).map(describe).join('; ')}`);
 }
 
 export const DEFAULT_DATA_DIR = './data';

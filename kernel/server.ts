@@ -418,13 +418,14 @@ export class Server {
     this.kubeconfigPath = pki.kubeconfigPath;
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     this.url = `https://${hostForUrl}:${this.port}`;
-    await writeKubeconfig(pki.kubeconfigPath, { server: this.url, caPem: pki.caCertPem, token: pki.adminToken });
     const certPort = this.certsOnSecurePort ? this.port : this.mtlsPort;
-    if (certPort && cfg.authentication.some((r) => r.plugin === 'x509')) {
+    await Promise.all([
+      writeKubeconfig(pki.kubeconfigPath, { server: this.url, caPem: pki.caCertPem, token: pki.adminToken }),
       // The same admin, by client certificate.
-      const cert = await ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem);
-      await writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert });
-    }
+      certPort && cfg.authentication.some((r) => r.plugin === 'x509')
+        ? ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem).then((cert) => writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert }))
+        : undefined,
+    ]);
     step('kubeconfigs written');
     // retentionSeconds 0 turns compaction off (--etcd-compaction-interval=0, as in the reference).
     const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;

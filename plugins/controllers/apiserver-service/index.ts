@@ -138,7 +138,8 @@ const plugin: PluginModule<'controller'> = {
         s.metadata!.labels = { ...s.metadata!.labels, ...labels };
       });
       const subsets = ports.map((p) => ({ addresses: ipsAt(p).map((ip) => ({ ip })), ports: [{ name: 'https', port: p, protocol: 'TCP' }] }));
-      await ensure(host.type('', 'endpoints'), {
+      // The Endpoints and the EndpointSlice are written together (one commit of the log, not two).
+      const endpointsWritten = ensure(host.type('', 'endpoints'), {
         apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: ns, labels: { [`endpointslice.${keyDomain}/skip-mirror`]: 'true' } }, subsets,
       }, (e) => e.subsets, (e) => { e.subsets = subsets; });
       // One slice per family, as the reference's endpoint reconciler writes them; the first family's keeps the service's name.
@@ -147,11 +148,11 @@ const plugin: PluginModule<'controller'> = {
       const v4 = first.filter((a) => isIP(a) === 4);
       const primary = v4.length && isIP(addresses[0]) === 4 ? v4 : first.filter((a) => isIP(a) === 6);
       const endpoints = primary.map((ip) => ({ addresses: [ip], conditions: { ready: true } }));
-      await ensure(host.type(`discovery.${host.brand.domain}`, 'endpointslices'), {
+      await Promise.all([endpointsWritten, ensure(host.type(`discovery.${host.brand.domain}`, 'endpointslices'), {
         apiVersion: `discovery.${host.brand.domain}/v1`, kind: 'EndpointSlice',
         metadata: { name, namespace: ns, labels: { [`${keyDomain}/service-name`]: name } },
         addressType: isIP(primary[0]) === 6 ? 'IPv6' : 'IPv4', endpoints, ports: epPorts,
-      }, (s) => [s.endpoints, s.ports], (s) => { s.endpoints = endpoints; s.ports = epPorts; });
+      }, (s) => [s.endpoints, s.ports], (s) => { s.endpoints = endpoints; s.ports = epPorts; })]);
     }
 
     function kick(delay = 0) {
