@@ -34,15 +34,24 @@ export function dialError(url: URL, e: NodeJS.ErrnoException): string {
   return w ? `dial tcp ${addr}: ${w}` : e.message;
 }
 
+/** How long a connection to an upstream may take to open (the reference's node agent dialer waits 30 s). */
+const DIAL_TIMEOUT_MS = 30_000;
+
 function upstreamRequest(target: UpstreamTarget, method: string, headers: Record<string, string | string[]>): http.ClientRequest {
   const url = new URL(target.url);
-  if (url.protocol === 'http:') return http.request(url, { method, headers, agent: false });
-  return https.request(url, {
+  const req = url.protocol === 'http:' ? http.request(url, { method, headers, agent: false }) : https.request(url, {
     method, headers, agent: false, ca: target.ca, cert: target.cert, key: target.key, servername: target.servername,
     // a node agent is verified against --kubelet-certificate-authority when given; a pod's endpoint never is (as the reference)
     rejectUnauthorized: target.verify ?? !!target.ca,
     ...(target.servername ? { checkServerIdentity: (_h: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(target.servername!, cert) } : {}),
   });
+  // only the dial is timed: an open stream (exec, logs -f) may stay quiet for as long as it likes
+  req.on('socket', (sock: Socket) => {
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' })), DIAL_TIMEOUT_MS);
+    sock.once('connect', () => clearTimeout(timer));
+    sock.once('close', () => clearTimeout(timer));
+  });
+  return req;
 }
 
 /** Streams an upstream answer to the client: status, the content headers, the body with backpressure. */

@@ -72,6 +72,16 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
     });
   }
 
+  t.test('concurrent sessions through the front keep their own streams', async (t) => {
+    const n = 24;
+    const sessions = await Promise.all(Array.from({ length: n }, (_, i) => connectWebSocket({
+      port: i % 2 ? s.port : s.mtlsPort, path: `/api/v1/namespaces/default/pods/web/exec?command=echo&command=session-${i}&stdout=true`, ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'],
+    })));
+    await Promise.all(sessions.map((w) => w.closed));
+    t.same(sessions.map((w) => w.status), Array(n).fill(101));
+    t.same(sessions.map((w) => channels(w).stdout()), Array.from({ length: n }, (_, i) => `session-${i}\n`));
+  });
+
   t.test('answers before the node agent', async (t) => {
     const err = async (p: string, code: number, message: string, reason?: string) => {
       const ws = await connectWebSocket({ port: s.port, path: p, ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
