@@ -151,6 +151,8 @@ t.test('componentstatuses: read-only, computed, with the reference deprecation w
     t.equal(w.status, 405, `${m} ${p}: ${w.text}`);
     t.equal(w.json.reason, 'MethodNotAllowed');
   }
+  const metrics = (await s.get('/metrics')).text;
+  t.match(metrics, /apiserver_requested_deprecated_apis\{[^}]*resource="componentstatuses"[^}]*\} 1/, 'counted as a deprecated API');
   const cs = (await s.get('/api/v1')).json.resources.find((x: { name: string }) => x.name === 'componentstatuses');
   t.same([cs.verbs, cs.shortNames, cs.namespaced], [['get', 'list'], ['cs'], false]);
   const pb = await s.request('GET', '/api/v1/componentstatuses/storage-0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
