@@ -86,8 +86,9 @@ export const CATALOG: Row[] = [
   row('apps', 'v1', 'ControllerRevision', 'controllerrevisions', NS),
   // autoscaling: v2 (listed first: preferred, and the storage version) and v1, one set of objects
   // converted between the two (conversions/autoscaling.ts).
-  row('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S, hasSpec: true }),
-  row('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S, hasSpec: true }),
+  // The reference's HPA strategies track no metadata.generation.
+  row('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
+  row('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
   // batch/v1
   row('batch', 'v1', 'Job', 'jobs', NS, { categories: ALL, subresources: S, hasSpec: true }),
   row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),
