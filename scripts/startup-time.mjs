@@ -4,8 +4,9 @@
 // server writes. The first run creates the data directory (PKI, bootstrap objects); the figures that
 // count are the later runs, on an existing data directory.
 //
-//   node scripts/startup-time.mjs [--runs 5] [--data-dir DIR] [--kubectl PATH] [--cpu-prof DIR]
+//   node scripts/startup-time.mjs [--runs 5] [--data-dir DIR] [--kubectl PATH] [--direct] [--cpu-prof DIR]
 //
+// --direct starts `node scripts/start.mjs` without npm, to tell npm's own share.
 // --cpu-prof writes a V8 CPU profile of each server start into DIR (node --cpu-prof, which npm
 // cannot pass on: the server is then started with `node --cpu-prof scripts/start.mjs`, without npm).
 import { spawn, spawnSync } from 'node:child_process';
@@ -31,7 +32,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function once() {
   const t0 = performance.now();
   const flags = ['--data-dir', dataDir, '--brand', 'kubernetes', '--secure-port', '0'];
-  const [cmd, args] = cpuProf ? [process.execPath, ['--cpu-prof', '--cpu-prof-dir', cpuProf, 'scripts/start.mjs', ...flags]] : ['npm', ['start', '-s', '--', ...flags]];
+  const [cmd, args] = cpuProf ? [process.execPath, ['--cpu-prof', '--cpu-prof-dir', cpuProf, 'scripts/start.mjs', ...flags]]
+    : process.argv.includes('--direct') ? [process.execPath, ['scripts/start.mjs', ...flags]]
+    : ['npm', ['start', '-s', '--', ...flags]];
   // detached: the server runs in npm's process group, stopped as a whole afterwards
   const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
