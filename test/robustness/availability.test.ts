@@ -1,7 +1,7 @@
 // Availability under the heaviest single requests: no request may hold the event loop for more than
 // a few tens of milliseconds. While one client sends a 2.9 MiB YAML SelfSubjectAccessReview, lists a
-// large collection as YAML and as Table, another polls /livez back to back; the longest /livez
-// answer is the stall. CAPI_STALL_ITEMS (default 600, ~6 MB of ConfigMaps) scales the list.
+// large collection as YAML, Table and JSON, and watches it from its initial state and from the start
+// of its history, another polls /livez back to back; the longest /livez answer is the stall. CAPI_STALL_ITEMS (default 600, ~6 MB of ConfigMaps) scales the list.
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
@@ -65,6 +65,26 @@ t.test('the longest /livez answer while the heaviest requests run', async (t) =>
     [`list of ${ITEMS} ConfigMaps as Table`, () => s.request('GET', `${CM}?includeObject=Object`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })],
     [`list of ${ITEMS} ConfigMaps as JSON`, () => s.request('GET', CM)],
   ];
+  // Watches that start by replaying a large state: the initial state (sendInitialEvents), and the
+  // history of every creation above (a watch from resourceVersion 1). Read until all of it arrived.
+  const replay = (path: string, last: (l: any) => boolean) => async () => {
+    let bytes = 0;
+    let added = 0;
+    await new Promise<void>((resolve) => {
+      const w = s.stream(path, (l) => {
+        bytes += JSON.stringify(l).length;
+        if (l.type === 'ADDED' && String(l.object?.metadata?.name).startsWith('cm-')) added++;
+        if (last(l)) { w.close(); resolve(); }
+      });
+      void w.done.then(() => resolve());
+    });
+    return { status: added === ITEMS ? 200 : 500, text: `${added} ADDED`.padEnd(bytes) };
+  };
+  let created = 0;
+  cases.push(
+    [`watch with the initial state of ${ITEMS} ConfigMaps`, replay(`${CM}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, (l) => l.type === 'BOOKMARK' && l.object?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true')],
+    [`watch replaying the history of ${ITEMS} creations`, replay(`${CM}?watch=true&resourceVersion=1`, (l) => l.type === 'ADDED' && String(l.object?.metadata?.name).startsWith('cm-') && ++created === ITEMS)],
+  );
   for (const [name, run] of cases) {
     let reply: { status: number; text: string } | undefined;
     const r = await stallDuring(s, async () => { reply = await run(); });
