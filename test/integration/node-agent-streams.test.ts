@@ -5,6 +5,7 @@
 import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { nodeAgentCredentials, registerNode, startFakeNodeAgent } from '../lib/fake-node-agent.js';
 import { withServer, type TestServer } from '../lib/server.js';
 import { connectWebSocket, type WsClient } from '../lib/ws-client.js';
@@ -178,6 +179,9 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
       const attach = await kubectl(v, ['attach', '-i', 'web'], 'typed\n');
       t.match(attach.stdout, 'attached to app\ntyped\n', attach.stderr);
       t.equal(attach.code, 0, attach.stderr);
+      // a client certificate reaches the upgrade backend with the connection (the front's PROXY header)
+      const byCert = await kubectl(v, ['--kubeconfig', path.join(s.dataDir, 'admin-cert.kubeconfig'), 'exec', 'web', '--', 'echo', 'by certificate']);
+      t.equal(byCert.stdout, 'by certificate\n', `authenticated by its certificate: ${byCert.stderr}`);
       const raw = await kubectl(v, ['get', '--raw', '/api/v1/nodes/node-1/proxy/healthz']);
       t.equal(raw.stdout, 'node agent GET /healthz\n', raw.stderr);
     });
