@@ -348,8 +348,12 @@ export interface FramerSink {
   forward(b: Buffer): boolean;
   /** Answers the client and closes the connection. */
   refuse(answer: Buffer): void;
-  /** Hands a head uWS cannot take to the main thread; returns the name uWS will see in HEAD_REF. Without it such heads are refused 431. */
-  stash?(head: FrontHead): string;
+  /**
+   * Hands a head uWS cannot take to the main thread; returns the name uWS will see in HEAD_REF, or
+   * undefined to have the head forwarded as it came (a backend other than uWS reads it). Without a
+   * stash such heads are refused 431.
+   */
+  stash?(head: FrontHead): string | undefined;
 }
 
 export class RequestFramer {
@@ -422,9 +426,13 @@ export class RequestFramer {
       if (v.stash) {
         if (!this.sink.stash) return this.fail(TOO_LARGE);
         const h = readHead(buf, end, v);
-        if (h.http10 && this.requests === 1) this.http10First = true;
-        head = standIn(h, v, this.sink.stash(h));
-        if (h.http10) this.last = true;
+        const ref = this.sink.stash(h);
+        if (ref === undefined) v.stash = false;
+        else {
+          if (h.http10 && this.requests === 1) this.http10First = true;
+          head = standIn(h, v, ref);
+          if (h.http10) this.last = true;
+        }
       }
       const after = buf.subarray(end);
       if (v.chunked || v.upgrade) {

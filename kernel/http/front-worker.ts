@@ -86,6 +86,8 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
     forward: (b) => { if (held) { held.push(b); return false; } return write(b); },
     refuse: (answer) => { sock.end(answer); back?.destroy(); },
     stash: (head) => {
+      // a first request for the upgrade backend goes there as it came: node:http reads what uWS cannot
+      if (!back && upgradeRoute && head.headers.some(([k]) => k === 'upgrade') && upgradeRoute.test(head.target.split('?')[0])) return undefined;
       const ref = `${threadId}.${++heads}`;
       (held ??= []).push(ref);
       acks.set(ref, () => { acks.delete(ref); release(); });

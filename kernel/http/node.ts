@@ -13,6 +13,7 @@ import type { Handler, KRequest, KResponse, Listener } from './types.js';
 import { errors } from '../status.js';
 import { listenError } from './listen.js';
 import { parseProxyHeader, type PeerTable } from './front.js';
+import { MAX_HEAD } from './framer.js';
 
 class NodeResponse implements KResponse {
   private closeCbs: (() => void)[] = [];
@@ -195,7 +196,8 @@ function serveOn(server: http.Server, handler: Handler): void {
  * handle of its verified certificate, looked up in the same PeerTable as the uWS backend uses.
  */
 export function listenUpgradeBackend(o: { path: string; peers: PeerTable; handler: Handler }): Promise<Listener> {
-  const server = http.createServer();
+  // the front has checked the head against Go's limit already (framer.ts); node's own is 16 KiB
+  const server = http.createServer({ maxHeaderSize: MAX_HEAD });
   serveOn(server, o.handler);
   const raw = net.createServer((sock) => {
     let buf: Buffer = Buffer.alloc(0);

@@ -176,3 +176,11 @@ t.test('the answer to an HTTP/1.0 request: status line HTTP/1.0, chunked framing
   const b = new Http10Answer();
   t.equal(b.feed(Buffer.from('HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno')).toString(), 'HTTP/1.0 404 Not Found\r\nContent-Length: 2\r\n\r\nno');
 });
+
+t.test('a stash may decline: the head goes on as it came (another backend reads it)', async (t) => {
+  const out: string[] = [];
+  const f = new RequestFramer({ forward: (b) => { out.push(b.toString('latin1')); return true; }, refuse: () => t.fail('refused'), stash: () => undefined });
+  const ws = 'GET /api/v1/namespaces/d/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nImpersonate-Extra-A.b: c\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n';
+  f.push(Buffer.from(ws + '\x81\x00', 'latin1'));
+  t.same(out, [ws + '\x81\x00']);
+});
