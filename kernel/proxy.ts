@@ -82,6 +82,36 @@ export function proxyStream(res: KResponse, method: string, target: UpstreamTarg
   });
 }
 
+/**
+ * The upstream request of a CONNECT: `onAnswer` runs for its first answer (a response or an
+ * upgrade); failing to reach it before any answer rejects with the reference's dial error.
+ */
+function connectUpstream(target: UpstreamTarget, method: string, headers: Record<string, string | string[]>, reject: (e: StatusError) => void) {
+  const url = new URL(target.url);
+  const up = upstreamRequest(target, method, headers);
+  let answered = false;
+  up.on('error', (e: NodeJS.ErrnoException) => {
+    if (answered) return;
+    answered = true;
+    reject(new StatusError(500, '', `error dialing backend: ${dialError(url, e)}`));
+  });
+  const answer = () => { answered = true; };
+  up.once('response', answer);
+  up.once('upgrade', answer);
+  return { up, answered: () => answered };
+}
+
+/** An upstream's refusal of an upgrade: its (short) answer, whole, with the headers an end-to-end answer keeps. */
+function relayRefusal(ur: http.IncomingMessage, res: KResponse, resolve: () => void): void {
+  const h: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && !ANSWER_DROPPED.has(k)) h[k] = Array.isArray(v) ? v.join(', ') : v;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  ur.on('data', (c: Buffer) => { size += c.length; if (size <= 1 << 20) chunks.push(c); });
+  ur.on('end', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
+  ur.on('error', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
+}
+
 /** True when the request asks for a protocol upgrade (WebSocket, SPDY/3.1). */
 export function wantsUpgrade(req: KRequest): boolean {
   return !!req.header('upgrade') && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(req.headerValues('connection').join(','));
@@ -106,16 +136,8 @@ export async function proxyConnect(req: KRequest, res: KResponse, target: Upstre
   }
   const body = upgrade || req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.body(maxBody);
   return new Promise((resolve, reject) => {
-    const url = new URL(target.url);
-    const up = upstreamRequest(target, req.method, headers);
-    let settled = false;
-    up.on('error', (e: NodeJS.ErrnoException) => {
-      if (settled) return;
-      settled = true;
-      reject(new StatusError(500, '', `error dialing backend: ${dialError(url, e)}`));
-    });
+    const { up } = connectUpstream(target, req.method, headers, reject);
     up.on('upgrade', (ur, upSock: Socket, upHead: Buffer) => {
-      settled = true;
       const { socket, head } = res.hijack!();
       let out = `HTTP/1.1 ${ur.statusCode ?? 101} ${ur.statusMessage || STATUS_CODES[ur.statusCode ?? 101]}\r\n`;
       for (let i = 0; i < ur.rawHeaders.length; i += 2) out += `${ur.rawHeaders[i]}: ${ur.rawHeaders[i + 1]}\r\n`;
@@ -133,16 +155,10 @@ export async function proxyConnect(req: KRequest, res: KResponse, target: Upstre
       resolve();
     });
     up.on('response', (ur) => {
-      settled = true;
+      if (upgrade) return relayRefusal(ur, res, resolve);
       const h: Record<string, string> = {};
       for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && !ANSWER_DROPPED.has(k)) h[k] = Array.isArray(v) ? v.join(', ') : v;
-      if (!upgrade) return relay(ur, res, h, resolve);
-      // an upgrade the upstream refused: its (short) answer, whole, on the connection
-      const chunks: Buffer[] = [];
-      let size = 0;
-      ur.on('data', (c: Buffer) => { size += c.length; if (size <= 1 << 20) chunks.push(c); });
-      ur.on('end', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
-      ur.on('error', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
+      relay(ur, res, h, resolve);
     });
     res.onClose(() => up.destroy());
     up.end(body);
@@ -176,23 +192,9 @@ function bridgeWebSocket(req: KRequest, res: KResponse, target: UpstreamTarget):
   headers.connection = 'Upgrade';
   headers.upgrade = 'websocket';
   return new Promise((resolve, reject) => {
-    const url = new URL(target.url);
-    const up = upstreamRequest(target, req.method, headers);
-    let settled = false;
-    up.on('error', (e: NodeJS.ErrnoException) => {
-      if (settled) return;
-      settled = true;
-      reject(new StatusError(500, '', `error dialing backend: ${dialError(url, e)}`));
-    });
-    up.on('response', (ur) => {
-      settled = true;
-      const chunks: Buffer[] = [];
-      ur.on('data', (c: Buffer) => chunks.push(c));
-      ur.on('end', () => { res.send(ur.statusCode ?? 502, { 'content-type': String(ur.headers['content-type'] ?? 'text/plain') }, Buffer.concat(chunks)); resolve(); });
-      ur.on('error', () => { res.send(ur.statusCode ?? 502, {}, Buffer.concat(chunks)); resolve(); });
-    });
+    const { up, answered } = connectUpstream(target, req.method, headers, reject);
+    up.on('response', (ur) => relayRefusal(ur, res, resolve));
     up.on('upgrade', (ur, upSock: Socket, upHead: Buffer) => {
-      settled = true;
       upSock.setNoDelay(true);
       upSock.pause();
       let open = true;
@@ -242,7 +244,7 @@ function bridgeWebSocket(req: KRequest, res: KResponse, target: UpstreamTarget):
       if (!ok) upSock.destroy();
       resolve();
     });
-    res.onClose(() => { if (!settled) up.destroy(); });
+    res.onClose(() => { if (!answered()) up.destroy(); });
     up.end();
   });
 }

@@ -2,7 +2,7 @@
 // agent (test/lib/fake-node-agent.ts): WebSocket and SPDY/3.1 upgrades are passed through on the
 // secure port (behind its TLS front) and on --mtls-port; the stock kubectl releases exec, attach,
 // port-forward and get --raw through them.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -30,6 +30,17 @@ async function running(s: TestServer, name: string, containers: string[]) {
 function channels(ws: WsClient) {
   const on = (ch: number) => ws.messages.filter((m) => m.data[0] === ch).map((m) => m.data.subarray(1).toString()).join('');
   return { stdout: () => on(1), stderr: () => on(2), error: () => on(3) };
+}
+
+/** stdin both ways: `cat` echoes until the v5 close signal for stdin, then exits 0. */
+async function catRoundTrip(t: Test, s: TestServer, port: number) {
+  const cat = await connectWebSocket({ port, path: '/api/v1/namespaces/default/pods/web/exec?command=cat&stdin=true&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
+  t.equal(cat.status, 101, cat.body);
+  cat.sendBinary(Buffer.from('\x00ping'));
+  await cat.waitFor(() => channels(cat).stdout() === 'ping');
+  cat.sendBinary(Buffer.from([255, 0]));
+  await cat.closed;
+  t.same(JSON.parse(channels(cat).error()), { metadata: {}, status: 'Success' });
 }
 
 t.test('exec, attach, port-forward and proxies through the node agent', async (t) => {
@@ -63,14 +74,7 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
       t.equal(seen.cn, 'apiserver-node-agent-client', 'the server presents its node agent client certificate');
       t.notOk(seen.headers.authorization, "the client's credentials stay with the server");
 
-      // stdin both ways: cat echoes until the v5 close signal for stdin
-      const cat = await connectWebSocket({ port, path: '/api/v1/namespaces/default/pods/web/exec?command=cat&stdin=true&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
-      t.equal(cat.status, 101, cat.body);
-      cat.sendBinary(Buffer.from('\x00ping'));
-      await cat.waitFor(() => channels(cat).stdout() === 'ping');
-      cat.sendBinary(Buffer.from([255, 0]));
-      await cat.closed;
-      t.same(JSON.parse(channels(cat).error()), { metadata: {}, status: 'Success' });
+      await catRoundTrip(t, s, port);
     });
   }
 
@@ -246,13 +250,7 @@ t.test('the direct uWS path: WebSocket bridged message by message, SPDY refused 
   t.equal(ws.closeFrame?.code, 1000);
   t.ok(ws.messages.every((m) => m.opcode === 2), 'binary messages stay binary');
 
-  const cat = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/exec?command=cat&stdin=true&stdout=true', ca: s.ca, token: s.token, protocols: ['v5.channel.k8s.io'] });
-  t.equal(cat.status, 101, cat.body);
-  cat.sendBinary(Buffer.from('\x00ping'));
-  await cat.waitFor(() => channels(cat).stdout() === 'ping');
-  cat.sendBinary(Buffer.from([255, 0]));
-  await cat.closed;
-  t.same(JSON.parse(channels(cat).error()), { metadata: {}, status: 'Success' });
+  await catRoundTrip(t, s, s.port);
 
   const dead = await connectWebSocket({ port: s.port, path: '/api/v1/namespaces/default/pods/web/portforward?ports=80', ca: s.ca, token: s.token, protocols: ['SPDY/3.1+portforward.k8s.io'] });
   t.equal(dead.status, 400, 'a refused upgrade: the node agent\'s answer');
