@@ -14,7 +14,7 @@ import { listenUws } from './http/uws.js';
 import { closeWorkers } from '../workers/pool.js';
 import { listenNodeTls, listenUpgradeBackend } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
-import { loadAll, loadPlugin } from './plugin-loader.js';
+import { loadAll, loadPlugin, preloadPlugins } from './plugin-loader.js';
 import { ensureAdminClientCert, ensureFrontProxyClient, ensurePki, writeKubeconfig } from './pki.js';
 import { firstAddress } from './ipnet.js';
 import { proxyRequest, proxyStream } from './proxy.js';
@@ -266,28 +266,50 @@ export class Server {
     const svc = this.brand.name;
     const serviceNames = [svc, `${svc}.default`, `${svc}.default.svc`, `${svc}.default.svc.cluster.local`];
     const hosts = ['127.0.0.1', 'localhost', '::1', ...(cfg.bindAddress !== '127.0.0.1' && cfg.bindAddress !== '0.0.0.0' ? [cfg.bindAddress] : []), ...serviceNames, firstAddress(cfg.serviceClusterIPRange), ...(cfg.advertiseAddresses ?? [])];
-    const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand });
+    // Every configured plugin's module starts loading now; each is still created in its turn below.
+    preloadPlugins([
+      { kind: 'storage', ref: cfg.storage },
+      { kind: 'flowcontrol', ref: cfg.flowControl },
+      ...cfg.types.map((ref) => ({ kind: 'types' as const, ref })),
+      ...cfg.authentication.map((ref) => ({ kind: 'authenticator' as const, ref })),
+      ...cfg.authorization.map((ref) => ({ kind: 'authorizer' as const, ref })),
+      ...cfg.admission.map((ref) => ({ kind: 'admission' as const, ref })),
+      ...(cfg.audit ?? []).map((ref) => ({ kind: 'audit' as const, ref })),
+      ...cfg.signers.map((ref) => ({ kind: 'signer' as const, ref })),
+      ...cfg.controllers.map((ref) => ({ kind: 'controller' as const, ref })),
+    ], configDir);
+    // The credentials, the store and the type plugins do not depend on each other: they are made
+    // ready at once, so the store's and the certificates' I/O overlap the loading of modules.
+    const pkiReady = (async () => {
+      const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand });
+      return { pki, frontProxy: await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient) };
+    })();
+    const typesReady = loadAll('types', cfg.types, host, { configDir });
+    const storeReady = (async () => {
+      if (cfg.encryptionProviderConfig) host.valueTransformer = await loadEncryptionConfig(cfg.encryptionProviderConfig);
+      const backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
+      try {
+        await backend.open();
+      } catch (e) {
+        if (!(e instanceof StoreDamageError)) throw e;
+        throw new Error(`the store is damaged: ${e.message}. Refusing to serve it, since acknowledged writes may be lost. ` +
+          `With the server stopped, run: cluster-apiserver repair --data-dir ${cfg.dataDir} (plus the same --config, if any); ` +
+          'it keeps every intact object and expires older resource versions (clients relist).');
+      }
+      return backend;
+    })();
+    // All three settle before any failure is reported: the first in this order, as when they ran one after another.
+    const settled = await Promise.allSettled([pkiReady, typesReady, storeReady]);
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    const { pki, frontProxy } = await pkiReady;
     this.adminToken = pki.adminToken;
     this.caFile = pki.caFile;
-    this.frontProxy = await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient);
-    step('data directory and PKI');
-
-    // Types, then storage, then the cache warmed from storage.
-    const providers = (this.typeProviders = (await loadAll('types', cfg.types, host, { configDir })) as TypeProvider[]);
+    this.frontProxy = frontProxy;
+    const providers = (this.typeProviders = (await typesReady) as TypeProvider[]);
     this.types = new TypeRegistry(providers.flatMap((p) => p.types(this.brand)), cfg.runtimeConfig);
     for (const t of this.types.all) this.cache.register(t);
-    step('types');
-    if (cfg.encryptionProviderConfig) host.valueTransformer = await loadEncryptionConfig(cfg.encryptionProviderConfig);
-    this.backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
-    try {
-      await this.backend.open();
-    } catch (e) {
-      if (!(e instanceof StoreDamageError)) throw e;
-      throw new Error(`the store is damaged: ${e.message}. Refusing to serve it, since acknowledged writes may be lost. ` +
-        `With the server stopped, run: cluster-apiserver repair --data-dir ${cfg.dataDir} (plus the same --config, if any); ` +
-        'it keeps every intact object and expires older resource versions (clients relist).');
-    }
-    step('storage opened');
+    this.backend = await storeReady;
+    step('PKI, types and storage (together)');
     // A shared store (etcd) goes on committing while the cache warms: its events wait here until the
     // snapshot below is loaded, then those after it are applied.
     let warming: { events: StorageEvent[]; rev: number } | undefined = { events: [], rev: 0 };
