@@ -148,6 +148,7 @@ export function inspectHead(b: Buffer, end: number, v: Verdict): void {
   if (!known) v.stash = true;
   v.post = mlen === 4 && b[0] === 0x50 && b[1] === 0x4f && b[2] === 0x53 && b[3] === 0x54;
   const connect = mlen === 7 && b.compare(M_CONNECT, 0, 7, 0, 7) === 0;
+  const getOrHead = (mlen === 3 && b[0] === 0x47 && b[1] === 0x45 && b[2] === 0x54) || (mlen === 4 && b[0] === 0x48 && b[1] === 0x45 && b[2] === 0x41 && b[3] === 0x44);
   // request target: no control bytes; origin-form, `*`, or absolute-form (a scheme and ':')
   const t0 = ++i;
   let inPath = true;
@@ -268,6 +269,9 @@ export function inspectHead(b: Buffer, end: number, v: Verdict): void {
     if (tes > 0) v.stash = true; // HTTP/1.0: Go ignores Transfer-Encoding
     v.bodyLength = clValue;
   }
+  // Go sends 100 Continue only when a handler reads a body; uWS sends it for any request that asks
+  // (twice for a GET), so uWS is not shown the Expect of a request without a body or of a GET or HEAD
+  if (expectContinue && ((!v.chunked && v.bodyLength === 0) || getOrHead)) v.stash = true;
   if (major !== 1) { v.refuse = VERSION_NOT_SUPPORTED; return; }
   if (!http10 && hosts === 0 && !connect) { v.refuse = MISSING_HOST; return; }
   if (badHost) { v.refuse = MALFORMED_HOST; return; }
@@ -338,7 +342,7 @@ function standIn(h: FrontHead, v: Verdict, ref: string): Buffer {
   else if (v.bodyLength > 0) head += `content-length: ${v.bodyLength}\r\n`;
   if (h.http10) head += 'connection: close\r\n';
   for (const [k, val] of h.headers) {
-    if (k === 'upgrade' || (k === 'connection' && !h.http10) || k.startsWith('sec-websocket-') || (k === 'expect' && !h.http10)) head += `${k}: ${val.replace(/[^\x20-\x7e\t]/g, '')}\r\n`;
+    if (k === 'upgrade' || (k === 'connection' && !h.http10) || k.startsWith('sec-websocket-') || (k === 'expect' && !h.http10 && (v.chunked || v.bodyLength > 0) && h.method !== 'GET' && h.method !== 'HEAD')) head += `${k}: ${val.replace(/[^\x20-\x7e\t]/g, '')}\r\n`;
   }
   return Buffer.from(`${head}${HEAD_REF}: ${ref}\r\n\r\n`, 'latin1');
 }
