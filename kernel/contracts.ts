@@ -701,11 +701,15 @@ export interface PluginHost {
    * Serves a CONNECT sub-resource (pods/exec, nodes/proxy) of a type listing it in
    * connectSubresources: after authorization and CONNECT admission the request (any method, its
    * body, a WebSocket or SPDY upgrade) is proxied to the upstream the handler names. With
-   * `route.path`, a trailing path after the sub-resource is accepted and given to the handler;
-   * `route.objectName` maps the name in the path ("https:node-1:10250") to the stored object's.
+   * `route.path` (a proxy), a trailing path after the sub-resource is accepted and given to the
+   * handler, and plain requests are proxied as the reference's proxy transport does (kernel/proxy.ts
+   * ConnectOptions); `route.upgradeRequired` refuses requests without an upgrade (exec, attach,
+   * portforward); `route.objectName` maps the name in the path ("https:node-1:10250") to the stored object's.
    */
-  serveConnect(route: VirtualRoute & { path?: boolean; objectName?: (name: string) => string }, handler: ConnectHandler): void;
+  serveConnect(route: ConnectRoute, handler: ConnectHandler): void;
 }
+
+export type ConnectRoute = VirtualRoute & { path?: boolean; upgradeRequired?: boolean; objectName?: (name: string) => string };
 
 /** A CONNECT request as a ConnectHandler sees it: `path` is what follows the sub-resource ("" or "/metrics"). */
 export interface ConnectRequest { method: string; namespace: string; name: string; subresource: string; path: string; query: URLSearchParams; user: UserInfo }

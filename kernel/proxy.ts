@@ -8,6 +8,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { STATUS_CODES } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { posix } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Socket } from 'node:net';
 import type { KRequest, KResponse } from './http/types.js';
 import tls from 'node:tls';
@@ -112,6 +114,57 @@ function relayRefusal(ur: http.IncomingMessage, res: KResponse, resolve: () => v
   ur.on('error', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
 }
 
+/** How the kernel proxies a CONNECT sub-resource (PluginHost.serveConnect's route). */
+export interface ConnectOptions {
+  /** A request without an upgrade is a 400 (exec, attach, portforward). */
+  upgradeRequired?: boolean;
+  /**
+   * For a proxy sub-resource, what follows it in the request path: a plain (not upgraded) request is
+   * proxied as the reference's proxy transport does it — an empty path is redirected to '/',
+   * X-Forwarded-Uri names the request's path, and links in HTML answers and redirects to the
+   * upstream's own absolute paths are rewritten under the proxy's path; an unreachable upstream is
+   * a 503 "error trying to reach service".
+   */
+  proxyPath?: string;
+}
+
+/** URL-valued attributes of HTML elements whose links a proxy rewrites (those the reference lists). */
+const URL_ATTRS: Record<string, string[]> = {
+  a: ['href'], applet: ['codebase'], area: ['href'], audio: ['src'], base: ['href'], blockquote: ['cite'], body: ['background'],
+  button: ['formaction'], command: ['icon'], del: ['cite'], embed: ['src'], form: ['action'], frame: ['longdesc', 'src'],
+  head: ['profile'], html: ['manifest'], iframe: ['longdesc', 'src'], img: ['longdesc', 'src', 'usemap'], input: ['src', 'usemap', 'formaction'],
+  ins: ['cite'], link: ['href'], object: ['classid', 'codebase', 'data', 'usemap'], q: ['cite'], script: ['src'], source: ['src'], video: ['poster', 'src'],
+};
+
+/** Rewrites the URL-valued attributes of start tags; everything else stays byte for byte. */
+export function rewriteHtml(html: string, rewrite: (url: string) => string): string {
+  return html.replace(/<([a-zA-Z][a-zA-Z0-9]*)(\s[^>]*)?>/g, (tag: string, name: string, attrs: string | undefined) => {
+    const keys = URL_ATTRS[name.toLowerCase()];
+    if (!keys || !attrs) return tag;
+    const out = attrs.replace(/(\s)([a-zA-Z][a-zA-Z0-9-]*)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)/g, (m: string, sp: string, key: string, eq: string, val: string) => {
+      if (!keys.includes(key.toLowerCase())) return m;
+      const q = val[0] === '"' || val[0] === "'" ? val[0] : '';
+      return `${sp}${key}${eq}${q}${rewrite(q ? val.slice(1, -1) : val)}${q}`;
+    });
+    return `<${name}${out}>`;
+  });
+}
+
+/**
+ * A link seen in an upstream's answer, as the reference's proxy rewrites it: an absolute path, or a
+ * URL on the upstream's own host, goes under `prefix` (unless it already is); relative links and
+ * other hosts stay.
+ */
+export function rewriteUrl(link: string, source: URL, prefix: string): string {
+  const withHost = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(link) || link.startsWith('//');
+  let u: URL;
+  try { u = new URL(link, source); } catch { return link; }
+  if (withHost ? u.host !== source.host : !link.startsWith('/')) return link;
+  const tail = `${u.search}${u.hash}`;
+  if (u.pathname.startsWith(prefix)) return `${u.pathname}${tail}`;
+  return `${posix.join(prefix, u.pathname)}${tail}`;
+}
+
 /** True when the request asks for a protocol upgrade (WebSocket, SPDY/3.1). */
 export function wantsUpgrade(req: KRequest): boolean {
   return !!req.header('upgrade') && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(req.headerValues('connection').join(','));
@@ -122,8 +175,15 @@ export function wantsUpgrade(req: KRequest): boolean {
  * end-to-end headers and the body; an upgrade is passed through when the transport allows it.
  * Resolves once the answer is streamed or the upgraded connection is handed over.
  */
-export async function proxyConnect(req: KRequest, res: KResponse, target: UpstreamTarget, maxBody: number): Promise<void> {
+export async function proxyConnect(req: KRequest, res: KResponse, target: UpstreamTarget, maxBody: number, o: ConnectOptions = {}): Promise<void> {
   const upgrade = wantsUpgrade(req);
+  if (o.upgradeRequired && !upgrade) throw new StatusError(400, 'BadRequest', 'Upgrade request required');
+  const proxy = o.proxyPath !== undefined && !upgrade ? o.proxyPath : undefined;
+  if (proxy === '') {
+    // the reference's redirect of an empty proxy path to one ending in '/'
+    const q = req.query.toString();
+    return res.send(301, { location: `${req.path}/${q ? `?${q}` : ''}` }, '');
+  }
   if (upgrade && !res.hijack) {
     if (res.upgrade && req.header('upgrade')?.toLowerCase() === 'websocket') return bridgeWebSocket(req, res, target);
     throw new StatusError(400, 'BadRequest', `protocol upgrades (${req.header('upgrade')}) are not served on this listener; use the secure port behind its TLS front or --mtls-port`);
@@ -134,9 +194,13 @@ export async function proxyConnect(req: KRequest, res: KResponse, target: Upstre
     headers.connection = 'Upgrade';
     headers.upgrade = req.headerValues('upgrade').join(', ');
   }
+  // a proxy tells the upstream where it is mounted, as the reference's proxy transport does
+  const prefix = proxy !== undefined ? req.path.slice(0, req.path.length - proxy.length) : undefined;
+  if (prefix !== undefined) headers['x-forwarded-uri'] = req.path;
   const body = upgrade || req.method === 'GET' || req.method === 'HEAD' ? undefined : await req.body(maxBody);
   return new Promise((resolve, reject) => {
-    const { up } = connectUpstream(target, req.method, headers, reject);
+    const { up } = connectUpstream(target, req.method, headers, prefix === undefined ? reject
+      : (e) => reject(new StatusError(503, 'ServiceUnavailable', e.message.replace(/^error dialing backend: /, 'error trying to reach service: '))));
     up.on('upgrade', (ur, upSock: Socket, upHead: Buffer) => {
       const { socket, head } = res.hijack!();
       let out = `HTTP/1.1 ${ur.statusCode ?? 101} ${ur.statusMessage || STATUS_CODES[ur.statusCode ?? 101]}\r\n`;
@@ -158,7 +222,25 @@ export async function proxyConnect(req: KRequest, res: KResponse, target: Upstre
       if (upgrade) return relayRefusal(ur, res, resolve);
       const h: Record<string, string> = {};
       for (const [k, v] of Object.entries(ur.headers)) if (v !== undefined && !ANSWER_DROPPED.has(k)) h[k] = Array.isArray(v) ? v.join(', ') : v;
-      relay(ur, res, h, resolve);
+      if (prefix === undefined) return relay(ur, res, h, resolve);
+      const source = new URL(target.url);
+      if (h.location) { h.location = rewriteUrl(h.location, source, prefix); return relay(ur, res, h, resolve); }
+      const type = (h['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      const enc = (h['content-encoding'] ?? '').toLowerCase();
+      if (type !== 'text/html' || (enc !== '' && enc !== 'gzip')) return relay(ur, res, h, resolve);
+      // an HTML page: its links to the upstream's own paths are made to go through the proxy
+      const chunks: Buffer[] = [];
+      ur.on('data', (c: Buffer) => chunks.push(c));
+      ur.on('error', () => { res.send(ur.statusCode ?? 502, h, Buffer.concat(chunks)); resolve(); });
+      ur.on('end', () => {
+        let raw = Buffer.concat(chunks);
+        try {
+          const html = rewriteHtml((enc === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'), (u) => rewriteUrl(u, source, prefix));
+          raw = enc === 'gzip' ? gzipSync(html) : Buffer.from(html);
+        } catch { /* a body that does not decode goes as it came */ }
+        res.send(ur.statusCode ?? 502, h, raw);
+        resolve();
+      });
     });
     res.onClose(() => up.destroy());
     up.end(body);

@@ -22,7 +22,7 @@ import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
-import { proxyConnect } from './proxy.js';
+import { proxyConnect, type ConnectOptions } from './proxy.js';
 import { compileValidator, dropNullFields, findDuplicateFields, integerDecodeError, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
@@ -1218,7 +1218,7 @@ export class Registry {
    * then the request goes to the upstream a plugin names (kernel/proxy.ts), upgrades included, or,
    * with no plugin serving the sub-resource, the answer is 503.
    */
-  async connect(req: KRequest, res: KResponse, t: Target, user: UserInfo, stored: string, upstream?: () => Promise<UpstreamTarget>): Promise<void> {
+  async connect(req: KRequest, res: KResponse, t: Target, user: UserInfo, stored: string, upstream?: () => Promise<UpstreamTarget>, how?: ConnectOptions): Promise<void> {
     const e = this.current(t.type, t.namespace, stored);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, stored);
     const options: Record<string, unknown> = { kind: t.type.subresourceInfo?.[t.subresource]?.kind ?? 'ConnectOptions', apiVersion: 'v1' };
@@ -1233,7 +1233,7 @@ export class Registry {
     await this.ctx.admission.admit(attrs);
     await this.ctx.admission.validate(attrs);
     if (!upstream) throw errors.serviceUnavailable(`unable to ${t.subresource} into ${t.type.resource} "${t.name}": no node agent is connected to this server`);
-    await proxyConnect(req, res, await upstream(), this.ctx.maxBodyBytes);
+    await proxyConnect(req, res, await upstream(), this.ctx.maxBodyBytes, how);
   }
 
   // ------------------------------------------------------------------ delete

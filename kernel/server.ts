@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
-import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, ConnectHandler, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
+import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, ConnectHandler, ConnectRoute, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
 import { AdmissionChain, readAdmissionConfig } from './admission.js';
 import { resolveFeatureGates } from './features.js';
 import { aggregatedAccept, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './discovery.js';
@@ -220,12 +220,12 @@ export class Server {
     }
   }
 
-  private connectHandlers = new Map<string, { handler: ConnectHandler; path: boolean; objectName?: (name: string) => string }>();
+  private connectHandlers = new Map<string, { handler: ConnectHandler; route: ConnectRoute }>();
   /** A plugin serves a CONNECT sub-resource of a stored type (see PluginHost.serveConnect). */
-  private serveConnect(route: VirtualRoute & { path?: boolean; objectName?: (name: string) => string }, handler: ConnectHandler): void {
+  private serveConnect(route: ConnectRoute, handler: ConnectHandler): void {
     for (const t of this.types.versions(route.group, route.resource)) {
       if (!t.connectSubresources?.includes(route.subresource)) throw new Error(`cannot serve ${route.resource}/${route.subresource}: not a connect sub-resource of the type`);
-      this.connectHandlers.set(`${t.group}/${t.version}/${t.resource}/${route.subresource}`, { handler, path: !!route.path, objectName: route.objectName });
+      this.connectHandlers.set(`${t.group}/${t.version}/${t.resource}/${route.subresource}`, { handler, route });
     }
   }
 
@@ -749,7 +749,7 @@ export class Server {
     const depth = (info.apiPrefix === 'api' ? 2 : 3) + (inNamespacePath ? 2 : 0) + 3;
     const segs = p.split('/');
     const tail = segs.length > depth + 1 ? `/${segs.slice(depth + 1).join('/')}` : '';
-    if (tail && !connect?.path) throw errors.pathNotFound();
+    if (tail && !connect?.route.path) throw errors.pathNotFound();
     if (type.deprecated) {
       this.metrics.deprecatedRequest(type, sub);
       audit?.deprecated(type);
@@ -775,8 +775,9 @@ export class Server {
       return r.computed(req, res, t);
     }
     if (sub && type.connectSubresources?.includes(sub)) {
-      const stored = connect?.objectName ? connect.objectName(t.name) : t.name;
-      return this.registry.connect(req, res, t, user, stored, connect && (() => connect.handler({ method: m, namespace: t.namespace, name: t.name, subresource: sub, path: tail, query: req.query, user })));
+      const stored = connect?.route.objectName ? connect.route.objectName(t.name) : t.name;
+      const options = { upgradeRequired: connect?.route.upgradeRequired, proxyPath: connect?.route.path ? tail : undefined };
+      return this.registry.connect(req, res, t, user, stored, connect && (() => connect.handler({ method: m, namespace: t.namespace, name: t.name, subresource: sub, path: tail, query: req.query, user })), options);
     }
     if (sub === 'finalize' && m !== 'PUT') throw errors.methodNotAllowed();
     if (sub && m !== 'GET' && m !== 'HEAD' && m !== 'PUT' && m !== 'PATCH') throw errors.methodNotAllowed();

@@ -4,6 +4,8 @@
 // port-forward and get --raw through them.
 import t, { type Test } from 'tap';
 import http from 'node:http';
+import https from 'node:https';
+import { gunzipSync } from 'node:zlib';
 import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -129,10 +131,13 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
     const post = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=ls', { headers: { 'Impersonate-User': 'nobody' } });
     t.equal(post.status, 403);
     t.match(post.json.message, 'cannot create resource "pods/exec"');
-    // without an upgrade the node agent's own refusal comes back
+    // without an upgrade: refused here, as the reference's exec/attach/portforward handlers refuse it
+    const before = agent.seen.length;
     const plain = await s.request('POST', '/api/v1/namespaces/default/pods/web/exec?command=ls&stdout=true');
     t.equal(plain.status, 400);
-    t.equal(plain.text, 'Upgrade request required');
+    t.equal(plain.json.message, 'Upgrade request required');
+    t.equal(plain.json.reason, 'BadRequest');
+    t.equal(agent.seen.length, before, 'the node agent was not asked');
   });
 
   t.test('nodes/proxy, pods/proxy, services/proxy', async (t) => {
@@ -152,9 +157,31 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
     });
     t.equal((await s.get('/api/v1/nodes/multi/proxy/healthz')).text, 'node agent GET /healthz\n', 'the preferred address type is used');
     t.equal((await s.get('/api/v1/nodes/node-1/status/extra')).status, 404, 'only a proxy takes a trailing path');
+    t.equal(agent.seen.find((r) => r.path === '/run')?.headers['x-forwarded-uri'], '/api/v1/nodes/node-1:' + agent.port + '/proxy/run', 'the upstream is told where it is mounted');
     const dead = await s.get('/api/v1/nodes/dead/proxy/healthz');
-    t.equal(dead.status, 500);
-    t.equal(dead.json.message, 'error dialing backend: dial tcp 127.0.0.1:1: connect: connection refused');
+    t.equal(dead.status, 503);
+    t.same([dead.json.reason, dead.json.message], ['ServiceUnavailable', 'error trying to reach service: dial tcp 127.0.0.1:1: connect: connection refused']);
+
+    // the reference's proxy transport: an empty path is redirected; redirects and HTML links of the upstream go through the proxy
+    const bare = await s.get('/api/v1/nodes/node-1/proxy?a=1');
+    t.equal(bare.status, 301);
+    t.equal(bare.headers.location, '/api/v1/nodes/node-1/proxy/?a=1');
+    const redirect = await s.get('/api/v1/nodes/node-1/proxy/redirect');
+    t.equal(redirect.status, 302);
+    t.equal(redirect.headers.location, '/api/v1/nodes/node-1/proxy/healthz');
+    const P = '/api/v1/nodes/node-1/proxy';
+    const want = `<html><head><link rel="stylesheet" href="${P}/style.css"></head><body><a href="${P}/metrics">m</a> <IMG SRC='${P}/logo.png' alt="/not-a-link"> <a href="relative/x">r</a> <a href="${P}/abs?q=1#f">a</a> <a href="https://other.example/x">o</a><script src=${P}/app.js></script><p title="/kept">text with /path</p></body></html>`;
+    const page = await s.get(`${P}/page.html`);
+    t.equal(page.text, want, 'links rewritten under the proxy path');
+    const gz = await new Promise<{ enc: unknown; body: Buffer }>((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port: s.port, path: `${P}/page.html?gzip=1`, ca: s.ca, headers: { authorization: `Bearer ${s.token}`, 'accept-encoding': 'gzip' } }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => resolve({ enc: r.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    t.equal(gz.enc, 'gzip');
+    t.equal(gunzipSync(gz.body).toString(), want.replace(/\?gzip=1/, ''), 'a gzip page too, still gzip');
 
     // a pod's own address must be a global unicast one, as in the reference
     const pp = await s.get('/api/v1/namespaces/default/pods/web/proxy/');

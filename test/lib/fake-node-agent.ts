@@ -7,6 +7,7 @@
 import https from 'node:https';
 import net from 'node:net';
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
@@ -110,6 +111,16 @@ export async function startFakeNodeAgent(ca: { certPem: string; keyPem: string }
     record(req);
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/?]+)(\?.*)?$/.exec(req.url!);
     if (/^\/(exec|attach|portForward)\//.test(req.url!)) { res.writeHead(400, { 'content-type': 'text/plain' }); res.end('Upgrade request required'); return; }
+    if (req.url!.startsWith('/page.html')) {
+      // links for a proxy to rewrite: absolute paths and this host's URLs; relative ones and other hosts stay
+      const host = `${req.headers.host}`;
+      const html = `<html><head><link rel="stylesheet" href="/style.css"></head><body><a href="/metrics">m</a> <IMG SRC='/logo.png' alt="/not-a-link"> <a href="relative/x">r</a> <a href="https://${host}/abs?q=1#f">a</a> <a href="https://other.example/x">o</a><script src=/app.js></script><p title="/kept">text with /path</p></body></html>`;
+      const gz = req.url!.includes('gzip');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(gz ? { 'content-encoding': 'gzip' } : {}) });
+      res.end(gz ? gzipSync(html) : html);
+      return;
+    }
+    if (req.url === '/redirect') { res.writeHead(302, { location: '/healthz' }); res.end(); return; }
     if (!m) {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));

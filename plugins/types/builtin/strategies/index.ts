@@ -38,9 +38,9 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
         host.serve({ group: '', resource: 'pods', subresource: 'eviction', kind: 'Eviction', subresourceGroup: 'policy', subresourceVersion: 'v1' }, pods.eviction);
         const agent = nodeAgent(host, options);
         host.serveStream({ group: '', resource: 'pods', subresource: 'log', kind: 'Pod' }, agent.logs);
-        host.serveConnect({ group: '', resource: 'pods', subresource: 'exec' }, agent.exec);
-        host.serveConnect({ group: '', resource: 'pods', subresource: 'attach' }, agent.attach);
-        host.serveConnect({ group: '', resource: 'pods', subresource: 'portforward' }, agent.portForward);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'exec', upgradeRequired: true }, agent.exec);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'attach', upgradeRequired: true }, agent.attach);
+        host.serveConnect({ group: '', resource: 'pods', subresource: 'portforward', upgradeRequired: true }, agent.portForward);
         host.serveConnect({ group: '', resource: 'pods', subresource: 'proxy', path: true, objectName: (n) => schemeNamePort(n, 'pod').name }, agent.podProxy);
         if (host.type('', 'nodes')) host.serveConnect({ group: '', resource: 'nodes', subresource: 'proxy', path: true, objectName: (n) => schemeNamePort(n, 'node').name }, agent.nodeProxy);
         if (host.type('', 'services')) host.serveConnect({ group: '', resource: 'services', subresource: 'proxy', path: true, objectName: (n) => schemeNamePort(n, 'service').name }, agent.serviceProxy);
