@@ -377,8 +377,11 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
   const url = new URL(`${encodeURI(req.path)}${qs ? `?${qs}` : ''}`, base);
   return new Promise((resolve) => {
     let answered = false;
+    /** The streamed body's control: once the upstream has answered (or failed), the client is never held back again. */
+    let ctl: { resume(): void } | undefined;
     const up = upstreamRequest({ ...target, url: url.href }, req.method, headers);
     up.on('error', (e: NodeJS.ErrnoException) => {
+      ctl?.resume();
       if (answered) return;
       answered = true;
       res.send(503, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, `${dialError(url, e)}\n`);
@@ -386,6 +389,7 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
     });
     up.on('response', (ur) => {
       answered = true;
+      ctl?.resume();
       const out: Record<string, string> = {};
       for (const [k, v] of Object.entries(ur.headers)) {
         if (v === undefined || HOP_BY_HOP.has(k)) continue;
@@ -404,8 +408,8 @@ export async function proxyRequest(req: KRequest, res: KResponse, target: Upstre
     });
     res.onClose(() => up.destroy());
     if (streamed) {
-      const ctl = req.streamBody!({ data: (c) => up.write(c), end: () => up.end() });
-      up.on('drain', () => ctl.resume());
+      ctl = req.streamBody!({ data: (c) => up.write(c) || answered, end: () => up.end() });
+      up.on('drain', () => ctl!.resume());
     } else {
       up.end(body);
     }

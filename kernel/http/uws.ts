@@ -254,6 +254,7 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
   let discard = false;
   /** Set by streamBody: chunks go there as they arrive instead of being collected. */
   let sink: BodySink | undefined;
+  let paused = false;
   if (hasBody) {
     const pending: NonNullable<UwsResponse['bodyPending']> = { discard: () => { discard = true; chunks.length = 0; }, then: undefined };
     kres.bodyPending = pending;
@@ -264,7 +265,7 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
         return;
       }
       if (sink) {
-        if (ab.byteLength && !sink.data(Buffer.from(ab.slice(0)))) res.pause();
+        if (ab.byteLength && !sink.data(Buffer.from(ab.slice(0))) && !isLast) { res.pause(); paused = true; }
         if (isLast) sink.end();
         return;
       }
@@ -310,7 +311,8 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
       if (before.length) s.data(before);
       if (complete) s.end();
       else sink = s;
-      return { resume: () => { if (!kres.aborted) res.resume(); } };
+      // only a paused client is resumed (resuming one that is not paused disturbs uWS's keep-alive)
+      return { resume: () => { if (paused && !kres.aborted) { paused = false; res.resume(); } } };
     },
   };
 }

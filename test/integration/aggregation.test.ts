@@ -288,6 +288,9 @@ t.test('an extension server gone before the next check: 503 with the dial error,
   const ext = await startExtensionServer(await trust(s));
   await register(t, s, ext);
   t.ok((await waitCondition(s, { status: 'True', reason: 'Passed' })).ok);
+  // the condition's own write is followed by one more check: let it finish before the server goes
+  let n = -1;
+  t.ok(await eventually(async () => { const seen = ext.seen.length; const still = seen === n; n = seen; await sleep(500); return still; }, 15_000), 'checks settled');
   await ext.close();
   const r = await s.get(`/apis/${GV}/namespaces/${NS}/flunders`);
   t.equal(r.status, 503);
