@@ -188,3 +188,32 @@ t.test('a stash may decline: the head goes on as it came (another backend reads 
   f.push(Buffer.from(ws + '\x81\x00', 'latin1'));
   t.same(out, [ws + '\x81\x00']);
 });
+
+t.test('long values are checked four bytes at a time: a control byte anywhere is found', async (t) => {
+  let missed = 0, wrong = 0;
+  for (const bad of ['\x00', '\x01', '\x1f', '\x7f', '\r', '\n']) {
+    for (let at = 0; at < 80; at++) {
+      for (const pad of ['', 'x', 'xx', 'xxx']) { // every alignment of the value in the buffer
+        const value = 't'.repeat(at) + bad + 'u'.repeat(90 - at);
+        const r = one(`GET / HTTP/1.1\r\nHost: x\r\nX-Pad: ${pad}\r\nAuthorization: Bearer ${value}\r\n\r\n`);
+        if (r.refused !== BAD_REQUEST.toString('latin1')) missed++;
+      }
+    }
+  }
+  t.equal(missed, 0, 'every control byte at every offset and alignment: 400');
+  for (let at = 0; at < 80; at++) {
+    const value = 'a'.repeat(at) + '\t\x80\xff\xe9 ~' + 'b'.repeat(90 - at);
+    const r = one(`GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${value}\r\n\r\n`);
+    if (r.refused !== undefined || r.out.length !== 1) wrong++;
+  }
+  t.equal(wrong, 0, 'tabs, spaces and obs-text bytes pass');
+  // a head at the very end of its own ArrayBuffer, of every length modulo 4
+  for (let extra = 0; extra < 4; extra++) {
+    const text = `GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'z'.repeat(100 + extra)}\r\n\r\n`;
+    const own = Buffer.alloc(text.length);
+    own.write(text, 'latin1');
+    const out: Buffer[] = [];
+    new RequestFramer({ forward: (b) => { out.push(b); return true; }, refuse: () => t.fail('refused') }).push(own);
+    t.equal(out.length, 1, `length ${text.length}`);
+  }
+});
