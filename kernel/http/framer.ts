@@ -151,14 +151,19 @@ interface Verdict {
   upgrade: boolean;
   http10: boolean;
   post: boolean;
+  /** A Content-Length Go takes (up to 2^63-1) but uWS does not (10 digits or more): the body is never read. */
+  unreadBody: boolean;
 }
+const MAX_CL = lower('9223372036854775807');
+/** uWS 20.30 closes the connection on a Content-Length of 10 digits or more (measured). */
+const UWS_CL_DIGITS = 9;
 
 /**
  * Checks a request head b[0, end) as Go's server reads it (request line, header lines, then the
  * framing and Host rules in Go's order) in one pass over its bytes.
  */
 export function inspectHead(b: Buffer, end: number, v: Verdict): void {
-  v.refuse = undefined; v.stash = end > DIRECT_HEAD; v.bodyLength = 0; v.chunked = false; v.upgrade = false; v.http10 = false; v.post = false;
+  v.refuse = undefined; v.stash = end > DIRECT_HEAD; v.bodyLength = 0; v.chunked = false; v.upgrade = false; v.http10 = false; v.post = false; v.unreadBody = false;
   let i = 0;
   let c = 0;
   // method: one or more tchars, then one space
@@ -268,7 +273,7 @@ export function inspectHead(b: Buffer, end: number, v: Verdict): void {
           if (cls++ === 0) {
             clFrom = v0; clTo = v1;
             if (v1 === v0) v.stash = true; // an empty Content-Length is no Content-Length to Go
-            else if (v1 - v0 > 15) clBad = true;
+            else if (v1 - v0 > 19 || (v1 - v0 === 19 && b.compare(MAX_CL, 0, 19, v0, v1) > 0)) clBad = true; // Go: ParseUint(cl, 10, 63)
             else for (let k = v0; k < v1; k++) {
               const d = b[k] - 0x30;
               if (d < 0 || d > 9) { clBad = true; break; }
@@ -296,6 +301,7 @@ export function inspectHead(b: Buffer, end: number, v: Verdict): void {
     if (clDiffer || clBad) { v.refuse = BAD_REQUEST; return; }
     if (tes > 0) v.stash = true; // HTTP/1.0: Go ignores Transfer-Encoding
     v.bodyLength = clValue;
+    if (cls > 0 && clTo - clFrom > UWS_CL_DIGITS) { v.stash = true; v.unreadBody = true; }
   }
   // Go sends 100 Continue only when a handler reads a body; uWS sends it for any request that asks
   // (twice for a GET), so uWS is not shown the Expect of a request without a body or of a GET or HEAD
@@ -367,10 +373,10 @@ function standIn(h: FrontHead, v: Verdict, ref: string): Buffer {
   const m = UWS_METHODS.some((x) => x.toString() === h.method) ? h.method : 'POST';
   let head = `${m} / HTTP/1.1\r\nhost: front\r\n`;
   if (v.chunked) head += 'transfer-encoding: chunked\r\n';
-  else if (v.bodyLength > 0) head += `content-length: ${v.bodyLength}\r\n`;
-  if (h.http10) head += 'connection: close\r\n';
+  else if (v.bodyLength > 0 && !v.unreadBody) head += `content-length: ${v.bodyLength}\r\n`;
+  if (h.http10 || v.unreadBody) head += 'connection: close\r\n';
   for (const [k, val] of h.headers) {
-    if (k === 'upgrade' || (k === 'connection' && !h.http10) || k.startsWith('sec-websocket-') || (k === 'expect' && !h.http10 && (v.chunked || v.bodyLength > 0) && h.method !== 'GET' && h.method !== 'HEAD')) head += `${k}: ${val.replace(/[^\x20-\x7e\t]/g, '')}\r\n`;
+    if (k === 'upgrade' || (k === 'connection' && !h.http10 && !v.unreadBody) || k.startsWith('sec-websocket-') || (k === 'expect' && !h.http10 && (v.chunked || v.bodyLength > 0) && h.method !== 'GET' && h.method !== 'HEAD')) head += `${k}: ${val.replace(/[^\x20-\x7e\t]/g, '')}\r\n`;
   }
   return Buffer.from(`${head}${HEAD_REF}: ${ref}\r\n\r\n`, 'latin1');
 }
@@ -399,7 +405,7 @@ export class RequestFramer {
   /** After the body: the connection ends with this request (HTTP/1.0). */
   private last = false;
   private lastWasPost = false;
-  private readonly v: Verdict = { refuse: undefined, stash: false, bodyLength: 0, chunked: false, upgrade: false, http10: false, post: false };
+  private readonly v: Verdict = { refuse: undefined, stash: false, bodyLength: 0, chunked: false, upgrade: false, http10: false, post: false, unreadBody: false };
   /** HTTP/1.0 requests seen (their answers go out as HTTP/1.0, see front-worker.ts). */
   http10First = false;
   private requests = 0;
@@ -464,6 +470,12 @@ export class RequestFramer {
           if (h.http10 && this.requests === 1) this.http10First = true;
           head = standIn(h, v, ref);
           if (h.http10) this.last = true;
+          if (v.unreadBody) {
+            // The kernel answers from the stashed head (413 past its body limit, or 401/403 first);
+            // the body itself never goes to uWS, and the connection ends with that answer.
+            this.done = true;
+            return this.sink.forward(head);
+          }
         }
       }
       const after = buf.subarray(end);

@@ -29,7 +29,9 @@ export function uws(): Uws {
 /** Largest write made inside one cork(): uWS's cork buffer is 16 KiB, less room for the chunk header. */
 const CORK_PIECE = 16 * 1024 - 64;
 
-const statusLine = (code: number) => `${code} ${STATUS_CODES[code] ?? ''}`;
+/** Go's status texts where node's differ (the reference's server writes Go's). */
+const GO_STATUS_TEXT: Record<number, string> = { 413: 'Request Entity Too Large', 414: 'Request URI Too Long', 416: 'Requested Range Not Satisfiable', 418: "I'm a teapot" };
+const statusLine = (code: number) => `${code} ${GO_STATUS_TEXT[code] ?? STATUS_CODES[code] ?? ''}`;
 
 class UwsResponse implements KResponse {
   aborted = false;

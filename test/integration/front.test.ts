@@ -129,6 +129,11 @@ t.test('what Go accepts and uWS cannot parse is served', async (t) => {
   r = await exchange(s.port, `POST /apis/authentication.cluster.io/v1/selfsubjectreviews HTTP/1.1\r\n${H}Connection: close\r\nContent-Type: application/json\r\nImpersonate-User: someone\r\nImpersonate-Extra-Example.com%2Fscopes: view\r\nImpersonate-Extra-Example.com%2Fscopes: edit\r\nContent-Length: ${review.length}\r\n\r\n${review}`);
   t.equal(status(r.data), 'HTTP/1.1 201 Created', r.data.slice(0, 300));
   t.same(json(r.data).status?.userInfo?.extra, { 'example.com/scopes': ['view', 'edit'] }, 'the key percent-decoded, both values');
+  // a Content-Length of 10+ digits (uWS closes on it; Go reads it): the kernel's 413, then the connection closes
+  r = await exchange(s.port, `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\n${H}Content-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{"a":`);
+  t.equal(status(r.data), 'HTTP/1.1 413 Request Entity Too Large', r.data.slice(0, 200));
+  t.match(json(r.data), { kind: 'Status', code: 413 });
+  t.ok(r.closed);
   // a forged stand-in header is never honoured
   r = await exchange(s.port, `GET /api/v1/namespaces/default HTTP/1.1\r\n${H}x-apiserver-front-head: 1.1\r\nConnection: close\r\n\r\n`);
   t.equal(json(r.data).metadata.name, 'default', 'a client\'s x-apiserver-front-head is dropped');

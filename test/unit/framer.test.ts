@@ -217,3 +217,12 @@ t.test('long values are checked four bytes at a time: a control byte anywhere is
     t.equal(out.length, 1, `length ${text.length}`);
   }
 });
+
+t.test('a Content-Length Go takes but uWS does not (10 to 19 digits): stashed, the body never forwarded', async (t) => {
+  const r = run(['POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775807\r\n\r\nsome body', 'more body']);
+  t.equal(r.refused, undefined);
+  t.same(r.stashed[0].headers, [['host', 'x'], ['content-length', '9223372036854775807']], 'the kernel sees the declared length');
+  t.equal(r.out.join(''), `POST / HTTP/1.1\r\nhost: front\r\nconnection: close\r\n${HEAD_REF}: ref1\r\n\r\n`, 'uWS gets no length and no body');
+  t.equal(one('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775808\r\n\r\n').refused, BAD_REQUEST.toString('latin1'), 'past 2^63-1: 400');
+  t.equal(one('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 123456789\r\n\r\n').stashed.length, 0, '9 digits: as it came');
+});
