@@ -388,7 +388,8 @@ export class Registry {
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
     const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert && !t.type.readDefaults?.any() ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
-    if (memoKey && rc.listMemo?.key === memoKey) return this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [rc.listMemo.body], rc.listMemo.body.length, true);
+    // (shared bytes: a stalled client holds only what it has queued)
+    if (memoKey && rc.listMemo?.key === memoKey) return this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [rc.listMemo.body], rc.listMemo.body.length, false);
     const items: Entry[] = [];
     let next = '';
     let remaining = 0;
@@ -418,7 +419,7 @@ export class Registry {
       const converted = await this.asServed(t.type, items.map((e) => e.bytes));
       items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i], pb: undefined }; });
     }
-    const body = await this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined);
+    const body = await this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined, memoKey ? { rc, key: memoKey } : undefined);
     if (memoKey && body) rc.listMemo = { key: memoKey, body };
   }
 
@@ -430,7 +431,7 @@ export class Registry {
    * Table and metadata-only rows are built item by item in time slices, and YAML is written on a
    * worker, so a list of tens of MB does not hold the event loop.
    */
-  private async sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined): Promise<Buffer | undefined> {
+  private async sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined, memo?: ListMemoSlot): Promise<Buffer | undefined> {
     const meta: Record<string, unknown> = { resourceVersion: String(rev), continue: next };
     if (remaining !== undefined) meta.remainingItemCount = remaining;
     if (acc.rep === 'table' || acc.rep === 'partial') {
@@ -464,7 +465,7 @@ export class Registry {
       // Each item's cached Protobuf message goes out as it is, as for JSON below.
       const parts = listProtobuf(t.type, gv(t.type), meta, items);
       const total = parts.reduce((n, p) => n + p.length, 0);
-      if (total > LIST_MEMO_MAX_BYTES) { await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, parts, total, false); return undefined; }
+      if (total > LIST_MEMO_MAX_BYTES) return this.sendLarge(req, res, t, acc, parts, total, memo);
       const pb = Buffer.concat(parts, total);
       await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [pb], total, true);
       return pb;
@@ -481,10 +482,7 @@ export class Registry {
       }
       yield TAIL;
     }
-    if (acc.rep === 'json' && total > LIST_MEMO_MAX_BYTES) {
-      await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, pieces(), total, false);
-      return undefined;
-    }
+    if (acc.rep === 'json' && total > LIST_MEMO_MAX_BYTES) return this.sendLarge(req, res, t, acc, pieces(), total, memo);
     if (acc.rep === 'json') {
       const json = Buffer.concat([...pieces()], total);
       await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [json], total, true);
@@ -497,6 +495,23 @@ export class Registry {
     const bytes = typeof yaml === 'string' ? Buffer.from(yaml) : yaml;
     await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, [bytes], bytes.length, true);
     return undefined;
+  }
+
+  /**
+   * A large JSON or Protobuf list. When it will be kept for the next identical list (`memo`), it is
+   * joined in time slices once and every later client gets those shared bytes; otherwise it goes
+   * out from the objects' cached bytes as they are, never joined.
+   */
+  private async sendLarge(req: KRequest, res: KResponse, t: Target, acc: Accepted, pieces: Iterable<Uint8Array>, total: number, memo: ListMemoSlot | undefined): Promise<Buffer | undefined> {
+    const headers = { 'content-type': acc.contentType };
+    if (!memo) { await this.sendAnswer(req, res, t, headers, pieces, total, false); return undefined; }
+    // Clients asking for the same list while it is being joined wait for that one join.
+    const { rc, key } = memo;
+    let joining = rc.listJoin?.key === key ? rc.listJoin.body : undefined;
+    if (!joining) rc.listJoin = { key, body: (joining = joinSliced(pieces, total)) };
+    const body = await joining.finally(() => { if (rc.listJoin?.body === joining) rc.listJoin = undefined; });
+    if (!res.aborted) await this.sendAnswer(req, res, t, headers, [body], total, false);
+    return body;
   }
 
   /**
@@ -1404,12 +1419,16 @@ function defsKey(type: TypeDef): string | undefined {
   return k;
 }
 
+/** Where a list's joined answer is kept for the next identical list (ResourceCache.listMemo). */
+interface ListMemoSlot { rc: ResourceCache; key: string }
+
 const COMMA = Buffer.from(',');
 /** Answers from this size on go out in pieces, counted in the output budget (sendAnswer). */
 const SIZED_ANSWER_BYTES = 64 * 1024;
 /**
- * JSON and Protobuf lists up to this size are joined once and kept for the next identical list
- * (ResourceCache.listMemo); larger ones are sent from the objects' cached bytes as they are.
+ * JSON and Protobuf lists up to this size are joined at once; larger ones are joined in time slices
+ * (sendLarge). Either way an unfiltered list at the latest revision is kept for the next identical
+ * list (ResourceCache.listMemo: one per resource).
  */
 const LIST_MEMO_MAX_BYTES = 8 * 1024 * 1024;
 const TAIL = Buffer.from(']}');

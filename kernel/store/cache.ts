@@ -56,6 +56,8 @@ export class ResourceCache {
   readonly sorted = new SortedEntries();
   /** The last unfiltered list body built (JSON or Protobuf, by namespace, revision and page), reused until the revision moves. */
   listMemo: { key: string; body: Buffer } | undefined;
+  /** A large list being joined for listMemo, shared by the clients that ask for it meanwhile. */
+  listJoin: { key: string; body: Promise<Buffer> } | undefined;
   /** Events in revision order, newest last; trimmed to the retention window. */
   events: CacheEvent[] = [];
   /** Replaced when a run-time type is served again with a new definition (PluginHost.serveTypes). */

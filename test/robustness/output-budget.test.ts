@@ -156,7 +156,8 @@ t.test('stalled list readers: answers go out with backpressure, counted in the s
     await sleep(3000);
     t.equal(await terminated(s, 'apiserver_output_budget_closed_lists_total'), built.length, 'stalled JSON readers hold too little to be closed');
     const grown = rssMiB(s) - rssMid;
-    t.ok(grown < 100, `server memory grew ${grown.toFixed(0)} MiB for 20 stalled JSON readers of a 30 MB list`);
+    // One joined copy of the list (30 MB) is kept for the next identical list and shared by all 20.
+    t.ok(grown < 150, `server memory grew ${grown.toFixed(0)} MiB for 20 stalled JSON readers of a 30 MB list`);
     // Readers that read are served meanwhile.
     const list = await s.get(`${CM}?limit=5`);
     t.equal(list.json.items.length, 5);
