@@ -9,6 +9,7 @@ import https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
+import { rng } from '../lib/rng.js';
 
 const SEED = Number(process.env.CAPI_FUZZ_SEED ?? 9);
 const COUNT = Number(process.env.CAPI_FUZZ_COUNT ?? 10_500);
@@ -18,20 +19,6 @@ const CM = `${NS}/configmaps`;
 const DEP = '/apis/apps/v1/namespaces/default/deployments';
 const CANARIES = [`${CM}/canary-0`, `${CM}/canary-1`, `${DEP}/canary-dep`];
 
-/** mulberry32: small, fast, seeded. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  return { next, int, pick };
-}
 
 interface Req { method: string; path: string; ct?: string; body?: string | Buffer; accept?: string; canary?: boolean }
 

@@ -9,20 +9,8 @@
 import t from 'tap';
 import tls from 'node:tls';
 import { withServer } from '../lib/server.js';
+import { rng } from '../lib/rng.js';
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  return { next, int, pick };
-}
 
 const SEED = Number(process.env.CAPI_TRANSPORT_FUZZ_SEED ?? 7);
 const COUNT = Number(process.env.CAPI_TRANSPORT_FUZZ_COUNT ?? 1200);
