@@ -6,7 +6,8 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep, startServer, withServer, type TestServer } from '../lib/server.js';
+import { startServer, withServer, type TestServer } from '../lib/server.js';
+import { until } from '../lib/poll.js';
 
 type J = Record<string, any>;
 
@@ -19,15 +20,6 @@ const pvc = (name: string, storage = '1Gi', spec: J = {}) => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
   spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, ...spec },
 });
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await sleep(50);
-  }
-}
 
 // ------------------------------------------------------------------ default-on plugins
 

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateCA, signCert } from '../../kernel/pki.js';
-import { sleep, startServer, type TestServer } from '../lib/server.js';
+import { startServer, type TestServer } from '../lib/server.js';
+import { untilDefined as until } from '../lib/poll.js';
 
 const D = 'cluster.io';
 const RBAC = `rbac.authorization.${D}`;
@@ -81,15 +82,6 @@ const P = {
   clusterroles: `/apis/${RBAC}/v1/clusterroles`,
   clusterrolebindings: `/apis/${RBAC}/v1/clusterrolebindings`,
 };
-
-async function until<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T | undefined> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined || Date.now() > end) return v;
-    await sleep(50);
-  }
-}
 
 t.test('RBAC with the Node authorizer (cluster brand)', async (t) => {
   const s = await serve(t, ['--authorization-mode=Node,RBAC']);

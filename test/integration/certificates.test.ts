@@ -8,6 +8,7 @@ import path from 'node:path';
 import { x509 } from '../../kernel/pki.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
 import { withServer, type TestServer } from '../lib/server.js';
+import { untilDefined as waitFor } from '../lib/poll.js';
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
@@ -30,15 +31,6 @@ const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 
 function csrBody(name: string, pem: string, signerName: string, usages: string[], extra: Record<string, unknown> = {}) {
   return { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: b64(pem), signerName, usages, ...extra } };
-}
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T | undefined> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function certificateOf(s: TestServer, name: string, ms = 5000): Promise<string | undefined> {

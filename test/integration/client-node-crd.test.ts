@@ -4,6 +4,9 @@ import t from 'tap';
 import * as k8s from '@kubernetes/client-node';
 import path from 'node:path';
 import { sleep, withServer } from '../lib/server.js';
+import { eventually } from '../lib/poll.js';
+
+const until = (check: () => boolean, ms = 10_000) => eventually(check, ms);
 
 const CRD = {
   apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
@@ -16,15 +19,6 @@ const CRD = {
 };
 
 const gizmo = (name: string, level: number) => ({ apiVersion: 'acme.example/v1', kind: 'Gizmo', metadata: { name, namespace: 'default' }, spec: { level } });
-
-async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) return false;
-    await sleep(25);
-  }
-  return true;
-}
 
 t.test('@kubernetes/client-node lists and watches custom resources with an informer', async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });

@@ -2,6 +2,7 @@
 // dependents with several owners, and references to owners that never existed.
 import t from 'tap';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
+import { eventually } from '../lib/poll.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
@@ -24,16 +25,6 @@ const replicaSet = (name: string, app: string, ownerReferences: Ref[]) => ({
 });
 
 const refTo = (o: any, extra: Partial<Ref> = {}): Ref => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, ...extra });
-
-/** Poll until check passes (true) or about five seconds go by; returns whether it passed. */
-async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > until) return false;
-    await sleep(50);
-  }
-}
 
 t.test('garbage collector', async (t) => {
   const s: TestServer = await withServer(t);

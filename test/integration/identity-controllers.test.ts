@@ -5,18 +5,11 @@
 import t from 'tap';
 import { compactVerify } from 'jose';
 import { withServer, type TestServer } from '../lib/server.js';
+import { untilDefined as waitFor } from '../lib/poll.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString();
 
-async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T | undefined> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 const gone = (s: TestServer, p: string, ms = 5000) => waitFor(async () => ((await s.get(p)).status === 404 ? true : undefined), ms);
 
 const s = await withServer(t, { brand: 'kubernetes' });

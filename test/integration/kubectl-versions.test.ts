@@ -3,16 +3,11 @@
 // can-i, auth whoami, DeleteOptions); every release must create, read, watch, apply and delete.
 // Each release works in its own namespace of one server, so the whole file stays within a minute.
 import t from 'tap';
-import { sleep, withServer } from '../lib/server.js';
+import { withServer } from '../lib/server.js';
 import { kubectl, kubectlRelease, startKubectl } from '../lib/kubectl.js';
+import { eventually as until } from '../lib/poll.js';
 
 const RELEASES = ['1.27', '1.28', '1.30', '1.32', '1.33'];
-
-async function until(pred: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end && !pred()) await sleep(20);
-  return pred();
-}
 
 const missing = RELEASES.filter((v) => !kubectlRelease(v));
 t.test('stock kubectl releases create, read, watch, apply and delete', { skip: missing.length ? `kubectl ${missing.join(', ')} not installed under /usr/lib/google-cloud-sdk/bin (.ci/run installs them)` : false }, async (t) => {

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
 import { kubectl, noKubectl, startKubectl } from '../lib/kubectl.js';
+import { eventually as until } from '../lib/poll.js';
 
 /** These tests count every ConfigMap in their namespaces: without the root CA one the publisher adds. */
 const NO_ROOT_CA = ['root-ca-publisher', 'cluster-authentication-trust'];
@@ -25,15 +26,6 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); });
   return Promise.race([p.then(() => true, () => true), timeout]).finally(() => clearTimeout(timer));
-}
-
-async function until(pred: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(20);
-  }
-  return pred();
 }
 
 t.test('kubectl list and watch against the kubernetes brand', { skip: noKubectl }, async (t) => {

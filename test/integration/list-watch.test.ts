@@ -9,6 +9,10 @@ import tls from 'node:tls';
 import t from 'tap';
 import { brands, sleep, withServer, type Reply, type TestServer } from '../lib/server.js';
 import { connectWebSocket, OP_TEXT } from '../lib/ws-client.js';
+import { eventually } from '../lib/poll.js';
+
+/** Waits for an in-memory condition (10 s by default: watches across restarts take longer). */
+const until = (pred: () => boolean, ms = 10_000, step = 10) => eventually(pred, ms, step);
 
 /** These tests count every ConfigMap in their namespaces: without the root CA one the publisher adds. */
 const NO_ROOT_CA = ['root-ca-publisher', 'cluster-authentication-trust'];
@@ -55,15 +59,6 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); });
   return Promise.race([p.then(() => true, () => true), timeout]).finally(() => clearTimeout(timer));
-}
-
-async function until(pred: () => boolean, ms = 10_000, step = 10): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(step);
-  }
-  return pred();
 }
 
 interface Ev { type: string; object: any }

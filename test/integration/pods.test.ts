@@ -3,6 +3,7 @@
 import t from 'tap';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
 import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
+import { until } from '../lib/poll.js';
 
 const NS = '/api/v1/namespaces/default';
 const pod = (name: string, labels: Record<string, string> = {}, spec: Record<string, unknown> = {}) => ({
@@ -24,13 +25,6 @@ async function runningPod(s: TestServer, name: string, labels: Record<string, st
     headers: { 'content-type': 'application/merge-patch+json' },
   });
   if (st.status !== 200) throw new Error(st.text);
-}
-
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await f();
-  while (!ok(v) && Date.now() < end) { await sleep(50); v = await f(); }
-  return v;
 }
 
 t.test('binding sets spec.nodeName once', async (t) => {

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { mainJs, withServer } from '../lib/server.js';
+import { eventually } from '../lib/poll.js';
 
 const run = (args: string[]) => spawnSync(process.execPath, [mainJs, ...args], { encoding: 'utf8', timeout: 20_000 });
 
@@ -80,10 +81,6 @@ t.test('after a restart, objects read from the store answer selectors, uid preco
 
   // The owner was loaded without being parsed; deleting it must still collect its dependent.
   t.equal((await s.request('DELETE', ns('configmaps/owner'))).status, 200);
-  let gone = false;
-  for (let i = 0; i < 100 && !gone; i++) {
-    gone = (await s.get(ns('configmaps/dep'))).status === 404;
-    if (!gone) await new Promise((r) => setTimeout(r, 100));
-  }
+  const gone = await eventually(async () => (await s.get(ns('configmaps/dep'))).status === 404, 10_000);
   t.ok(gone, 'the garbage collector deletes the dependent of a deleted owner after the restart');
 });

@@ -7,13 +7,8 @@ import path from 'node:path';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
 import { kubectl, kubectlRelease } from '../lib/kubectl.js';
 import { etcdMissing, startEtcd } from '../lib/etcd.js';
+import { until } from '../lib/poll.js';
 
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await f();
-  while (!ok(v) && Date.now() < end) { await sleep(50); v = await f(); }
-  return v;
-}
 const merge = { 'content-type': 'application/merge-patch+json' };
 
 t.test('system objects (kubernetes brand)', async (t) => {

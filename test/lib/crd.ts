@@ -1,15 +1,7 @@
 // Helpers of the custom resource tests: create a definition and wait until it is Established.
-import { sleep, type TestServer } from './server.js';
-
-/** Polls `check` until it passes (true) or `ms` go by (false). */
-export async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > until) return false;
-    await sleep(30);
-  }
-}
+import type { TestServer } from './server.js';
+import { eventually } from './poll.js';
+export { eventually };
 
 /** Creates a CustomResourceDefinition (of whatever brand its apiVersion names) and waits until it is Established. */
 export async function establish(s: TestServer, crd: any): Promise<any> {
