@@ -339,7 +339,7 @@ export async function benchMemory(): Promise<ReadResult[]> {
  * stop it gracefully, start it again on the same data directory and time it to "serving" and to the
  * first answered LIST; RSS once filled and once restarted.
  */
-export async function benchRestart(objects: number): Promise<ReadResult[]> {
+export async function benchRestart(objects: number, keepDataDir = false): Promise<ReadResult[]> {
   const out: ReadResult[] = [];
   const first = await startBenchServer([], [], { keepData: true });
   const dataDir = first.dataDir;
@@ -364,7 +364,8 @@ export async function benchRestart(objects: number): Promise<ReadResult[]> {
     out.push({ scenario: 'restart', case: 'restarted', 'serving s': serving.toFixed(1), 'first list s': answered.toFixed(1), 'RSS MiB': rssMiB(again.pid) });
     await again.stop();
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (keepDataDir) process.stderr.write(`restart: data directory kept at ${dataDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   }
   return out;
 }

@@ -48,7 +48,7 @@ const READ_SCENARIOS: Record<string, { description: string; remote: boolean; exp
   },
   restart: {
     description: 'fill --objects ConfigMaps (default 1,000,000), restart on the same data directory: seconds to serving and to the first LIST, RSS (our server only; not in the default set: it takes minutes)',
-    remote: false, explicit: true, run: (o) => benchRestart(o.objects ?? 1_000_000).then((r) => r),
+    remote: false, explicit: true, run: (o) => benchRestart(o.objects ?? 1_000_000, o.keepDataDir),
   },
   memory: { description: 'server RSS empty, at 10,000 and 100,000 objects, and with 10,000 idle watchers (our server only)', remote: false, run: () => benchMemory() },
   apply: {
@@ -112,6 +112,8 @@ interface Options {
   workers: number;
   /** Objects the restart scenario fills before restarting. */
   objects?: number;
+  /** The restart scenario keeps its filled data directory (for bench/startup.ts). */
+  keepDataDir?: boolean;
   client: ClientKind;
   cpuProf?: string;
   /** node: our forked load processes; wrk: Debian's wrk (GET and create); both: each in turn, to check they agree. */
@@ -134,6 +136,7 @@ function usage(): string {
     'Options:',
     '  --duration <s>        measured seconds per run (default 5)',
     '  --objects <n>         objects the restart scenario fills (default 1,000,000)',
+    '  --keep-data-dir       the restart scenario keeps its filled data directory and prints where',
     '  --warmup <s>          unmeasured seconds before each run (default 1)',
     '  --concurrency <list>  concurrency levels for every scenario, e.g. 1,8,32',
     '  --workers <n>         load generator processes (default: number of CPUs, at most the concurrency)',
@@ -171,6 +174,7 @@ function parseOptions(argv: string[]): Options {
     else if (flag === '--duration') o.duration = num(flag, value());
     else if (flag === '--warmup') o.warmup = num(flag, value());
     else if (flag === '--objects') o.objects = Math.max(1, Math.floor(num(flag, value())));
+    else if (flag === '--keep-data-dir') o.keepDataDir = true;
     else if (flag === '--workers') o.workers = Math.max(1, Math.floor(num(flag, value())));
     else if (flag === '--concurrency') o.concurrency = String(value()).split(',').map((x) => Math.floor(num(flag, x.trim()))).filter((n) => n > 0);
     else if (flag === '--client') {
