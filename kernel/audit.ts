@@ -12,7 +12,7 @@ import type {
   AdmissionAttributes, AuditBackend, AuditEvent, AuditLevel, AuditObjectReference, AuditPolicyDecision, AuditRequestAttributes, AuditStage,
   AuthorizationDecision, Logger, RequestInfo, TypeDef, UserInfo,
 } from './contracts.js';
-import type { KRequest, KResponse } from './http/types.js';
+import type { KRequest, KResponse, StreamFraming } from './http/types.js';
 import { ResponseTap, type ServerMetrics } from './metrics.js';
 import { isStatusError } from './status.js';
 
@@ -326,8 +326,8 @@ export class AuditResponse extends ResponseTap {
     if (this.audit.wantsResponse) this.audit.responseSent(body, headers['content-type']);
     super.send(code, { ...headers, 'Audit-Id': this.audit.id }, body);
   }
-  override start(code: number, headers: Record<string, string>): void {
-    super.start(code, { ...headers, 'Audit-Id': this.audit.id });
+  override start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
+    super.start(code, { ...headers, 'Audit-Id': this.audit.id }, framing);
     this.audit.started(code);
   }
   override end(): void {

@@ -7,7 +7,7 @@
 // built per observation); the kernel passes its label values in a reused array, so counting a
 // request allocates nothing once its series exists.
 import type { MetricCounter, MetricGauge, MetricHistogram, MetricLabels, PluginMetrics, RequestInfo, TypeDef } from './contracts.js';
-import type { KRequest, KResponse, WebSocketHandlers } from './http/types.js';
+import type { KRequest, KResponse, StreamFraming, WebSocketHandlers } from './http/types.js';
 import type { ResourceCache } from './store/cache.js';
 import type { WatchHub } from './watch.js';
 
@@ -233,10 +233,10 @@ export class ResponseTap implements KResponse {
     this.code = code;
     this.inner.send(code, this.withExtra(headers), body);
   }
-  start(code: number, headers: Record<string, string>): void {
+  start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
     this.code = code;
     this.streaming = true;
-    this.inner.start(code, this.withExtra(headers));
+    this.inner.start(code, this.withExtra(headers), framing);
   }
   startSized(code: number, headers: Record<string, string>, total: number): void {
     this.code = code;

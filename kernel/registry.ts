@@ -781,7 +781,7 @@ export class Registry {
       if (!ok) finish();
       return;
     }
-    res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' });
+    res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' }, pb ? 'frames' : 'lines');
     const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
     sink = pb || inline ? http : this.convertingSink(type, http);
     res.onDrain(drained);

@@ -23,12 +23,19 @@ export interface BodySink {
   end(): void;
 }
 
+export type StreamFraming = 'lines' | 'frames';
+
 export interface KResponse {
   readonly aborted: boolean;
   /** Sends a complete response. */
   send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void;
-  /** Starts a chunked streaming response; the head goes out at once (a transport may send a leading newline to push it). */
-  start(code: number, headers: Record<string, string>): void;
+  /**
+   * Starts a chunked streaming response; the head goes out at once. `framing` says what the stream
+   * is made of, so a transport that can only flush its head or finish a chunk by writing more may
+   * write bytes the stream's readers skip: `lines`, newline-delimited JSON (a blank line is
+   * ignored); `frames`, length-prefixed Protobuf frames each under 16 MiB (their first byte is 0).
+   */
+  start(code: number, headers: Record<string, string>, framing?: StreamFraming): void;
   /** Writes one chunk; false when the socket is backed up (the data is still queued). */
   write(chunk: Uint8Array | string): boolean;
   /** Called each time queued data has drained after write returned false. */

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
-import type { BodySink, Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
+import type { BodySink, Handler, KRequest, KResponse, Listener, StreamFraming, WebSocketHandlers } from './types.js';
 import { errors } from '../status.js';
 import { probeListenFailure } from './listen.js';
 import { HANDLE_PREFIX, type PeerTable } from './front.js';
@@ -28,6 +28,7 @@ export function uws(): Uws {
 
 /** Largest write made inside one cork(): uWS's cork buffer is 16 KiB, less room for the chunk header. */
 const CORK_PIECE = 16 * 1024 - 64;
+const ZERO = new Uint8Array(1);
 
 /** Go's status texts where node's differ (the reference's server writes Go's). */
 const GO_STATUS_TEXT: Record<number, string> = { 413: 'Request Entity Too Large', 414: 'Request URI Too Long', 416: 'Requested Range Not Satisfiable', 418: "I'm a teapot" };
@@ -92,22 +93,33 @@ class UwsResponse implements KResponse {
     });
   }
 
-  start(code: number, headers: Record<string, string>): void {
+  start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
     if (this.aborted) return;
-    // uWS sends the head with the first body bytes; a newline (ignored between JSON events) sends
-    // it now, so a client sees its watch established before the first event, as the reference does.
-    // A binary stream (Protobuf watch frames) has no such filler: an empty write sends the head.
-    this.filler = /json/i.test(headers['content-type'] ?? '') ? '\n' : '';
+    // uWS sends the head only with the first body bytes, and a chunk's closing CRLF only with the
+    // next chunk: readers that wait for a whole chunk (Python's urllib3) would see each event one
+    // write late. So a stream always has one byte written ahead, a chunk of its own, that its
+    // readers skip: a newline between JSON events; for Protobuf frames, the next frame's first
+    // byte (always 0 below 16 MiB), which that frame's write then leaves out. Other streams (a
+    // proxied answer) get a leading newline when they are JSON, nothing otherwise.
+    this.framing = framing;
+    this.filler = framing === 'frames' ? ZERO : framing === 'lines' || /json/i.test(headers['content-type'] ?? '') ? '\n' : '';
     this.res.cork(() => { this.head(code, headers); this.res.write(this.filler); });
   }
   /** What a write to send the head or to drain carries: a newline for JSON streams, nothing for binary ones. */
-  private filler = '\n';
+  private filler: string | Uint8Array = '\n';
+  private framing: StreamFraming | undefined;
 
   write(chunk: Uint8Array | string): boolean {
     if (this.aborted || this.done) return false;
     if (this.sized) return this.writePiece(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     let ok = true;
-    const data = typeof chunk === 'string' && chunk.length > CORK_PIECE / 4 ? Buffer.from(chunk) : chunk;
+    let data = typeof chunk === 'string' && chunk.length > CORK_PIECE / 4 ? Buffer.from(chunk) : chunk;
+    if (this.framing === 'frames') {
+      const b = typeof data === 'string' ? Buffer.from(data) : data;
+      // The byte written ahead was this frame's first: a frame of 16 MiB or more cannot follow it.
+      if (b[0] !== 0) { this.close(); return false; }
+      data = b.subarray(1);
+    }
     if (typeof data === 'string' || data.length <= CORK_PIECE) this.res.cork(() => { ok = this.res.write(data); });
     else {
       // uWS 20.30 loses data written inside cork() when it does not fit the rest of the 16 KiB cork
@@ -118,6 +130,8 @@ class UwsResponse implements KResponse {
         this.res.cork(() => { ok = this.res.write(piece) && ok; });
       }
     }
+    // The byte ahead (above) completes this write's chunk on the wire.
+    if (this.framing) this.res.cork(() => { ok = this.res.write(this.filler) && ok; });
     if (!ok && !this.congested) {
       this.congested = true;
       // uWS stops draining a response's buffer by itself once an onWritable handler is registered,
@@ -145,7 +159,8 @@ class UwsResponse implements KResponse {
         this.drainCb?.();
         return true;
       }
-      const drained = this.res.write(this.filler);
+      // A Protobuf stream's byte ahead is written once per frame, never here.
+      const drained = this.res.write(this.framing === 'frames' ? '' : this.filler);
       if (drained && this.congested) {
         this.congested = false;
         this.drainCb?.();
