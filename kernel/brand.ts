@@ -11,6 +11,8 @@ export interface Brand {
   protobufType: string;
   systemNamespace: string;
   publicNamespace: string;
+  /** Where node agents keep their heartbeat Leases. */
+  nodeLeaseNamespace: string;
   nodeAgent: string;
   execInfoEnv: string;
   apiAccessVolumePrefix: string;
@@ -38,6 +40,7 @@ export const brands: Record<string, Brand> = {
     protobufType: 'application/vnd.cluster.protobuf',
     systemNamespace: 'cluster-system',
     publicNamespace: 'cluster-public',
+    nodeLeaseNamespace: 'cluster-node-lease',
     nodeAgent: 'nodeagent',
     execInfoEnv: 'CLUSTER_EXEC_INFO',
     apiAccessVolumePrefix: 'cluster-api-access-',
@@ -61,6 +64,7 @@ export const brands: Record<string, Brand> = {
     protobufType: 'application/vnd.kubernetes.protobuf',
     systemNamespace: 'kube-system',
     publicNamespace: 'kube-public',
+    nodeLeaseNamespace: 'kube-node-lease',
     nodeAgent: 'kubelet',
     execInfoEnv: 'KUBERNETES_EXEC_INFO',
     apiAccessVolumePrefix: 'kube-api-access-',

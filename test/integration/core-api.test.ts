@@ -10,13 +10,14 @@ for (const brand of brands) {
     const domain = brand === 'kubernetes' ? 'k8s.io' : 'cluster.io';
     const sys = brand === 'kubernetes' ? 'kube-system' : 'cluster-system';
     const pub = brand === 'kubernetes' ? 'kube-public' : 'cluster-public';
+    const lease = brand === 'kubernetes' ? 'kube-node-lease' : 'cluster-node-lease';
 
     await t.test('system namespaces exist from the first start', async (t) => {
       const r = await s.get('/api/v1/namespaces');
       t.equal(r.status, 200);
       t.equal(r.json.kind, 'NamespaceList');
       const names = r.json.items.map((n: any) => n.metadata.name);
-      for (const n of ['default', sys, pub]) t.ok(names.includes(n), n);
+      for (const n of ['default', sys, pub, lease]) t.ok(names.includes(n), n);
       t.equal(r.json.metadata.continue, undefined === r.json.metadata.continue ? undefined : '', 'continue present and empty');
       const ns = r.json.items.find((n: any) => n.metadata.name === 'default');
       t.equal(ns.status.phase, 'Active');

@@ -62,8 +62,9 @@ const plugin: PluginModule<'controller'> = {
     return {
       async start() {
         if (!nsType) return;
-        // The three namespaces every cluster has exist from the first start (and come back if gone).
-        for (const name of ['default', host.brand.systemNamespace, host.brand.publicNamespace]) {
+        // The namespaces every cluster has exist from the first start (and come back at a start if gone), as the
+        // reference's system-namespaces controller makes them; the node-lease one is not immortal.
+        for (const name of ['default', host.brand.systemNamespace, host.brand.publicNamespace, host.brand.nodeLeaseNamespace]) {
           if (await host.objects.get(nsType, '', name)) continue;
           try {
             await host.objects.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
