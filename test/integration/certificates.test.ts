@@ -315,7 +315,7 @@ t.test('kubectl: create, approve, the certificate, whoami on the secure port; de
   t.match(appr.stdout, /certificatesigningrequest.certificates.k8s.io\/dave approved/);
   const started = Date.now();
   const pem = await certificateOf(s, 'dave', 5000);
-  t.ok(pem, `issued within 5 s (${Date.now() - started} ms)`);
+  t.ok(pem, `issued (${Date.now() - started} ms)`);
   const dir = t.testdir({ 'dave.crt': pem!, 'dave.key': dave.keyPem, 'ca.crt': s.ca.toString() });
   const who = await kubectl(s, ['--kubeconfig', '/dev/null', '--server', `https://127.0.0.1:${s.port}`, '--certificate-authority', path.join(dir, 'ca.crt'),
     '--client-certificate', path.join(dir, 'dave.crt'), '--client-key', path.join(dir, 'dave.key'), 'auth', 'whoami', '-o', 'json']);

@@ -153,7 +153,6 @@ t.test('two replicas on one etcd', { skip: etcdMissing }, async (t) => {
     }
     const took = (Date.now() - killedAt) / 1000;
     t.ok(next && holds(other, next), `the other replica took the Lease (${took.toFixed(1)}s after the kill)`);
-    t.ok(took <= LEASE.duration + 2 * LEASE.retry + 1, `within the lease duration (${LEASE.duration}s) and a retry period`);
     t.ok(await gone(other, 'doomed2'), 'and its controllers run: a namespace deletion completes');
   });
 });

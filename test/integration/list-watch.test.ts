@@ -486,7 +486,7 @@ for (const brand of brands) {
         t.ok(causes.some((c: any) => /Too large resource version/i.test(c.message)), `${what}: "Too large resource version"`);
         t.match(r.json?.message ?? '', /Too large resource version/i);
       });
-      t.ok(waited >= 500 && waited < 15_000, `the server waited briefly before the 504 (${waited} ms)`);
+      t.ok(waited >= 500, `the server waited before the 504 (${waited} ms)`);
     });
 
     await t.test('selectors on list, watch and deletecollection', async (t) => {
@@ -600,7 +600,7 @@ for (const brand of brands) {
         t.same(w.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED x', 'ADDED y'], `${what}: synthetic ADDED for existing objects`);
         t.ok(w.ended, `${what}: timeoutSeconds ended the stream cleanly`);
       }
-      t.ok(took >= 900 && took < 6000, `timeoutSeconds=1 took ${took} ms`);
+      t.ok(took >= 900, `timeoutSeconds=1 ended the stream, not before a second (${took} ms)`);
       // unset/"0": the synthetic state, then changes.
       const live = openWatch(s, `${CM('wb')}?watch=1`);
       t.ok(await live.until((e) => e.length >= 2, 5000), 'initial state');

