@@ -7,6 +7,7 @@ import { definitionName, definitionRoot } from '../../../kernel/openapi.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../../../kernel/validation.js';
 import { age } from '../builtin/columns.js';
 import { brandDefinitions } from '../builtin/schemas.js';
+import { withProtobuf } from '../builtin/protobuf.js';
 
 type J = Record<string, any>;
 const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -69,7 +70,7 @@ export function validateAPIService(obj: KObject): FieldCause[] {
 }
 
 export function apiServiceType(brand: Brand): TypeDef {
-  return {
+  return withProtobuf({
     group: apiregistrationGroup(brand), version: 'v1', kind: 'APIService', resource: 'apiservices', singular: 'apiservice', namespaced: false,
     subresources: ['status'], statusField: 'status', hasSpec: true, nameRule: 'path-segment',
     schema: { type: 'ref', ref: defName(brand, 'APIService') }, definitions: definitions(brand), definitionName: defName(brand, 'APIService'),
@@ -79,7 +80,7 @@ export function apiServiceType(brand: Brand): TypeDef {
       { name: 'Available', type: 'string', description: 'Whether this service is available.', cell: (o) => { const c = ((o.status as J | undefined)?.conditions ?? []).find((x: J) => x?.type === 'Available'); return c ? (c.status === 'True' ? 'True' : `${c.status} (${c.reason})`) : 'Unknown'; } },
       { name: 'Age', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', cell: (o, now) => age(o.metadata?.creationTimestamp, now) },
     ],
-  };
+  }, brand);
 }
 
 const plugin: PluginModule<'types'> = {

@@ -11,6 +11,7 @@ import type { Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type TypeDef, type UserInfo, type WriteContext } from '../../../kernel/contracts.js';
 import { errors } from '../../../kernel/status.js';
 import { age } from '../builtin/columns.js';
+import { withProtobuf } from '../builtin/protobuf.js';
 import { checkedRequest, conditionsOf, KNOWN_USAGES, specOf, statusOf } from '../../lib/certificates.js';
 
 type J = Record<string, any>;
@@ -127,7 +128,8 @@ function setRequester(spec: J, user: UserInfo): void {
 export function csrType(brand: Brand): TypeDef {
   const group = `certificates.${brand.domain}`;
   const fail = (obj: KObject, causes: FieldCause[]) => { if (causes.length) throw errors.invalid(group, 'CertificateSigningRequest', obj.metadata?.name ?? '', causes); };
-  return {
+  // Protobuf both ways, as the reference (a node agent's TLS bootstrap and kubectl 1.32+ send it).
+  return withProtobuf({
     group, version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest',
     namespaced: false, shortNames: ['csr'], nameRule: 'subdomain',
     subresources: ['status', 'approval'],
@@ -156,7 +158,7 @@ export function csrType(brand: Brand): TypeDef {
         fail(obj, [...validateStatus(obj), ...validateTransition(obj, old, ctx.subresource)]);
       },
     },
-  };
+  }, brand);
 }
 
 function duration(v: unknown): string {

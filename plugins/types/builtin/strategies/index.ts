@@ -8,6 +8,7 @@ import { hpaStrategy } from './autoscaling.js';
 import { jobStrategy } from './jobs.js';
 import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
+import { withProtobuf } from '../protobuf.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
 
 export type StrategyOptions = ServiceOptions & NodeAgentOptions;
@@ -28,8 +29,8 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
     /** Writes the strategies make through a sub-resource that changes only some fields. */
     subresourceFields: { pods: { binding: 'spec.nodeName', ephemeralcontainers: 'spec.ephemeralContainers', resize: 'spec.containers' } } as Record<string, Record<string, string>>,
     /** Types that are only an endpoint: the legacy `bindings` (POST a Binding named after the pod). */
-    virtualTypes: (_brand: Brand): TypeDef[] => [
-      { group: '', version: 'v1', kind: 'Binding', resource: 'bindings', singular: 'binding', namespaced: true, verbs: ['create'], virtual: pods.legacyBinding },
+    virtualTypes: (brand: Brand): TypeDef[] => [
+      withProtobuf({ group: '', version: 'v1', kind: 'Binding', resource: 'bindings', singular: 'binding', namespaced: true, verbs: ['create'], virtual: pods.legacyBinding }, brand),
     ],
     /** Objects are readable: reconcile allocations with what is stored; serve the sub-resources. */
     start: async () => {
