@@ -202,7 +202,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     runtimeConfig: {},
     shutdownDelaySeconds: 0,
     livezGracePeriodSeconds: 0,
-    emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.0' },
+    emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.7' },
     loggingFormat: 'text',
     verbosity: 0,
     serviceClusterIPRange: '10.96.0.0/12',

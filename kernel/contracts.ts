@@ -436,6 +436,8 @@ export interface TableColumn {
   /** Simple dotted JSON path into the object (".spec.replicas"), or a function for computed cells. */
   path?: string;
   cell?: (obj: KObject, now: number) => unknown;
+  /** The object's name, placed by the type itself: the table then has no leading Name column. */
+  isName?: boolean;
 }
 
 /**

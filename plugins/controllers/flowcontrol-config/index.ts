@@ -2,6 +2,8 @@
 // mandatory priority levels and flow schemas (exempt, catch-all) are recreated and reset whenever
 // they change; the suggested ones are created when missing and reset while their
 // `apf.<domain>/autoupdate-spec` annotation is "true". The data is the apf plugin's defaults.
+// Every FlowSchema's Dangling condition says whether its priority level exists, as the reference's
+// APF configuration controller keeps it.
 import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
 import { defaultFlowSchemas, defaultPriorityLevels } from '../../flowcontrol/apf/defaults.js';
 import { WorkQueue } from '../../lib/work-queue.js';
@@ -50,7 +52,36 @@ const plugin: PluginModule<'controller'> = {
       for (const s of defaultFlowSchemas(host.brand)) await ensureOne(fs, 'FlowSchema', s.name, s.spec);
     }
 
-    const queue = new WorkQueue(ensureAll, (_k, e) => host.log.warn('flowcontrol-config', { error: String(e) }), 50);
+    /** The Dangling condition of every FlowSchema, with the reference's reasons and messages. */
+    async function syncDangling() {
+      const pl = host.type(group, 'prioritylevelconfigurations');
+      const fs = host.type(group, 'flowschemas');
+      if (!pl || !fs) return;
+      const levels = new Set((await host.objects.list(pl)).map((l) => l.metadata?.name));
+      for (const s of await host.objects.list(fs)) {
+        const plName = String((s.spec as { priorityLevelConfiguration?: { name?: unknown } } | undefined)?.priorityLevelConfiguration?.name ?? '');
+        const dangling = !levels.has(plName);
+        const want = {
+          status: dangling ? 'True' : 'False',
+          reason: dangling ? 'NotFound' : 'Found',
+          message: `This FlowSchema references the PriorityLevelConfiguration object named ${JSON.stringify(plName)} ${dangling ? 'but there is no such object' : 'and it exists'}`,
+        };
+        const conditions = ((s.status as { conditions?: Record<string, unknown>[] } | undefined)?.conditions ?? []);
+        const cur = conditions.find((c) => c.type === 'Dangling');
+        if (cur && cur.status === want.status && cur.reason === want.reason && cur.message === want.message) continue;
+        const condition = { type: 'Dangling', status: want.status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), reason: want.reason, message: want.message };
+        const next: KObject = { ...s, status: { ...(s.status as object), conditions: [...conditions.filter((c) => c.type !== 'Dangling'), condition] } };
+        try {
+          await host.objects.update(fs, next, 'status');
+        } catch (e) {
+          // Changed or gone meanwhile: its own event brings it back here.
+          if (![404, 409].includes((e as { code?: number }).code ?? 0)) throw e;
+        }
+      }
+    }
+
+    const work = (key: string) => (key === 'dangling' ? syncDangling() : ensureAll(key));
+    const queue = new WorkQueue(work, (_k, e) => host.log.warn('flowcontrol-config', { error: String(e) }), 50);
 
     return {
       async start() {
@@ -59,8 +90,12 @@ const plugin: PluginModule<'controller'> = {
         const names = new Set([...defaultPriorityLevels().map((l) => l.name), ...defaultFlowSchemas(host.brand).map((s) => s.name)]);
         for (const r of ['prioritylevelconfigurations', 'flowschemas']) {
           const t = host.type(group, r);
-          if (t) unwatch.push(host.objects.watch(t, (_ev, o) => { if (names.has(o.metadata?.name ?? '')) queue.add(''); }));
+          if (t) unwatch.push(host.objects.watch(t, (_ev, o) => {
+            if (names.has(o.metadata?.name ?? '')) queue.add('');
+            queue.add('dangling');
+          }));
         }
+        queue.add('dangling');
       },
       async stop() {
         for (const u of unwatch) u();

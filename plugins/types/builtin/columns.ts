@@ -4,6 +4,7 @@
 // "1/2", "80:30080/TCP", "5m30s".
 import type { Brand } from '../../../kernel/brand.js';
 import type { TableColumn } from '../../../kernel/contracts.js';
+import { NAME_DESCRIPTION } from '../../../kernel/table.js';
 import { hpaColumns } from './autoscaling.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 
@@ -275,7 +276,7 @@ function eventColumns(view: (o: J) => J): TableColumn[] {
     const host = text(at(e, 'source.host') || e.reportingInstance);
     return component ? (host ? `${component}, ${host}` : component) : '<unknown>';
   };
-  // The reference's event table has no Age column; its Name column comes last (wide).
+  // The reference's event table has no Age column; its Name column comes last (wide), not first.
   return [
     col('Last Seen', 'string', 'Time since the event was last seen.', (o, now) => last(view(o), now)),
     col('Type', 'string', 'Type of the event (Normal, Warning).', (o) => text(view(o).type)),
@@ -286,6 +287,7 @@ function eventColumns(view: (o: J) => J): TableColumn[] {
     col('Message', 'string', 'Description of the event.', (o) => text(view(o).message).trim()),
     col('First Seen', 'string', 'Time since the event was first seen.', (o, now) => first(view(o), now), 1),
     col('Count', 'string', 'How often the event occurred.', (o) => count(view(o)), 1),
+    { ...col('Name', 'string', NAME_DESCRIPTION, (o) => text(at(o, 'metadata.name')), 1), format: 'name', isName: true },
   ];
 }
 

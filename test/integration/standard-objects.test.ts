@@ -1,0 +1,47 @@
+// What a cluster's standard objects look like to kubectl and controllers: FlowSchemas carry the
+// Dangling condition the reference's APF configuration controller keeps; the events table has the
+// reference's columns (no leading NAME; NAME last and wide).
+import t from 'tap';
+import { withServer } from '../lib/server.js';
+import { until } from '../lib/poll.js';
+import { kubectl, noKubectl } from '../lib/kubectl.js';
+
+const FC = '/apis/flowcontrol.apiserver.k8s.io/v1beta3';
+const dangling = (o: any): any => o?.status?.conditions?.find((c: any) => c.type === 'Dangling');
+
+t.test('FlowSchema Dangling condition follows its priority level', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const builtIn: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/service-accounts`)).json), Boolean, 20_000);
+  t.match(builtIn, { status: 'False', reason: 'Found', message: 'This FlowSchema references the PriorityLevelConfiguration object named "workload-low" and it exists' });
+  t.match(builtIn.lastTransitionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+
+  const fs = { metadata: { name: 'mine' }, spec: { priorityLevelConfiguration: { name: 'later' }, matchingPrecedence: 500, rules: [{ subjects: [{ kind: 'User', user: { name: 'x' } }], resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], namespaces: ['*'] }] }] } };
+  t.equal((await s.request('POST', `${FC}/flowschemas`, { body: fs })).status, 201);
+  const missing: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/mine`)).json), Boolean, 20_000);
+  t.match(missing, { status: 'True', reason: 'NotFound', message: 'This FlowSchema references the PriorityLevelConfiguration object named "later" but there is no such object' });
+
+  const pl = { metadata: { name: 'later' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 5, limitResponse: { type: 'Reject' } } } };
+  t.equal((await s.request('POST', `${FC}/prioritylevelconfigurations`, { body: pl })).status, 201);
+  const found: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/mine`)).json), (c) => c?.status === 'False', 20_000);
+  t.match(found, { status: 'False', reason: 'Found' }, 'the priority level now exists');
+
+  if (!noKubectl) {
+    const r = await kubectl(s, ['get', 'flowschemas', 'mine', 'service-accounts']);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /^NAME\s+PRIORITYLEVEL\s+MATCHINGPRECEDENCE\s+DISTINGUISHERMETHOD\s+AGE\s+MISSINGPL\n/);
+    t.match(r.stdout, /\nmine\s+later\s+500\s+<none>\s+\S+\s+False\n/);
+  }
+});
+
+t.test('kubectl get events: the reference event columns', { skip: noKubectl }, async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const ev = { metadata: { name: 'p.1' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'Pulled', message: 'pulled', type: 'Normal', source: { component: 'kubelet', host: 'n1' }, firstTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), count: 2 };
+  t.equal((await s.request('POST', '/api/v1/namespaces/default/events', { body: ev })).status, 201);
+  const plain = await kubectl(s, ['get', 'events']);
+  t.equal(plain.code, 0, plain.stderr);
+  t.match(plain.stdout, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n/, 'no NAME column first');
+  t.match(plain.stdout, /\nNormal|\s+Normal\s+Pulled\s+pod\/p\s+pulled\n/);
+  const wide = await kubectl(s, ['get', 'events', '-o', 'wide']);
+  t.match(wide.stdout, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+SUBOBJECT\s+SOURCE\s+MESSAGE\s+FIRST SEEN\s+COUNT\s+NAME\n/);
+  t.match(wide.stdout, /\s+p\.1\n/, 'NAME last, in wide output');
+});
