@@ -1,7 +1,7 @@
 // First-start credentials: a CA, a serving certificate, an admin token and an admin kubeconfig,
 // created under <dataDir>/pki once and reused afterwards. Keys are ECDSA P-256, PKCS#8 PEM.
-import { createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
@@ -199,21 +199,40 @@ export interface Pki {
   kubeconfigPath: string;
 }
 
+/** Leaf certificates made here last 365 days and are made again at a start within this many days of their end (the CA stays). */
+export const RENEW_BEFORE_DAYS = 90;
+
+/** Says a leaf certificate was made again (what, why, until when). */
+export type RenewLog = (msg: string, fields: Record<string, unknown>) => void;
+
+/** Why a leaf certificate made here must be made again: missing, unreadable, or near its end; undefined when it is good. */
+function renewalReason(certFile: string, keyFile: string): string | undefined {
+  if (!existsSync(certFile) || !existsSync(keyFile)) return 'missing';
+  let end: number;
+  try { end = Date.parse(new X509Certificate(readFileSync(certFile)).validTo); } catch { return 'unreadable'; }
+  if (end - Date.now() < RENEW_BEFORE_DAYS * DAY_MS) return `${end < Date.now() ? 'expired' : 'expires'} ${new Date(end).toISOString()}`;
+  return undefined;
+}
+
+/** Makes a leaf certificate again when renewalReason says so, logging a renewal (not a first creation). */
+async function ensureLeaf(what: string, certFile: string, keyFile: string, make: () => Promise<CertAndKey>, log?: RenewLog): Promise<void> {
+  const why = renewalReason(certFile, keyFile);
+  if (!why) return;
+  const c = await make();
+  await writeAtomic(keyFile, c.keyPem, 0o600);
+  await writeAtomic(certFile, c.certPem, 0o600); // public, but the data directory is private throughout
+  if (why !== 'missing') log?.('renewed a certificate made at first start', { certificate: what, file: certFile, was: why, notAfter: new Date(Date.parse(new X509Certificate(c.certPem).validTo)).toISOString() });
+}
+
 /**
  * The admin's client certificate (CN admin, O system:masters) signed by the first-start CA, made once:
  * the credential of admin-cert.kubeconfig, for the client-certificate listener.
  */
-export async function ensureAdminClientCert(dataDir: string, caCertPem: string, caKeyPem: string): Promise<CertAndKey> {
+export async function ensureAdminClientCert(dataDir: string, caCertPem: string, caKeyPem: string, log?: RenewLog): Promise<CertAndKey> {
   const certFile = path.join(dataDir, 'pki', 'admin-client.crt');
   const keyFile = path.join(dataDir, 'pki', 'admin-client.key');
-  try {
-    return { certPem: await readFile(certFile, 'utf8'), keyPem: await readFile(keyFile, 'utf8') };
-  } catch {
-    const c = await signCert({ caCertPem, caKeyPem, subject: { CN: 'admin', O: ['system:masters'] }, usages: ['clientAuth'], days: 365 });
-    await writeAtomic(keyFile, c.keyPem, 0o600);
-    await writeAtomic(certFile, c.certPem, 0o600); // public, but the data directory is private throughout
-    return c;
-  }
+  await ensureLeaf('admin client', certFile, keyFile, () => signCert({ caCertPem, caKeyPem, subject: { CN: 'admin', O: ['system:masters'] }, usages: ['clientAuth'], days: 365 }), log);
+  return { certPem: await readFile(certFile, 'utf8'), keyPem: await readFile(keyFile, 'utf8') };
 }
 
 /** The admin line's token in a tokens.csv, if there is one (user column "admin"). */
@@ -227,10 +246,10 @@ function findAdminToken(csv: string): string | undefined {
 
 /**
  * Create what is missing under <dataDir>/pki and reuse what exists: the CA is never regenerated,
- * the serving certificate only when its files are gone. `port` only seeds the kubeconfig written on
+ * the serving certificate only when its files are gone or it is within RENEW_BEFORE_DAYS of its end. `port` only seeds the kubeconfig written on
  * first start; the server rewrites it with writeKubeconfig once it knows the real port.
  */
-export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand: Brand | string; port?: number }): Promise<Pki> {
+export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand: Brand | string; port?: number; log?: RenewLog }): Promise<Pki> {
   const brandName = typeof opts.brand === 'string' ? opts.brand : opts.brand.name;
   const dir = path.join(dataDir, 'pki');
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -253,19 +272,15 @@ export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand:
     await writeAtomic(caFile, ca.certPem, 0o600); // public, but the data directory is private throughout
   }
 
-  if (!existsSync(certFile) || !existsSync(keyFile)) {
-    const serving = await signCert({
-      caCertPem: ca.certPem,
-      caKeyPem: ca.keyPem,
-      subject: { CN: brandName === 'kubernetes' ? 'kube-apiserver' : `${brandName}-apiserver` },
-      dnsNames: opts.hosts.filter((h) => !isIP(h)),
-      ips: opts.hosts.filter((h) => isIP(h)),
-      usages: ['serverAuth'],
-      days: 365,
-    });
-    await writeAtomic(keyFile, serving.keyPem, 0o600);
-    await writeAtomic(certFile, serving.certPem, 0o600); // public, but the data directory is private throughout
-  }
+  await ensureLeaf('serving', certFile, keyFile, () => signCert({
+    caCertPem: ca.certPem,
+    caKeyPem: ca.keyPem,
+    subject: { CN: brandName === 'kubernetes' ? 'kube-apiserver' : `${brandName}-apiserver` },
+    dnsNames: opts.hosts.filter((h) => !isIP(h)),
+    ips: opts.hosts.filter((h) => isIP(h)),
+    usages: ['serverAuth'],
+    days: 365,
+  }), opts.log);
 
   const existing = existsSync(tokenFile) ? await readText(tokenFile) : undefined;
   let adminToken = existing === undefined ? undefined : findAdminToken(existing);
@@ -288,7 +303,7 @@ export async function ensurePki(dataDir: string, opts: { hosts: string[]; brand:
  * <dataDir>/pki (CN front-proxy-client) signed by a front-proxy CA of its own, as cluster installers
  * set it up; the CA is returned then, for the extension-apiserver-authentication ConfigMap.
  */
-export async function ensureFrontProxyClient(dataDir: string, files?: { certFile?: string; keyFile?: string }): Promise<{ certPem: string; keyPem: string; caPem?: string }> {
+export async function ensureFrontProxyClient(dataDir: string, files?: { certFile?: string; keyFile?: string }, log?: RenewLog): Promise<{ certPem: string; keyPem: string; caPem?: string }> {
   if (files?.certFile || files?.keyFile) {
     if (!files.certFile || !files.keyFile) throw new Error('--proxy-client-cert-file and --proxy-client-key-file go together');
     return { certPem: await readText(files.certFile), keyPem: await readText(files.keyFile) };
@@ -306,10 +321,6 @@ export async function ensureFrontProxyClient(dataDir: string, files?: { certFile
     await writeAtomic(caKeyFile, ca.keyPem, 0o600);
     await writeAtomic(caFile, ca.certPem, 0o600);
   }
-  if (!existsSync(certFile) || !existsSync(keyFile)) {
-    const c = await signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'front-proxy-client' }, usages: ['clientAuth'], days: 365 });
-    await writeAtomic(keyFile, c.keyPem, 0o600);
-    await writeAtomic(certFile, c.certPem, 0o600);
-  }
+  await ensureLeaf('front-proxy client', certFile, keyFile, () => signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'front-proxy-client' }, usages: ['clientAuth'], days: 365 }), log);
   return { certPem: await readText(certFile), keyPem: await readText(keyFile), caPem: ca.certPem };
 }

@@ -281,8 +281,9 @@ export class Server {
     // The credentials, the store and the type plugins do not depend on each other: they are made
     // ready at once, so the store's and the certificates' I/O overlap the loading of modules.
     const pkiReady = (async () => {
-      const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand });
-      return { pki, frontProxy: await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient) };
+      const renewed = (msg: string, fields: Record<string, unknown>) => this.log.info(msg, fields);
+      const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand, log: renewed });
+      return { pki, frontProxy: await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient, renewed) };
     })();
     const typesReady = loadAll('types', cfg.types, host, { configDir });
     const storeReady = (async () => {
@@ -445,7 +446,7 @@ export class Server {
       writeKubeconfig(pki.kubeconfigPath, { server: this.url, caPem: pki.caCertPem, token: pki.adminToken }),
       // The same admin, by client certificate.
       certPort && cfg.authentication.some((r) => r.plugin === 'x509')
-        ? ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem).then((cert) => writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert }))
+        ? ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem, (msg, fields) => this.log.info(msg, fields)).then((cert) => writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert }))
         : undefined,
     ]);
     step('kubeconfigs written');

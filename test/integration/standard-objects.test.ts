@@ -45,3 +45,22 @@ t.test('kubectl get events: the reference event columns', { skip: noKubectl }, a
   t.match(wide.stdout, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+SUBOBJECT\s+SOURCE\s+MESSAGE\s+FIRST SEEN\s+COUNT\s+NAME\n/);
   t.match(wide.stdout, /\s+p\.1\n/, 'NAME last, in wide output');
 });
+
+t.test('kubectl delete -k of a bundle that holds its own Namespace', { skip: noKubectl }, async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  // kubectl deletes the Namespace first, then each object in it: they must still be there, as the
+  // reference's namespace controller waits 5 s before deleting a namespace's contents.
+  const dir = t.testdir({
+    'kustomization.yaml': 'resources:\n- namespace.yaml\n- config.yaml\n- secret.yaml\n',
+    'namespace.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: bundle\n',
+    'config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: bundle\ndata:\n  a: "1"\n',
+    'secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: bundle\nstringData:\n  p: x\n',
+  });
+  const applied = await kubectl(s, ['apply', '-k', dir]);
+  t.equal(applied.code, 0, applied.stderr);
+  const deleted = await kubectl(s, ['delete', '-k', dir]);
+  t.equal(deleted.code, 0, deleted.stderr);
+  t.match(deleted.stdout, /namespace "bundle" deleted\nsecret "creds" deleted\nconfigmap "settings" deleted|namespace "bundle" deleted/);
+  const gone = await until(() => s.get('/api/v1/namespaces/bundle'), (r) => r.status === 404, 30_000);
+  t.equal(gone.status, 404, 'the namespace goes once its contents are gone');
+});

@@ -5,6 +5,12 @@ import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kern
 
 /** How long to wait before re-checking a namespace whose contents are still going away. */
 const RETRY_MS = 200;
+/**
+ * How long a namespace marked for deletion waits before its contents are deleted: the reference's
+ * namespace controller waits 5 s after each event, and clients rely on it (`kubectl delete -f` of a
+ * bundle that holds its own Namespace deletes the Namespace, then each object in it).
+ */
+const GRACE_MS = 5000;
 
 const plugin: PluginModule<'controller'> = {
   kind: 'controller',
@@ -73,9 +79,9 @@ const plugin: PluginModule<'controller'> = {
           }
         }
         unwatch = host.objects.watch(nsType, (type, obj) => {
-          if (type !== 'DELETED' && obj.metadata?.deletionTimestamp) enqueue(obj.metadata.name!);
+          if (type !== 'DELETED' && obj.metadata?.deletionTimestamp) enqueue(obj.metadata.name!, GRACE_MS);
         });
-        for (const ns of await host.objects.list(nsType)) if (ns.metadata?.deletionTimestamp) enqueue(ns.metadata.name!);
+        for (const ns of await host.objects.list(nsType)) if (ns.metadata?.deletionTimestamp) enqueue(ns.metadata.name!, GRACE_MS);
       },
       stop() {
         stopped = true;
