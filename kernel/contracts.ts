@@ -624,6 +624,8 @@ export interface ScannedObject {
 
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
+  /** An info line shown only from verbosity `level` (-v), as the reference's klog.V(level). */
+  v(level: number, msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
 }

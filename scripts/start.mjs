@@ -27,7 +27,11 @@ function newestSource() {
 let builtAt = 0;
 try { builtAt = statSync(built).mtimeMs; } catch { /* never built */ }
 if (newestSource() > builtAt) {
+  // Said first: on a slow machine the compiler runs for tens of seconds without a word of its own.
+  const started = Date.now();
+  process.stderr.write(`cluster-apiserver: compiling TypeScript into dist/ (${builtAt ? 'sources changed since the last build' : 'first start'}); this can take a minute...\n`);
   const r = spawnSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
+  process.stderr.write(`cluster-apiserver: compiled in ${((Date.now() - started) / 1000).toFixed(1)} s; starting\n`);
 }
 await import(pathToFileURL(built).href);

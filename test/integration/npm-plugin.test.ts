@@ -15,7 +15,7 @@ const run = promisify(execFile);
 // the fixture stays in the source tree; this file runs from dist/test/integration/
 const fixture = fileURLToPath(new URL('../../../test/fixtures/example-plugin', import.meta.url));
 
-const host = { brand: getBrand('cluster'), dataDir: '/tmp', log: { info() {}, warn() {}, error() {} }, featureGates: {} } as unknown as PluginHost;
+const host = { brand: getBrand('cluster'), dataDir: '/tmp', log: { info() {}, v() {}, warn() {}, error() {} }, featureGates: {} } as unknown as PluginHost;
 
 t.test('load an admission plugin installed from an npm tarball', async (t) => {
   const work = await mkdtemp(path.join(tmpdir(), 'npm-plugin-'));

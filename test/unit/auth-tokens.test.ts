@@ -32,7 +32,7 @@ function bearer(token: string | undefined, extra: Record<string, string[]> = {})
 
 /** A plugin host whose objects are a map "resource/namespace/name" → object. */
 function fakeHost(brand = cluster, objects = new Map<string, KObject>(), dataDir = '/nonexistent'): PluginHost {
-  const log = { info() {}, warn() {}, error() {} };
+  const log = { info() {}, v() {}, warn() {}, error() {} };
   // only what authenticators use; the cast keeps this fake independent of host additions
   const host: Partial<PluginHost> = {
     brand, dataDir, log, featureGates: {},

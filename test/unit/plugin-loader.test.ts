@@ -10,7 +10,7 @@ import { HOST_VERSION, loadAll, loadPlugin, satisfies } from '../../kernel/plugi
 const host = {
   brand: getBrand('cluster'),
   dataDir: '/tmp',
-  log: { info() {}, warn() {}, error() {} },
+  log: { info() {}, v() {}, warn() {}, error() {} },
   type: () => undefined,
   featureGates: {},
 } as unknown as PluginHost;

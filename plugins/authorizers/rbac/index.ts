@@ -87,7 +87,7 @@ const plugin: PluginModule<'authorizer'> = {
       for (const [, resource] of RESOURCES) host.guardWrites(names.group, resource, guards[resource as keyof typeof guards]);
       if (options.reconcileDefaults !== false) {
         const r = await reconcileDefaults(host, types.get('ClusterRole')!, types.get('ClusterRoleBinding')!, { role: types.get('Role')!, binding: types.get('RoleBinding')! });
-        if (r.created || r.updated) host.log.info('rbac: default policy reconciled', r);
+        if (r.created || r.updated) host.log.v(2, 'rbac: default policy reconciled', r);
       }
       aggregator = new Aggregator(host, types.get('ClusterRole')!, index.clusterRoles);
       index.onClusterRoleChange = () => aggregator!.kick();

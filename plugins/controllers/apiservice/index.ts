@@ -109,7 +109,7 @@ const plugin: PluginModule<'controller'> = {
       unavailableGauge.set({ name }, want.status === 'True' ? 0 : 1);
       if (want.status !== 'True' && cur?.status !== want.status) unavailableTotal.inc({ name, reason: want.reason });
       if (cur && cur.status === want.status && cur.reason === want.reason && cur.message === want.message) return;
-      if (cur?.status !== want.status) host.log.info('changing APIService availability', { name, oldStatus: cur?.status ?? 'Unknown', newStatus: want.status, reason: want.reason, message: want.message });
+      if (cur?.status !== want.status) host.log.v(2, 'changing APIService availability', { name, oldStatus: cur?.status ?? 'Unknown', newStatus: want.status, reason: want.reason, message: want.message });
       o.status = { ...(o.status as J | undefined), conditions: [...conds.filter((c) => c?.type !== 'Available'), { ...want, lastTransitionTime: cur && cur.status === want.status ? cur.lastTransitionTime : now() }] };
       try { await host.objects.update(type, o, 'status'); } catch (e) { if ((e as { code?: number }).code !== 409 && (e as { code?: number }).code !== 404) throw e; }
     };

@@ -1,0 +1,59 @@
+// The README's quick start, as written: its first command's `npm start -- ARGS` (on a free port) in
+// an empty directory, then its second command there, must answer with the namespaces. Then the
+// custom-resource commands with the example manifests the README names.
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { repoRoot } from '../lib/server.js';
+import { kubectlPath, noKubectl } from '../lib/kubectl.js';
+import { until } from '../lib/poll.js';
+
+const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+/** The shell lines of the first ```sh block after a heading, comments dropped. */
+function commands(heading: string): string[] {
+  const from = readme.indexOf(`\n## ${heading}\n`);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(from))![1];
+  return block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+}
+
+t.test('README quick start: two commands to a working kubectl get namespaces', { skip: noKubectl }, async (t) => {
+  const lines = commands('Quick start');
+  t.equal(lines.length, 2, 'two commands');
+  const start = /^npm install && npm start -- (.*)$/.exec(lines[0]);
+  t.ok(start, `the first installs and starts: ${lines[0]}`);
+  t.match(lines[1], /^kubectl --kubeconfig data\/admin\.kubeconfig get namespaces$/);
+
+  const cwd = mkdtempSync(path.join(os.tmpdir(), 'capi-readme-'));
+  t.teardown(() => rmSync(cwd, { recursive: true, force: true }));
+  const server = spawn(process.execPath, [path.join(repoRoot, 'scripts/start.mjs'), ...start![1].split(/\s+/), '--secure-port', '0'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  server.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  server.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+  t.teardown(() => { server.kill(); });
+  await until(() => out, (o) => o.includes('is serving'), 60_000);
+  t.match(out, /cluster-apiserver is serving https:\/\/127\.0\.0\.1:\d+ \(brand kubernetes/);
+  t.ok(existsSync(path.join(cwd, 'data/admin.kubeconfig')), './data/admin.kubeconfig');
+
+  const run = (line: string) => {
+    const [cmd, ...args] = line.split(/\s+/);
+    t.equal(cmd, 'kubectl');
+    return spawnSync(kubectlPath!, args, { cwd, encoding: 'utf8', env: { ...process.env, HOME: cwd }, timeout: 60_000 });
+  };
+  const ns = run(lines[1]);
+  t.equal(ns.status, 0, ns.stderr);
+  t.match(ns.stdout, /^NAME\s+STATUS\s+AGE\n/);
+  for (const n of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) t.match(ns.stdout, new RegExp(`\\n${n}\\s+Active`), n);
+
+  // The custom resources section, with --kubeconfig as in the quick start.
+  const kc = ['--kubeconfig', path.join(cwd, 'data/admin.kubeconfig')];
+  for (const line of commands('Custom resources')) {
+    for (const part of line.split('&&').map((p) => p.trim())) {
+      const [, ...args] = part.split(/\s+/);
+      const r = spawnSync(kubectlPath!, [...kc, ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, HOME: cwd }, timeout: 60_000 });
+      t.equal(r.status, 0, `${part}: ${r.stderr}`);
+      if (args[0] === 'get') t.match(r.stdout, /nightly\s+0 3 \* \* \*\s+1\s+/, 'the example CronTab, defaulted');
+    }
+  }
+});
