@@ -12,6 +12,8 @@ export interface Accepted {
   /** For Table and PartialObjectMetadata: the meta group-version asked for. */
   metaVersion?: string;
   contentType: string;
+  /** PartialObjectMetadata in Protobuf (any type, custom resources too, as the reference serves it). */
+  protobuf?: boolean;
 }
 
 interface MediaRange { type: string; params: Record<string, string>; q: number }
@@ -48,10 +50,12 @@ export function negotiate(accept: string | undefined, brand: Brand, allowTable: 
     if (m.q <= 0) continue;
     const as = m.params.as;
     if (as) {
-      if (!allowTable || (m.type !== 'application/json' && m.type !== '*/*' && m.type !== 'application/*')) continue;
+      const pb = m.type === brand.protobufType;
+      if (!allowTable || (!pb && m.type !== 'application/json' && m.type !== '*/*' && m.type !== 'application/*')) continue;
       if (m.params.g !== metaGroup || !['v1', 'v1beta1'].includes(m.params.v ?? '')) continue;
-      if (as === 'Table') return { rep: 'table', metaVersion: m.params.v, contentType: 'application/json' };
-      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { rep: 'partial', metaVersion: m.params.v, contentType: 'application/json' };
+      // A Table is JSON only; metadata-only objects are JSON or Protobuf (metadata informers ask for Protobuf first).
+      if (as === 'Table' && !pb) return { rep: 'table', metaVersion: m.params.v, contentType: 'application/json' };
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { rep: 'partial', metaVersion: m.params.v, contentType: pb ? brand.protobufType : 'application/json', ...(pb ? { protobuf: true } : {}) };
       continue;
     }
     if (m.type === 'application/json' || m.type === '*/*' || m.type === 'application/*' || m.type === 'application/json-seq') return { rep: 'json', contentType: 'application/json' };

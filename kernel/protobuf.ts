@@ -682,6 +682,19 @@ export function objectProtobuf(brand: Brand, type: TypeDef, json: Buffer | strin
   return wrap(apiVersion, kind, codec.encode(message, obj));
 }
 
+/** An object's metadata alone, PartialObjectMetadata in the envelope (get, watch events). */
+export function partialProtobuf(apiVersion: string, metadata: unknown): Buffer {
+  return wrap(apiVersion, 'PartialObjectMetadata', metaCodec.encode('meta.v1.PartialObjectMetadata', { metadata }));
+}
+
+/** A PartialObjectMetadataList's envelope in parts: ListMeta, then each item's metadata. */
+export function partialListProtobuf(apiVersion: string, meta: Record<string, unknown>, metadatas: unknown[]): Uint8Array[] {
+  const lm = metaCodec.encode('meta.v1.ListMeta', meta);
+  const parts: Uint8Array[] = [protobuf.Writer.create().uint32(10).uint32(lm.length).finish(), lm];
+  for (const metadata of metadatas) parts.push(framedItem(metaCodec.encode('meta.v1.PartialObjectMetadata', { metadata })));
+  return wrapParts(apiVersion, 'PartialObjectMetadataList', parts);
+}
+
 /** A watch frame: 4-byte big-endian length, then the WatchEvent message (no envelope), whose object holds the enveloped object. */
 export function watchFrame(type: string, enveloped: Uint8Array): Buffer {
   const w = protobuf.Writer.create();

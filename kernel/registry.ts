@@ -17,7 +17,7 @@ import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
 import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
-import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
+import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, partialListProtobuf, partialProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
 import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
@@ -226,9 +226,10 @@ export class Registry {
     } else if (acc.rep === 'table' || acc.rep === 'partial') {
       const obj = JSON.parse(bytes.toString('utf8')) as KObject;
       const include = (req.query.get('includeObject') as IncludeObject) || 'Metadata';
+      const metaApi = `meta.${this.ctx.brand.domain}/${acc.metaVersion}`;
       body = acc.rep === 'table'
         ? JSON.stringify(table(t.type, [obj], this.ctx.brand, include, acc.metaVersion!, { resourceVersion: obj.metadata?.resourceVersion ?? '' }))
-        : JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: `meta.${this.ctx.brand.domain}/${acc.metaVersion}`, metadata: obj.metadata });
+        : acc.protobuf ? partialProtobuf(metaApi, obj.metadata) : JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: obj.metadata });
     } else {
       body = await encodeAs(acc, bytes);
     }
@@ -434,6 +435,22 @@ export class Registry {
   private async sendList(req: KRequest, res: KResponse, t: Target, acc: Accepted, items: Entry[], rev: number, next: string, remaining: number | undefined, memo?: ListMemoSlot): Promise<Buffer | undefined> {
     const meta: Record<string, unknown> = { resourceVersion: String(rev), continue: next };
     if (remaining !== undefined) meta.remainingItemCount = remaining;
+    if (acc.rep === 'partial' && acc.protobuf) {
+      // Metadata-only in Protobuf (metadata informers): each item's metadata, in time slices.
+      const metaApi = `meta.${this.ctx.brand.domain}/${acc.metaVersion}`;
+      const metadatas: unknown[] = [];
+      const slicer = new Slicer();
+      for (const e of items) {
+        metadatas.push(parse(e).metadata);
+        if (slicer.due()) {
+          await slicer.pause();
+          if (res.aborted) return undefined;
+        }
+      }
+      const parts = partialListProtobuf(metaApi, meta, metadatas);
+      await this.sendAnswer(req, res, t, { 'content-type': acc.contentType }, parts, parts.reduce((n, p) => n + p.length, 0), true);
+      return undefined;
+    }
     if (acc.rep === 'table' || acc.rep === 'partial') {
       const include = (req.query.get('includeObject') as IncludeObject) || 'Metadata';
       const metaApi = `meta.${this.ctx.brand.domain}/${acc.metaVersion}`;
@@ -540,7 +557,7 @@ export class Registry {
   async watch(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const q = req.query;
     const acc = this.accepted(req, t);
-    const pb = acc.rep === 'protobuf';
+    const pb = acc.rep === 'protobuf' || !!acc.protobuf;
     const sel = this.selectors(t.type, q);
     const rv = q.get('resourceVersion') ?? '';
     const rvm = q.get('resourceVersionMatch') ?? '';
@@ -576,8 +593,12 @@ export class Registry {
       const obj = parse(e);
       return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, type.version))), pb: undefined };
     };
+    const metaApi = `meta.${brand.domain}/${acc.metaVersion}`;
+    /** A metadata-only watch (metadata informers): each event's object is its PartialObjectMetadata. */
+    const partial = (md: unknown): string | Buffer => (pb ? partialProtobuf(metaApi, md) : JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: md }));
     const encodeObject = (stored: Entry): string | Buffer => {
       const e = served(stored);
+      if (acc.rep === 'partial') return partial(parse(e).metadata);
       return pb ? entryProtobuf(type, e, want)
         : acc.rep === 'table' ? JSON.stringify(table(type, [parse(e)], brand, include, acc.metaVersion!, { resourceVersion: String(e.rev) })) : e.bytes;
     };
@@ -639,7 +660,7 @@ export class Registry {
       name: sel.name ?? '',
       field: pinned,
       matches: sel.matches,
-      rep: (inline ? `${want}:` : '') + (acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : acc.rep === 'protobuf' ? 'protobuf' : 'json'),
+      rep: (inline ? `${want}:` : '') + (acc.rep === 'table' ? `table:${acc.metaVersion}:${include}` : acc.rep === 'partial' ? `partial:${acc.metaVersion}:${pb ? 'pb' : 'json'}` : acc.rep === 'protobuf' ? 'protobuf' : 'json'),
       encode: (evType, e) => frame(evType, encodeObject(e)),
       close: () => finish(),
       deliver: (line, rev) => {
@@ -662,7 +683,7 @@ export class Registry {
       const md: Record<string, unknown> = { resourceVersion: String(Math.max(lastRev, this.ctx.cache.rev)) };
       if (annotations) md.annotations = annotations;
       const obj = { kind: type.kind, apiVersion: gv(type), metadata: md };
-      put(frame('BOOKMARK', pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
+      put(frame('BOOKMARK', acc.rep === 'partial' ? partial(md) : pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
     };
     const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
     const bm = setInterval(() => bookmark(), this.ctx.bookmarkIntervalMs);
@@ -772,7 +793,7 @@ export class Registry {
           // One event per text frame, without the newline that separates events on HTTP.
           perMessage = true;
           const ws = { write: (b: Buffer) => s.send(pb ? b.subarray(4) : b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
-          sink = pb || inline ? ws : this.convertingSink(type, ws);
+          sink = pb || inline || acc.rep === 'partial' ? ws : this.convertingSink(type, ws);
           void begin();
         },
         drain: drained,
@@ -783,7 +804,7 @@ export class Registry {
     }
     res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' }, pb ? 'frames' : 'lines');
     const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
-    sink = pb || inline ? http : this.convertingSink(type, http);
+    sink = pb || inline || acc.rep === 'partial' ? http : this.convertingSink(type, http);
     res.onDrain(drained);
     res.onClose(() => finish());
     await begin();
