@@ -15,7 +15,7 @@ import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
 import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
-import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
+import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
@@ -258,7 +258,7 @@ export class Registry {
       if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
       return this.respondObject(req, res, t, 200, e.bytes);
     }
-    const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
+    const ns = this.scope(t, sel);
     const items = entries.filter((e) => (!ns || e.namespace === ns) && (sel.name === undefined || e.name === sel.name) && (!sel.matches || sel.matches(e)));
     await this.sendList(req, res, t, acc, items, this.ctx.cache.rev, '', undefined);
   }
@@ -331,6 +331,17 @@ export class Registry {
   }
 
   /**
+   * The namespace a list, watch or collection read covers. The request's path is its scope; a
+   * metadata.namespace selector only narrows a cluster-wide request (as the reference's store does
+   * for a valid namespace name) and never widens a namespaced one: there the selector stays a filter
+   * (`matches`), so naming another namespace selects nothing.
+   */
+  private scope(t: Target, sel: { namespace?: string }): string {
+    if (t.namespace || !t.type.namespaced) return t.namespace;
+    return sel.namespace !== undefined && !isDNS1123Label(sel.namespace).length ? sel.namespace : '';
+  }
+
+  /**
    * Which revision a list reads, per Part A's list table: Most recent (consistent), Any (the cache as
    * it is), Not older than (wait for it), Exact (rebuild that revision from history), or the continue
    * token's revision. Invalid combinations are 422 (ListOptions) or 400, as the reference answers.
@@ -384,7 +395,7 @@ export class Registry {
     const sel = this.selectors(t.type, q);
     const { rev, start } = await this.listRevision(q, limit, cont);
     if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) { await this.sendList(req, res, t, acc, [], rev, '', undefined); return; }
-    const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
+    const ns = this.scope(t, sel);
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
     const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert && !t.type.readDefaults?.any() ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
@@ -635,7 +646,7 @@ export class Registry {
     /** A WebSocket carries one event per message: its queued events are never joined into one write. */
     let perMessage = false;
     const w: Watcher = {
-      namespace: sel.namespace !== undefined && type.namespaced ? sel.namespace : t.namespace,
+      namespace: this.scope(t, sel),
       name: sel.name ?? '',
       field: pinned,
       matches: sel.matches,
