@@ -685,6 +685,16 @@ for (const brand of brands) {
       // A watch of one object from rv unset: the synthetic ADDED of that object only.
       const single = await watchAll(s, `${CM('wa1')}?watch=1&fieldSelector=${encodeURIComponent('metadata.name=y')}`);
       t.same(single.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED y']);
+      // By name across all namespaces (kubectl get -A --field-selector metadata.name=x): every
+      // namespace's object of that name, for list and watch alike.
+      await mkCm(s, 'wa1', 'x');
+      const named = await s.get(`/api/v1/configmaps?fieldSelector=${encodeURIComponent('metadata.name=x')}`);
+      t.equal(named.status, 200, named.text.slice(0, 200));
+      t.same(named.json?.items?.filter((i: any) => i.metadata.namespace.startsWith('wa')).map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`), ['wa1/x', 'wa2/x'], 'list by name across all namespaces');
+      const namedWatch = await watchAll(s, `/api/v1/configmaps?watch=1&fieldSelector=${encodeURIComponent('metadata.name==x')}`);
+      t.equal(namedWatch.status, 200);
+      t.same(namedWatch.events.filter((e) => e.object.metadata.namespace.startsWith('wa')).map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`), ['ADDED wa1/x', 'ADDED wa2/x'], 'watch by name across all namespaces');
+      t.equal((await s.get('/api/v1/configmaps/x')).status, 404, 'a name in the path of a cluster-wide namespaced collection is still no route');
     });
 
     await t.test('watch with a label selector: leaving is DELETED, entering is ADDED', async (t) => {
