@@ -814,6 +814,19 @@ export class Registry {
     return a;
   }
 
+  /**
+   * Admission of a create on a sub-resource served by a plugin (pods/binding, pods/eviction,
+   * serviceaccounts/token): both phases run on the request's object, under the sub-resource's own
+   * kind, before the plugin acts, as for any other create.
+   */
+  async admitSubresourceCreate(t: Target, user: UserInfo, dryRun: boolean, obj: KObject): Promise<void> {
+    const a = this.attrs('CREATE', t, user, dryRun, obj);
+    const info = t.type.subresourceInfo?.[t.subresource];
+    if (info?.kind) a.kind = { group: info.group ?? t.type.group, version: info.version ?? t.type.version, kind: info.kind };
+    await this.ctx.admission.admit(a);
+    await this.ctx.admission.validate(a);
+  }
+
   private validate(t: Target, obj: KObject, old: KObject | undefined) {
     const type = t.type;
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });

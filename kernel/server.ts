@@ -830,6 +830,7 @@ export class Server {
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
     const body = await this.registry.decode(req, t, await req.body(this.config.maxRequestBodyBytes));
     dropNullFields(body, undefined);
+    if (t.subresource) await this.registry.admitSubresourceCreate(t, user, dryRun, body);
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
     const pb = acc.rep === 'protobuf' ? objectProtobuf(this.brand, t.type, out.object) : undefined;
     if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType }, pb);
