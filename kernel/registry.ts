@@ -675,7 +675,15 @@ export class Registry {
       const obj = { kind: type.kind, apiVersion: gv(type), metadata: md };
       put(frame('BOOKMARK', pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
     };
-    const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
+    // Node's timers take at most 2^31-1 ms (a longer delay fires after 1 ms): a long timeoutSeconds
+    // re-arms until its deadline.
+    const deadline = Date.now() + timeout * 1000;
+    const arm = (): NodeJS.Timeout => setTimeout(() => {
+      if (Date.now() < deadline) { timer = arm(); return; }
+      bookmark();
+      finish();
+    }, Math.min(Math.max(0, deadline - Date.now()), MAX_TIMER_MS));
+    let timer = arm();
     const bm = setInterval(() => bookmark(), this.ctx.bookmarkIntervalMs);
     this.ctx.watches.add(finish);
     const inScope = (e: Entry) =>
@@ -1432,6 +1440,9 @@ function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
   return undefined;
 }
 
+
+/** The longest delay a Node timer takes as given. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
 const defsKeys = new WeakMap<object, string>();

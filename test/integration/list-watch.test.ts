@@ -614,6 +614,20 @@ for (const brand of brands) {
       t.equal(bad.status, 400, 'a malformed resourceVersion on watch: 400');
     });
 
+    await t.test('watch: a timeoutSeconds past a 32-bit timer in milliseconds keeps the watch open', async (t) => {
+      await mkNs(s, 'longwatch');
+      const ws = ['2147484', '9999999999'].map((secs) => openWatch(s, `${CM('longwatch')}?watch=1&timeoutSeconds=${secs}`));
+      await Promise.all(ws.map((w) => w.ready));
+      await sleep(300);
+      await mkCm(s, 'longwatch', 'after');
+      for (const w of ws) {
+        t.equal(w.status, 200);
+        t.ok(await w.until((e) => e.some((x) => x.object?.metadata?.name === 'after'), 5000), 'an event after the watch began arrives');
+        t.notOk(w.ended, 'the watch is still open');
+        w.close();
+      }
+    });
+
     await t.test('watch: response head arrives before any event', async (t) => {
       // Clients (client-go's Watch) wait for the 200 before they consider the watch established.
       const R = await currentRv(s);
