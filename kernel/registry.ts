@@ -15,7 +15,7 @@ import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
 import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
-import { goPrint, goQuote, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
+import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, partialListProtobuf, partialProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
@@ -259,7 +259,7 @@ export class Registry {
       if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
       return this.respondObject(req, res, t, 200, e.bytes);
     }
-    const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
+    const ns = this.scope(t, sel);
     const items = entries.filter((e) => (!ns || e.namespace === ns) && (sel.name === undefined || e.name === sel.name) && (!sel.matches || sel.matches(e)));
     await this.sendList(req, res, t, acc, items, this.ctx.cache.rev, '', undefined);
   }
@@ -332,6 +332,17 @@ export class Registry {
   }
 
   /**
+   * The namespace a list, watch or collection read covers. The request's path is its scope; a
+   * metadata.namespace selector only narrows a cluster-wide request (as the reference's store does
+   * for a valid namespace name) and never widens a namespaced one: there the selector stays a filter
+   * (`matches`), so naming another namespace selects nothing.
+   */
+  private scope(t: Target, sel: { namespace?: string }): string {
+    if (t.namespace || !t.type.namespaced) return t.namespace;
+    return sel.namespace !== undefined && !isDNS1123Label(sel.namespace).length ? sel.namespace : '';
+  }
+
+  /**
    * Which revision a list reads, per Part A's list table: Most recent (consistent), Any (the cache as
    * it is), Not older than (wait for it), Exact (rebuild that revision from history), or the continue
    * token's revision. Invalid combinations are 422 (ListOptions) or 400, as the reference answers.
@@ -385,7 +396,7 @@ export class Registry {
     const sel = this.selectors(t.type, q);
     const { rev, start } = await this.listRevision(q, limit, cont);
     if (t.namespace && sel.namespace !== undefined && sel.namespace !== t.namespace) { await this.sendList(req, res, t, acc, [], rev, '', undefined); return; }
-    const ns = sel.namespace !== undefined && t.type.namespaced ? sel.namespace : t.namespace;
+    const ns = this.scope(t, sel);
     const rc = this.rc(t.type);
     // The same unfiltered list at the same revision is served from the bytes built last time.
     const memoKey = !sel.hasSelector && (acc.rep === 'json' || acc.rep === 'protobuf') && rev === this.ctx.cache.rev && !t.type.convert && !t.type.readDefaults?.any() ? `${acc.rep}\0${ns}\0${rev}\0${limit}\0${start ? `${start.namespace}/${start.name}` : ''}` : '';
@@ -656,7 +667,7 @@ export class Registry {
     /** A WebSocket carries one event per message: its queued events are never joined into one write. */
     let perMessage = false;
     const w: Watcher = {
-      namespace: sel.namespace !== undefined && type.namespaced ? sel.namespace : t.namespace,
+      namespace: this.scope(t, sel),
       name: sel.name ?? '',
       field: pinned,
       matches: sel.matches,
@@ -685,7 +696,15 @@ export class Registry {
       const obj = { kind: type.kind, apiVersion: gv(type), metadata: md };
       put(frame('BOOKMARK', acc.rep === 'partial' ? partial(md) : pb ? objectProtobuf(brand, type, obj)! : JSON.stringify(obj)));
     };
-    const timer = setTimeout(() => { bookmark(); finish(); }, timeout * 1000);
+    // Node's timers take at most 2^31-1 ms (a longer delay fires after 1 ms): a long timeoutSeconds
+    // re-arms until its deadline.
+    const deadline = Date.now() + timeout * 1000;
+    const arm = (): NodeJS.Timeout => setTimeout(() => {
+      if (Date.now() < deadline) { timer = arm(); return; }
+      bookmark();
+      finish();
+    }, Math.min(Math.max(0, deadline - Date.now()), MAX_TIMER_MS));
+    let timer = arm();
     const bm = setInterval(() => bookmark(), this.ctx.bookmarkIntervalMs);
     this.ctx.watches.add(finish);
     const inScope = (e: Entry) =>
@@ -822,6 +841,19 @@ export class Registry {
     };
     t.audit?.attach(a);
     return a;
+  }
+
+  /**
+   * Admission of a create on a sub-resource served by a plugin (pods/binding, pods/eviction,
+   * serviceaccounts/token): both phases run on the request's object, under the sub-resource's own
+   * kind, before the plugin acts, as for any other create.
+   */
+  async admitSubresourceCreate(t: Target, user: UserInfo, dryRun: boolean, obj: KObject): Promise<void> {
+    const a = this.attrs('CREATE', t, user, dryRun, obj);
+    const info = t.type.subresourceInfo?.[t.subresource];
+    if (info?.kind) a.kind = { group: info.group ?? t.type.group, version: info.version ?? t.type.version, kind: info.kind };
+    await this.ctx.admission.admit(a);
+    await this.ctx.admission.validate(a);
   }
 
   private validate(t: Target, obj: KObject, old: KObject | undefined) {
@@ -1429,6 +1461,9 @@ function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
   return undefined;
 }
 
+
+/** The longest delay a Node timer takes as given. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
 const defsKeys = new WeakMap<object, string>();

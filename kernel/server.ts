@@ -741,7 +741,11 @@ export class Server {
     const type = this.types.lookup(info.apiGroup, info.apiVersion, info.resource);
     if (!type) throw this.notFound(info);
     const inNamespacePath = /^\/apis?\/(?:[^/]+\/)?[^/]+\/namespaces\/[^/]+\/[^/]+/.test(p) && type.namespaced;
-    if (type.namespaced && info.name && !inNamespacePath) throw errors.pathNotFound();
+    // A list or watch carries the name of a metadata.name selector in its attributes (for the
+    // authorizer); only a name in the path makes a cluster-wide path of a namespaced type wrong.
+    const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';
+    const pathName = !byName && (m === 'GET' || m === 'HEAD') ? '' : info.name;
+    if (type.namespaced && pathName && !inNamespacePath) throw errors.pathNotFound();
     if (!type.namespaced && info.namespace && info.resource !== 'namespaces') throw errors.pathNotFound();
     const sub = info.subresource;
     if (sub && !(type.subresources ?? []).includes(sub)) throw errors.pathNotFound();
@@ -756,10 +760,8 @@ export class Server {
       audit?.deprecated(type);
     }
     if (type.deprecationWarning && res instanceof ResponseTap) res.warning = `299 - ${JSON.stringify(type.deprecationWarning)}`;
-    const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: info.name, subresource: sub, audit };
+    const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: pathName, subresource: sub, audit };
     const r = this.registry;
-    const byName = info.verb !== 'list' && info.verb !== 'watch' && info.verb !== 'deletecollection';
-    if (!byName && info.name && (m === 'GET' || m === 'HEAD')) t.name = ''; // a fieldSelector name, not a path name
     const stream = sub ? this.streamHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`) : undefined;
     if (stream) {
       if (m !== 'GET') throw errors.methodNotAllowed();
@@ -829,6 +831,7 @@ export class Server {
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
     const body = await this.registry.decode(req, t, await req.body(this.config.maxRequestBodyBytes));
     dropNullFields(body, undefined);
+    if (t.subresource) await this.registry.admitSubresourceCreate(t, user, dryRun, body);
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
     const pb = acc.rep === 'protobuf' ? objectProtobuf(this.brand, t.type, out.object) : undefined;
     if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType }, pb);

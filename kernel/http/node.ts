@@ -18,7 +18,10 @@ import { MAX_HEAD } from './framer.js';
 class NodeResponse implements KResponse {
   private closeCbs: (() => void)[] = [];
   private finished = false;
+  /** node:http sends no body for a HEAD request by itself; a stream (a watch) just ends after its head. */
+  private readonly headOnly: boolean;
   constructor(private res: ServerResponse) {
+    this.headOnly = res.req.method === 'HEAD';
     res.on('close', () => {
       for (const cb of this.closeCbs.splice(0)) cb();
     });
@@ -32,7 +35,8 @@ class NodeResponse implements KResponse {
   }
   start(code: number, headers: Record<string, string>) {
     if (this.aborted) return;
-    this.res.writeHead(code, headers);
+    this.res.writeHead(code, this.headOnly ? { ...headers, 'transfer-encoding': 'chunked' } : headers);
+    if (this.headOnly) return this.end();
     this.res.flushHeaders();
   }
   write(chunk: Uint8Array | string) { return this.aborted || this.finished ? false : this.res.write(chunk); }

@@ -42,6 +42,11 @@ class UwsResponse implements KResponse {
   private writableSet = false;
   private closeCbs: (() => void)[] = [];
   upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
+  /**
+   * The answer to a HEAD request: its head only, whatever the handler writes. uWS sends what it is
+   * given, and body bytes after a HEAD answer corrupt the next answer on a keep-alive connection.
+   */
+  headOnly = false;
   /** Set by makeRequest while a request body is still arriving: the answer waits for it (below). */
   bodyPending?: { discard(): void; then: (() => void) | undefined };
 
@@ -72,6 +77,7 @@ class UwsResponse implements KResponse {
     }
     this.done = true;
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    if (this.headOnly) return this.endHead(code, headers, buf.length);
     this.res.cork(() => {
       this.head(code, headers);
       if (buf.length <= CORK_PIECE) {
@@ -93,8 +99,24 @@ class UwsResponse implements KResponse {
     });
   }
 
+  /** A HEAD answer: the head, with the length a GET would have had when known, and the end. */
+  private endHead(code: number, headers: Record<string, string>, length?: number): void {
+    this.done = true;
+    this.res.cork(() => {
+      this.head(code, headers);
+      // written as a header: uWS's own reported length leaves it waiting for that many body bytes
+      if (length !== undefined) this.res.writeHeader('content-length', String(length));
+      this.res.endWithoutBody();
+    });
+    // a stream's producer (a watch, a sized list) stops: nothing it writes goes out
+    for (const cb of this.closeCbs.splice(0)) cb();
+  }
+
   start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
     if (this.aborted) return;
+    // a stream's head says chunked, as a GET's would (Go's server says so too): without a length or
+    // that, clients do not reuse the connection
+    if (this.headOnly) return this.endHead(code, { ...headers, 'transfer-encoding': 'chunked' });
     // uWS sends the head only with the first body bytes, and a chunk's closing CRLF only with the
     // next chunk: readers that wait for a whole chunk (Python's urllib3) would see each event one
     // write late. So a stream always has one byte written ahead, a chunk of its own, that its
@@ -174,6 +196,7 @@ class UwsResponse implements KResponse {
 
   startSized(code: number, headers: Record<string, string>, total: number): void {
     if (this.aborted || this.done) return;
+    if (this.headOnly) return this.endHead(code, headers, total);
     this.sized = { total, pieceAt: 0 };
     this.res.cork(() => this.head(code, headers));
     if (total === 0) this.writePiece(new Uint8Array(0));
@@ -243,6 +266,7 @@ function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, pee
     query = new URLSearchParams(req.getQuery() ?? '');
     req.forEach(add);
   }
+  kres.headOnly = method === 'HEAD';
   let path: string;
   try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
   // Behind the TLS front the client's address (or the handle of its verified certificate) comes

@@ -1,7 +1,8 @@
 // Stock kubectl against the kubernetes brand: create, get (table, yaml, json), api-resources, delete.
 import t from 'tap';
 import { withServer } from '../lib/server.js';
-import { kubectl, noKubectl } from '../lib/kubectl.js';
+import { kubectl, noKubectl, startKubectl } from '../lib/kubectl.js';
+import { eventually as until } from '../lib/poll.js';
 
 const manifest = `
 apiVersion: v1
@@ -110,6 +111,16 @@ t.test('kubectl against the kubernetes brand', { skip: noKubectl }, async (t) =>
   const strict = await kubectl(s, ['create', '-f', '-'], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: shop\ndatta:\n  a: b\n' });
   t.not(strict.code, 0, 'default (strict) validation refuses an unknown field');
   t.match(strict.stderr, /unknown field "datta"/);
+
+  // By name across all namespaces: the selector's name is no path name (a 404 before).
+  const byName = await kubectl(s, ['get', 'cm', '-A', '--field-selector', 'metadata.name=settings', '-o', 'name']);
+  t.equal(byName.code, 0, byName.stderr);
+  t.equal(byName.stdout.trim(), 'configmap/settings');
+  const byNameWatch = startKubectl(s, ['get', 'secrets', '-A', '--field-selector', 'metadata.name=creds', '--watch']);
+  t.teardown(() => { byNameWatch.child.kill('SIGKILL'); });
+  t.ok(await until(() => /^shop\s+creds\s+Opaque/m.test(byNameWatch.out.stdout), 10_000), `watch by name across all namespaces printed the row: ${byNameWatch.out.stderr}`);
+  t.notOk(byNameWatch.out.exited, `still watching (${byNameWatch.out.stderr})`);
+  byNameWatch.child.kill('SIGTERM');
 
   const explain = await kubectl(s, ['explain', 'pod.spec.containers']);
   t.equal(explain.code, 0, explain.stderr);

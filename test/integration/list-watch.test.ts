@@ -614,6 +614,20 @@ for (const brand of brands) {
       t.equal(bad.status, 400, 'a malformed resourceVersion on watch: 400');
     });
 
+    await t.test('watch: a timeoutSeconds past a 32-bit timer in milliseconds keeps the watch open', async (t) => {
+      await mkNs(s, 'longwatch');
+      const ws = ['2147484', '9999999999'].map((secs) => openWatch(s, `${CM('longwatch')}?watch=1&timeoutSeconds=${secs}`));
+      await Promise.all(ws.map((w) => w.ready));
+      await sleep(300);
+      await mkCm(s, 'longwatch', 'after');
+      for (const w of ws) {
+        t.equal(w.status, 200);
+        t.ok(await w.until((e) => e.some((x) => x.object?.metadata?.name === 'after'), 5000), 'an event after the watch began arrives');
+        t.notOk(w.ended, 'the watch is still open');
+        w.close();
+      }
+    });
+
     await t.test('watch: response head arrives before any event', async (t) => {
       // Clients (client-go's Watch) wait for the 200 before they consider the watch established.
       const R = await currentRv(s);
@@ -685,6 +699,16 @@ for (const brand of brands) {
       // A watch of one object from rv unset: the synthetic ADDED of that object only.
       const single = await watchAll(s, `${CM('wa1')}?watch=1&fieldSelector=${encodeURIComponent('metadata.name=y')}`);
       t.same(single.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED y']);
+      // By name across all namespaces (kubectl get -A --field-selector metadata.name=x): every
+      // namespace's object of that name, for list and watch alike.
+      await mkCm(s, 'wa1', 'x');
+      const named = await s.get(`/api/v1/configmaps?fieldSelector=${encodeURIComponent('metadata.name=x')}`);
+      t.equal(named.status, 200, named.text.slice(0, 200));
+      t.same(named.json?.items?.filter((i: any) => i.metadata.namespace.startsWith('wa')).map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`), ['wa1/x', 'wa2/x'], 'list by name across all namespaces');
+      const namedWatch = await watchAll(s, `/api/v1/configmaps?watch=1&fieldSelector=${encodeURIComponent('metadata.name==x')}`);
+      t.equal(namedWatch.status, 200);
+      t.same(namedWatch.events.filter((e) => e.object.metadata.namespace.startsWith('wa')).map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`), ['ADDED wa1/x', 'ADDED wa2/x'], 'watch by name across all namespaces');
+      t.equal((await s.get('/api/v1/configmaps/x')).status, 404, 'a name in the path of a cluster-wide namespaced collection is still no route');
     });
 
     await t.test('watch with a label selector: leaving is DELETED, entering is ADDED', async (t) => {

@@ -1,6 +1,9 @@
 // TokenRequest (serviceaccounts/token), the issuer's discovery document and JWKS, and kubectl create token.
 import t from 'tap';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { withServer } from '../lib/server.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
 
@@ -56,4 +59,48 @@ t.test('kubectl create token', { skip: noKubectl }, async (t) => {
   const token = tok.stdout.trim();
   t.equal(decodeJwt(token).sub, 'system:serviceaccount:default:bot');
   t.equal((await s.request('GET', '/api/v1/namespaces/default/configmaps', { token })).status, 200, 'a request with that token');
+});
+
+t.test('NodeRestriction: a node gets tokens only bound to a pod scheduled on itself', async (t) => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'capi-nodetok-'));
+  mkdirSync(path.join(dataDir, 'pki'), { recursive: true, mode: 0o700 });
+  const admin = 'nodetok-admin-0123456789,admin,admin-uid,"system:masters"';
+  writeFileSync(path.join(dataDir, 'pki', 'tokens.csv'), `${admin}\n`, { mode: 0o600 });
+  const users = path.join(dataDir, 'users.csv');
+  const NODE = 'nodetok-n1-0123456789';
+  writeFileSync(users, `${admin}\n${NODE},system:node:n1,n1-uid,"system:nodes"\n`);
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const s = await withServer(t, { brand: 'kubernetes', dataDir, keepDataDir: true, args: ['--token-auth-file', users, '--enable-admission-plugins=NodeRestriction', '--authorization-mode=AlwaysAllow'] });
+  const ns = '/api/v1/namespaces/default';
+  t.equal((await s.request('POST', `${ns}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } } })).status, 201);
+  const mkPod = async (name: string, nodeName: string) => {
+    const r = await s.request('POST', `${ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName, serviceAccountName: 'robot', containers: [{ name: 'c', image: 'busybox' }] } } });
+    t.equal(r.status, 201, r.text);
+    return r.json.metadata.uid as string;
+  };
+  const mine = await mkPod('on-n1', 'n1');
+  const theirs = await mkPod('on-n2', 'n2');
+  const secret = await s.request('POST', `${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec' } } });
+  const asNode = (boundObjectRef?: Record<string, string>) =>
+    s.request('POST', `${ns}/serviceaccounts/robot/token`, { token: NODE, body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: boundObjectRef ? { boundObjectRef } : {} } });
+  const forbidden = async (boundObjectRef: Record<string, string> | undefined, message: string, what: string) => {
+    const r = await asNode(boundObjectRef);
+    t.equal(r.status, 403, `${what}: ${r.text.slice(0, 300)}`);
+    t.same({ reason: r.json?.reason, message: r.json?.message, details: r.json?.details }, { reason: 'Forbidden', message: `serviceaccounts "robot" is forbidden: ${message}`, details: { name: 'robot', kind: 'serviceaccounts' } }, what);
+  };
+  await forbidden(undefined, 'node requested token not bound to a pod', 'no bound object');
+  await forbidden({ kind: 'Secret', apiVersion: 'v1', name: 'sec', uid: secret.json.metadata.uid }, 'node requested token not bound to a pod', 'bound to a Secret');
+  await forbidden({ kind: 'Pod', apiVersion: 'v1', name: 'on-n1' }, 'node requested token with a pod binding without a uid', 'a pod binding without a uid');
+  await forbidden({ kind: 'Pod', apiVersion: 'v1', name: 'on-n2', uid: theirs }, 'node requested token bound to a pod scheduled on a different node', 'bound to a pod on another node');
+  await forbidden({ kind: 'Pod', apiVersion: 'v1', name: 'on-n1', uid: theirs }, `the UID in the bound object reference (${theirs}) does not match the UID in record. The object might have been deleted and then recreated`, 'a stale uid');
+  const gone = await asNode({ kind: 'Pod', apiVersion: 'v1', name: 'ghost', uid: theirs });
+  t.same({ code: gone.status, reason: gone.json?.reason, message: gone.json?.message }, { code: 404, reason: 'NotFound', message: 'pod "ghost" not found' }, 'a pod that does not exist: the pod cache\'s NotFound');
+  const ok = await asNode({ kind: 'Pod', apiVersion: 'v1', name: 'on-n1', uid: mine });
+  t.equal(ok.status, 201, `bound to its own pod: ${ok.text.slice(0, 300)}`);
+  t.equal((await s.request('POST', `${ns}/serviceaccounts/robot/token`, { body: { spec: {} } })).status, 201, 'the admin is not restricted');
+  // Sub-resource creates go through admission like any create: a node evicts only its own pods.
+  const evict = (pod: string) => s.request('POST', `${ns}/pods/${pod}/eviction`, { token: NODE, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod } } });
+  const other = await evict('on-n2');
+  t.same({ code: other.status, message: other.json?.message }, { code: 403, message: 'pods "on-n2" is forbidden: node n1 can only evict pods with spec.nodeName set to itself' }, 'evicting a pod of another node');
+  t.equal((await evict('on-n1')).status, 201, 'evicting its own pod');
 });

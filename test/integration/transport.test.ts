@@ -84,3 +84,40 @@ t.test('graceful shutdown: not ready during the delay, serving, then a clean exi
   await w.done;
   t.pass('watch stream ended');
 });
+
+/** Requests one after another on a single keep-alive connection; each answer with its body. */
+async function onOneConnection(port: number, ca: Buffer, token: string, reqs: [string, string][]) {
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  const out: { status: number; body: string; reused: boolean; error?: string }[] = [];
+  try {
+    for (const [method, p] of reqs) {
+      out.push(await new Promise((resolve) => {
+        const req = https.request({ host: '127.0.0.1', port, method, path: p, ca, agent, headers: { authorization: `Bearer ${token}`, accept: 'application/json' } }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body, reused: req.reusedSocket }));
+        });
+        req.on('error', (e) => resolve({ status: 0, body: '', reused: req.reusedSocket, error: String(e) }));
+        req.end();
+      }));
+    }
+  } finally {
+    agent.destroy();
+  }
+  return out;
+}
+
+for (const [listener, args] of [['the TLS front', []], ['the node:tls listener', ['--mtls-port', '0']], ['uWS directly', ['--secure-port-client-certs=false']]] as const) {
+  t.test(`HEAD answers carry headers only (${listener}): the next answer on the connection is intact`, async (t) => {
+    const s = await withServer(t, { args: [...args] });
+    const port = listener === 'the node:tls listener' ? s.mtlsPort : s.port;
+    const CM = '/api/v1/namespaces/default/configmaps';
+    const cases: [string, number][] = [['/version', 200], [`${CM}/nope`, 404], [CM, 200], ['/healthz', 200], ['/api/v1/nosuch', 404], ['/apis', 200], [`${CM}?watch=1&timeoutSeconds=1`, 200]];
+    for (const [p, code] of cases) {
+      const [head, next] = await onOneConnection(port, s.ca, s.token, [['HEAD', p], ['GET', '/version']]);
+      t.same({ status: head.status, body: head.body, error: head.error }, { status: code, body: '', error: undefined }, `HEAD ${p}: ${code}, no body`);
+      t.same({ status: next.status, error: next.error, reused: next.reused }, { status: 200, error: undefined, reused: true }, `GET after HEAD ${p} on the same connection`);
+      t.equal(JSON.parse(next.body || '{}').major, '1', 'its body is the version');
+    }
+  });
+}

@@ -1,7 +1,8 @@
 // NodeRestriction: limits what a node agent (user system:node:<name> in group system:nodes) may write:
 // only its own Node object (not its taints, not its removal, only kubelet-owned labels and never
 // node-restriction.<keyDomain>/ ones), mirror pods bound to itself (create, delete, status updates),
-// claim status, its own Lease in the node-lease namespace and its own CSINode.
+// claim status, its own Lease in the node-lease namespace and its own CSINode; it evicts only pods bound
+// to itself and gets service-account tokens only bound to such a pod.
 import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
 
 type J = Record<string, any>;
@@ -74,6 +75,33 @@ const plugin: PluginModule<'admission'> = {
       if (volumes.some((v) => v?.persistentVolumeClaim)) throw host.errors.admissionForbidden(a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
     }
 
+    /** A pod the node names, read as the reference reads it from its pod cache (a miss is its lister's NotFound). */
+    async function existingPod(a: AdmissionAttributes, name: string): Promise<J> {
+      const podType = host.type('', 'pods');
+      const pod = podType && (await host.objects.get(podType, a.namespace, name));
+      if (!pod) throw host.errors.notFound('', 'pod', name);
+      return pod;
+    }
+
+    async function podEviction(node: string, a: AdmissionAttributes) {
+      if (a.operation !== 'CREATE') throw host.errors.admissionForbidden(a, `unexpected operation ${a.operation}`);
+      const name = a.name || (a.object as J)?.metadata?.name;
+      if (!name) throw host.errors.admissionForbidden(a, 'could not determine pod from request data');
+      const pod = await existingPod(a, name);
+      if (pod.spec?.nodeName !== node) throw host.errors.admissionForbidden(a, `node ${node} can only evict pods with spec.nodeName set to itself`);
+    }
+
+    /** A node's service-account token must be bound to a pod scheduled on that node. */
+    async function serviceAccountToken(node: string, a: AdmissionAttributes) {
+      if (a.operation !== 'CREATE' || a.subresource !== 'token') return;
+      const ref: J | undefined = (a.object as J)?.spec?.boundObjectRef ?? undefined;
+      if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) throw host.errors.admissionForbidden(a, 'node requested token not bound to a pod');
+      if (!ref.uid) throw host.errors.admissionForbidden(a, 'node requested token with a pod binding without a uid');
+      const pod = await existingPod(a, ref.name);
+      if (ref.uid !== pod.metadata?.uid) throw host.errors.admissionForbidden(a, `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+      if (pod.spec?.nodeName !== node) throw host.errors.admissionForbidden(a, 'node requested token bound to a pod scheduled on a different node');
+    }
+
     async function pods(node: string, a: AdmissionAttributes) {
       if (a.subresource === 'status') {
         if (a.operation !== 'UPDATE') throw host.errors.admissionForbidden(a, `unexpected operation "${a.operation}"`);
@@ -83,6 +111,7 @@ const plugin: PluginModule<'admission'> = {
         }
         return;
       }
+      if (a.subresource === 'eviction') return podEviction(node, a);
       if (a.subresource) throw host.errors.admissionForbidden(a, `unexpected pod subresource "${a.subresource}", only 'status' and 'eviction' are allowed`);
       if (a.operation === 'CREATE') return podCreate(node, a);
       if (a.operation === 'DELETE') {
@@ -141,6 +170,7 @@ const plugin: PluginModule<'admission'> = {
         if (group === '' && resource === 'pods') return pods(node, a);
         if (group === '' && resource === 'nodes') return nodes(node, a);
         if (group === '' && resource === 'persistentvolumeclaims') return claimStatus(node, a);
+        if (group === '' && resource === 'serviceaccounts') return serviceAccountToken(node, a);
         if (group === coordination && resource === 'leases') {
           if (a.namespace !== leaseNamespace) throw host.errors.admissionForbidden(a, `can only access leases in the "${leaseNamespace}" system namespace`);
           return sameName(node, a, 'node lease');
