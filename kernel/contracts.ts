@@ -95,6 +95,11 @@ export type AuthorizationDecision = { decision: 'allow' | 'deny' | 'no-opinion';
 export interface Authorizer {
   authorize(attrs: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision>;
   ready?(): boolean;
+  /**
+   * The reference server's post-start hooks this plugin stands for ("rbac/bootstrap-roles"): each is a
+   * named check `poststarthook/<name>` of /healthz, /livez and /readyz, passing once the plugin started.
+   */
+  postStartHooks?: readonly string[];
   close?(): Promise<void>;
 }
 
@@ -199,6 +204,11 @@ export type FlowDecision =
 export interface FlowControl {
   /** Classifies the request and waits, if it must queue, until it may run or is rejected. */
   admit(req: FlowRequest): FlowDecision | Promise<FlowDecision>;
+  /**
+   * The reference server's post-start hooks this plugin stands for ("rbac/bootstrap-roles"): each is a
+   * named check `poststarthook/<name>` of /healthz, /livez and /readyz, passing once the plugin started.
+   */
+  postStartHooks?: readonly string[];
   close?(): Promise<void>;
 }
 
@@ -213,6 +223,11 @@ export interface Controller {
    */
   perServer?: boolean;
   ready?(): boolean;
+  /**
+   * The reference server's post-start hooks this plugin stands for ("rbac/bootstrap-roles"): each is a
+   * named check `poststarthook/<name>` of /healthz, /livez and /readyz, passing once the plugin started.
+   */
+  postStartHooks?: readonly string[];
   /** Called once the server listens, with the port it serves on (the --secure-port 0 case). */
   listening?(info: { port: number }): void | Promise<void>;
 }
@@ -594,6 +609,11 @@ export interface TypeProvider {
   /** Called once storage is loaded and objects are readable, before serving (allocation repair, system objects). */
   start?(): void | Promise<void>;
   stop?(): void | Promise<void>;
+  /**
+   * The reference server's post-start hooks this plugin stands for ("rbac/bootstrap-roles"): each is a
+   * named check `poststarthook/<name>` of /healthz, /livez and /readyz, passing once the plugin started.
+   */
+  postStartHooks?: readonly string[];
 }
 
 // ---------------------------------------------------------------- host: what plugins may use

@@ -397,6 +397,11 @@ export class Server {
     const sh = this.backend.health ?? { name: 'storage', live: true };
     this.health.add({ name: sh.name, live: sh.live, ready: true, run: () => (this.backend.ready?.() === false ? `${sh.name} not ready` : undefined) });
     this.health.add({ name: 'informer-sync', live: false, ready: true, run: () => (this.cache.rev < this.backend.currentRevision() ? 'cache behind storage' : undefined) });
+    // The reference's post-start hooks by name, for the work this server did at start: the kernel's
+    // own (admission chain, cache) and those its plugins stand for. All have run once it serves.
+    const hooks = ['start-kube-apiserver-admission-initializer', 'generic-apiserver-start-informers'];
+    for (const p of [...this.authorizers.map((a) => a.plugin), this.flowControl, ...this.typeProviders, ...this.controllers.map((c) => c.plugin)]) hooks.push(...(p?.postStartHooks ?? []));
+    for (const name of new Set(hooks)) this.health.add({ name: `poststarthook/${name}`, live: true, ready: true, run: () => undefined });
     for (const [kind, list] of [['authenticator', this.authenticators], ['authorizer', this.authorizers], ['admission', this.admission.plugins], ['controller', this.controllers]] as const) {
       for (const p of list) if (p.plugin.ready) this.health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
     }

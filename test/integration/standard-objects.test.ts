@@ -64,3 +64,22 @@ t.test('kubectl delete -k of a bundle that holds its own Namespace', { skip: noK
   const gone = await until(() => s.get('/api/v1/namespaces/bundle'), (r) => r.status === 404, 30_000);
   t.equal(gone.status, 404, 'the namespace goes once its contents are gone');
 });
+
+t.test('health endpoints list the reference check names, each checkable alone', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  for (const ep of ['healthz', 'livez', 'readyz']) {
+    const r = await s.get(`/${ep}?verbose`);
+    t.equal(r.status, 200);
+    for (const name of ['ping', 'poststarthook/rbac/bootstrap-roles', 'poststarthook/start-system-namespaces-controller', 'poststarthook/priority-and-fairness-config-producer', 'poststarthook/bootstrap-controller']) {
+      t.match(r.text, `[+]${name} ok\n`, `${ep} lists ${name}`);
+    }
+    t.match(r.text, new RegExp(`${ep} check passed\\n$`));
+  }
+  t.match((await s.get('/readyz?verbose')).text, '[+]informer-sync ok\n', 'readyz: informer-sync');
+  for (const name of ['ping', 'poststarthook/rbac/bootstrap-roles', 'poststarthook/crd-informer-synced']) {
+    const one = await s.get(`/livez/${name}`);
+    t.equal(one.status, 200, `/livez/${name}`);
+    t.equal(one.text, 'ok');
+  }
+  t.equal((await s.get('/livez/no-such-check')).status, 404);
+});

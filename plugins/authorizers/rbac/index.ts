@@ -108,6 +108,7 @@ const plugin: PluginModule<'authorizer'> = {
 
     const decide = (attrs: AuthorizationAttributes): AuthorizationDecision => index.authorize(attrs);
     return {
+      postStartHooks: ['rbac/bootstrap-roles'],
       authorize(attrs) {
         if (initialized) return decide(attrs);
         return init.then(() => decide(attrs));

@@ -165,6 +165,8 @@ const plugin: PluginModule<'controller'> = {
 
     return {
       perServer: true,
+      // the server's own Service and endpoints, and its identity Lease
+      postStartHooks: ['bootstrap-controller', 'start-kube-apiserver-identity-lease-controller'],
       start() {},
       async listening(info) {
         port = info.port;

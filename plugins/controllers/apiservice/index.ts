@@ -150,6 +150,7 @@ const plugin: PluginModule<'controller'> = {
     return {
       // Every server keeps these, as the reference's aggregator does in each apiserver.
       perServer: true,
+      postStartHooks: ['start-kube-aggregator-informers', 'apiservice-registration-controller', 'apiservice-status-available-controller', 'kube-apiserver-autoregistration', 'apiservice-openapiv3-controller', 'apiservice-discovery-controller'],
       async start() {
         await reconcileLocal(true);
         for (const o of await host.objects.list(type)) {

@@ -81,6 +81,7 @@ const plugin: PluginModule<'controller'> = {
     };
 
     return {
+      postStartHooks: ['start-cluster-authentication-info-controller'],
       async start() {
         if (!nsType || !cmType) return;
         want = await compute();

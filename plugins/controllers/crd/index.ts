@@ -40,6 +40,7 @@ const owner = (name: string) => `crd:${name}`;
 class CRDController {
   /** Every server replica serves the established definitions. */
   readonly perServer = true;
+  readonly postStartHooks = ['start-apiextensions-informers', 'start-apiextensions-controllers', 'crd-informer-synced'];
   private readonly crdType: TypeDef;
   private queue = new Set<string>();
   private running = false;

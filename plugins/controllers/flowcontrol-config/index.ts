@@ -84,6 +84,7 @@ const plugin: PluginModule<'controller'> = {
     const queue = new WorkQueue(work, (_k, e) => host.log.warn('flowcontrol-config', { error: String(e) }), 50);
 
     return {
+      postStartHooks: ['priority-and-fairness-config-producer'],
       async start() {
         // In place before the server serves: the flow control plugin reads them.
         await ensureAll('').catch((e) => host.log.warn('flowcontrol-config', { error: String(e) }));

@@ -66,6 +66,7 @@ const plugin: PluginModule<'controller'> = {
     }
 
     return {
+      postStartHooks: ['start-system-namespaces-controller'],
       async start() {
         if (!nsType) return;
         // The namespaces every cluster has exist from the first start (and come back at a start if gone), as the

@@ -44,6 +44,7 @@ interface Level {
 }
 
 class Apf implements FlowControl {
+  readonly postStartHooks = ['priority-and-fairness-config-consumer', 'priority-and-fairness-filter'];
   private schemas: (Named<FlowSchemaSpec> & { uid: string })[] = [];
   private levels = new Map<string, Level>();
   private unsubscribe: (() => void)[] = [];

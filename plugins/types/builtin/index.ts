@@ -70,7 +70,11 @@ const plugin: PluginModule<'types'> = {
   name: 'builtin',
   create: (options, host: PluginHost) => {
     const s = strategies(host, options as StrategyOptions);
-    return { types: (brand: Brand) => [...builtinTypes(brand, s.byKey, s.subresourceFields, s.computed), ...s.virtualTypes(brand)], start: s.start, stop: s.stop };
+    return {
+      types: (brand: Brand) => [...builtinTypes(brand, s.byKey, s.subresourceFields, s.computed), ...s.virtualTypes(brand)], start: s.start, stop: s.stop,
+      // what strategies' start does: service allocations repaired, system priority classes in place
+      postStartHooks: ['start-service-ip-repair-controllers', 'scheduling/bootstrap-system-priority-classes'],
+    };
   },
 };
 
