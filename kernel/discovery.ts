@@ -1,4 +1,5 @@
 // Discovery documents: /api, /apis, /api/v1, /apis/{group}, /apis/{group}/{version}.
+import { createHash } from 'node:crypto';
 import type { RemoteGroupVersion, TypeDef } from './contracts.js';
 import type { TypeRegistry } from './types.js';
 
@@ -83,7 +84,14 @@ function resourceEntry(t: TypeDef) {
   const e: Record<string, unknown> = { name: t.resource, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs ?? (t.virtual ? ['create'] : ALL_VERBS) };
   if (t.shortNames?.length) e.shortNames = t.shortNames;
   if (t.categories?.length) e.categories = t.categories;
+  // Stored types only: clients compare it to tell whether the stored form changed (a storage migration).
+  if (!t.virtual && !t.computed) e.storageVersionHash = storageVersionHash(t.group, t.storageVersion ?? t.version, t.kind);
   return e;
+}
+
+/** The reference's hash of a storage group/version/kind: base64 of the first 8 bytes of its SHA-256. */
+export function storageVersionHash(group: string, version: string, kind: string): string {
+  return createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
 }
 
 // ---------------------------------------------------------------- aggregated discovery

@@ -1,10 +1,13 @@
 // What a cluster's standard objects look like to kubectl and controllers: FlowSchemas carry the
 // Dangling condition the reference's APF configuration controller keeps; the events table has the
-// reference's columns (no leading NAME; NAME last and wide).
+// reference's columns (no leading NAME; NAME last and wide); health checks carry the reference's
+// names; discovery has storage version hashes; kubectl delete -k finds a bundle's objects.
 import t from 'tap';
 import { withServer } from '../lib/server.js';
 import { until } from '../lib/poll.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
+import { establish, widgetCRD } from '../lib/crd.js';
+import { createHash } from 'node:crypto';
 
 const FC = '/apis/flowcontrol.apiserver.k8s.io/v1beta3';
 const dangling = (o: any): any => o?.status?.conditions?.find((c: any) => c.type === 'Dangling');
@@ -82,4 +85,18 @@ t.test('health endpoints list the reference check names, each checkable alone', 
     t.equal(one.text, 'ok');
   }
   t.equal((await s.get('/livez/no-such-check')).status, 404);
+});
+
+t.test('discovery: storageVersionHash of stored resources, custom resources included', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  await establish(s, { ...widgetCRD(), apiVersion: 'apiextensions.k8s.io/v1' });
+  const hashOf = async (gv: string, name: string) => (await s.get(gv)).json.resources.find((r: any) => r.name === name);
+  // Values the reference v1.28.7 answers.
+  t.equal((await hashOf('/api/v1', 'pods')).storageVersionHash, 'xPOwRZ+Yhw8=');
+  t.equal((await hashOf('/apis/apps/v1', 'controllerrevisions')).storageVersionHash, '85nkx63pcBU=');
+  t.equal((await hashOf('/apis/autoscaling/v1', 'horizontalpodautoscalers')).storageVersionHash, 'qwQve8ut294=', 'HPA v1: the stored v2');
+  t.equal((await hashOf('/apis/autoscaling/v2', 'horizontalpodautoscalers')).storageVersionHash, 'qwQve8ut294=');
+  t.equal((await hashOf('/apis/example.com/v1', 'widgets')).storageVersionHash, createHash('sha256').update('example.com/v1/Widget').digest().subarray(0, 8).toString('base64'), 'a custom resource');
+  t.notOk('storageVersionHash' in (await hashOf('/apis/authentication.k8s.io/v1', 'tokenreviews')), 'none for a type that is not stored');
+  t.notOk('storageVersionHash' in (await hashOf('/api/v1', 'pods/status')), 'none for a sub-resource');
 });
