@@ -1157,12 +1157,17 @@ export class Registry {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'PatchOptions', isApply);
     const force = queryBool(req.query, 'force') ?? false;
     let patch: unknown;
-    // An apply body is YAML or JSON: JSON (what clients send) goes through the fast native parser;
-    // YAML keeps the last of duplicate keys as JSON does, and fieldValidation reports them.
+    // An apply body is YAML (JSON is YAML): JSON (what clients send) goes through the fast native
+    // parser first; what it refuses (a YAML flow mapping that looks like JSON, with trailing commas)
+    // is read as YAML, as the reference reads every apply body. YAML keeps the last of duplicate keys
+    // as JSON does, and fieldValidation reports them.
     const text = raw.toString('utf8');
     if (isApply && !/^\s*[{[]/.test(text)) patch = await decodeYaml(raw, 'error decoding patch: ');
     else {
-      try { patch = parseJson(text); } catch (e) { throw errors.badRequest(`error decoding patch: ${(e as Error).message}`); }
+      try { patch = parseJson(text); } catch (e) {
+        if (!isApply) throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+        patch = await decodeYaml(raw, 'error decoding patch: ');
+      }
     }
     if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');
     const fm = { ...this.fieldManager(req), size: raw.length };

@@ -490,9 +490,10 @@ export function apply(request: ApplyInput): ApplyResult {
   const { object, owners: after } = res;
   const entry = after.get(id);
   if (entry) {
-    // The entry's time moves when the apply changed the object (or the entry is new).
+    // The entry's time moves only when the apply changed the object: an apply that changes nothing
+    // keeps the time the manager had, and a new manager's entry then has none (as the reference's).
     const before = owners.get(id)?.time;
-    entry.time = !deepEqual(live, object) || !before ? formatTime(input.time) : before;
+    entry.time = !deepEqual(live, object) ? formatTime(input.time) : before;
   }
   stripOwner(after, id);
   const managedFields = encodeManagedFields(after);

@@ -136,6 +136,8 @@ export function csrType(brand: Brand): TypeDef {
     statusField: 'status',
     subresourceFields: { approval: 'status.conditions' },
     subresourceInfo: { approval: { verbs: ['get', 'patch', 'update'] } },
+    // the reference's selectable field besides metadata.name (node agents list their own signer's requests)
+    fieldSelectors: { 'spec.signerName': (o) => String(specOf(o).signerName ?? '') },
     definitionName: `io.k8s.api.certificates.v1.CertificateSigningRequest`,
     columns: [
       { name: 'Age', type: 'string', cell: (o, now) => age(o.metadata?.creationTimestamp, now), description: 'Time since the object was created.' },
