@@ -5,6 +5,7 @@
 //   compileValues    value validation (ajv) with the reference's messages and field paths
 //   applyDefaults    `default` values and the pruning of nulls that are not nullable
 import { Ajv, type ErrorObject } from 'ajv';
+import { RE2JS } from 're2js';
 import type { FieldCause, Schema } from '../../../kernel/contracts.js';
 import { fieldError, formatValue, goQuote } from '../../../kernel/validation.js';
 
@@ -62,17 +63,19 @@ const key = (path: string, k: string) => `${path}.properties[${k}]`;
 
 /**
  * The reference's structural-schema and OpenAPI checks that matter for serving, at `path`
- * ("spec.versions[0].schema.openAPIV3Schema"). Value-level keywords inside anyOf/allOf/oneOf/not
- * must not carry types or defaults (the structural rule), which is checked one level deep.
+ * ("spec.versions[0].schema.openAPIV3Schema"). Value rules inside anyOf/allOf/oneOf/not must not
+ * shape the value (the structural rule), except the int-or-string pair controller-gen emits.
  */
 export function structuralErrors(p: unknown, path: string, statusEnabled: boolean): FieldCause[] {
-  const out: FieldCause[] = [];
   if (!isObj(p)) return [fieldError.required(path, '')];
-  const walk = (s: Props, at: string, where: 'root' | 'field' | 'item' | 'additional', nested: boolean) => {
+  // The reference reports its structural rules sorted by their text, then its OpenAPI rules.
+  const out: FieldCause[] = [];
+  const openapi: FieldCause[] = [];
+  const walk = (s: Props, at: string, where: 'root' | 'field' | 'item' | 'additional') => {
     const intOrString = s['x-kubernetes-int-or-string'] === true;
     const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
     const embedded = s['x-kubernetes-embedded-resource'] === true;
-    if (s.type !== undefined && !TYPES.includes(s.type)) out.push(fieldError.notSupported(`${at}.type`, s.type, TYPES));
+    if (s.type !== undefined && !TYPES.includes(s.type)) openapi.push(fieldError.notSupported(`${at}.type`, s.type, TYPES));
     if (embedded && s.type !== 'object') out.push(s.type === undefined ? fieldError.required(`${at}.type`, 'must be object if x-kubernetes-embedded-resource is true') : fieldError.invalid(`${at}.type`, s.type, 'must be object if x-kubernetes-embedded-resource is true'));
     else if (!s.type && !intOrString && !(preserve && where !== 'root')) {
       if (where === 'root') out.push(fieldError.required(`${at}.type`, 'must not be empty at the root'));
@@ -86,55 +89,43 @@ export function structuralErrors(p: unknown, path: string, statusEnabled: boolea
     if (intOrString && preserve) out.push(fieldError.invalid(`${at}.x-kubernetes-preserve-unknown-fields`, true, 'must be false if x-kubernetes-int-or-string is true'));
     if (intOrString && embedded) out.push(fieldError.invalid(`${at}.x-kubernetes-embedded-resource`, true, 'must be false if x-kubernetes-int-or-string is true'));
     if (s.type === 'array' && !isObj(s.items)) out.push(fieldError.required(`${at}.items`, 'must be specified'));
-    if (isObj(s.properties) && isObj(s.additionalProperties)) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
-    if (typeof s.pattern === 'string') {
-      try { new RegExp(s.pattern, 'u'); } catch (e) { out.push(fieldError.invalid(`${at}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${(e as Error).message}`)); }
-    }
+    if (isObj(s.properties) && isObj(s.additionalProperties)) openapi.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
+    checkPattern(s, at, out);
     const lt = s['x-kubernetes-list-type'];
     if (lt !== undefined) {
-      if (!['atomic', 'set', 'map'].includes(lt)) out.push(fieldError.notSupported(`${at}.x-kubernetes-list-type`, lt, ['atomic', 'set', 'map']));
-      else if (s.type !== 'array') out.push(fieldError.invalid(`${at}.x-kubernetes-list-type`, lt, 'must only be used on array types'));
+      if (!['atomic', 'set', 'map'].includes(lt)) openapi.push(fieldError.notSupported(`${at}.x-kubernetes-list-type`, lt, ['atomic', 'set', 'map']));
+      else if (s.type !== 'array') openapi.push(fieldError.invalid(`${at}.x-kubernetes-list-type`, lt, 'must only be used on array types'));
       else if (lt === 'map') {
         const keys = s['x-kubernetes-list-map-keys'];
-        if (!Array.isArray(keys) || !keys.length) out.push(fieldError.required(`${at}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
-        else if (!isObj(s.items) || s.items.type !== 'object') out.push(fieldError.invalid(`${at}.x-kubernetes-list-type`, lt, 'must only be map if the array items are of type object'));
-        else for (const k of keys) if (!isObj(s.items.properties?.[k])) out.push(fieldError.invalid(`${at}.x-kubernetes-list-map-keys`, keys, `entries must all be names of item properties`));
+        if (!Array.isArray(keys) || !keys.length) openapi.push(fieldError.required(`${at}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
+        else if (!isObj(s.items) || s.items.type !== 'object') openapi.push(fieldError.invalid(`${at}.x-kubernetes-list-type`, lt, 'must only be map if the array items are of type object'));
+        else for (const k of keys) if (!isObj(s.items.properties?.[k])) openapi.push(fieldError.invalid(`${at}.x-kubernetes-list-map-keys`, keys, `entries must all be names of item properties`));
       } else if (lt === 'set' && isObj(s.items) && s.items.type === 'object' && s.items['x-kubernetes-map-type'] !== 'atomic') {
-        out.push(fieldError.invalid(`${at}.items.x-kubernetes-map-type`, s.items['x-kubernetes-map-type'] ?? null, 'must be atomic as item of a list with x-kubernetes-list-type=set'));
+        openapi.push(fieldError.invalid(`${at}.items.x-kubernetes-map-type`, s.items['x-kubernetes-map-type'] ?? null, 'must be atomic as item of a list with x-kubernetes-list-type=set'));
       }
     }
-    if (s['x-kubernetes-list-map-keys'] !== undefined && lt !== 'map') out.push(fieldError.invalid(`${at}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
+    if (s['x-kubernetes-list-map-keys'] !== undefined && lt !== 'map') openapi.push(fieldError.invalid(`${at}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
     if (isObj(s.properties)) {
       for (const [k, v] of Object.entries(s.properties)) {
-        if (k === 'metadata' && nested && !embedded) out.push(fieldError.forbidden(key(at, k), 'must not be specified in a nested context'));
         if (!isObj(v)) continue;
-        if (k === 'metadata' && (where === 'root' || embedded)) {
-          const allowed = new Set(['type', 'properties', 'description']);
-          const bad = Object.keys(v).some((x) => !allowed.has(x)) || (isObj(v.properties) && Object.keys(v.properties).some((x) => x !== 'name' && x !== 'generateName'));
-          if (bad) out.push(fieldError.forbidden(key(at, k), 'must not specify anything other than name and generateName, but metadata is implicitly specified'));
-        }
-        walk(v, key(at, k), 'field', where !== 'root' || nested || embedded ? true : k !== 'metadata');
+        if (k === 'metadata') out.push(...metadataErrors(v, where === 'root', embedded, key(at, k)));
+        walk(v, key(at, k), 'field');
       }
     }
     if (where === 'root' && statusEnabled) {
       // With a status sub-resource the root may only carry what the reference allows there.
       const allowedRoot = new Set(['description', 'type', 'required', 'properties', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string', 'x-kubernetes-list-type', 'x-kubernetes-map-type', 'x-kubernetes-list-map-keys']);
-      for (const k of Object.keys(s)) if (!allowedRoot.has(k) && k !== 'nullable') out.push(fieldError.invalid(at, '', 'only description, type, properties, required, x-kubernetes-preserve-unknown-fields and x-kubernetes-validations allowed at the root of the schema if the status subresource is enabled'));
+      for (const k of Object.keys(s)) if (!allowedRoot.has(k) && k !== 'nullable') openapi.push(fieldError.invalid(at, '', 'only description, type, properties, required, x-kubernetes-preserve-unknown-fields and x-kubernetes-validations allowed at the root of the schema if the status subresource is enabled'));
     }
-    if (isObj(s.items)) walk(s.items, `${at}.items`, 'item', true);
-    if (isObj(s.additionalProperties)) walk(s.additionalProperties, `${at}.additionalProperties`, 'additional', true);
-    for (const comb of ['allOf', 'anyOf', 'oneOf']) {
-      if (!Array.isArray(s[comb])) continue;
-      s[comb].forEach((x: unknown, i: number) => {
-        if (!isObj(x)) return;
-        for (const f of ['type', 'default', 'additionalProperties', 'nullable', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string']) {
-          if (x[f] !== undefined && x[f] !== false) out.push(fieldError.forbidden(`${at}.${comb}[${i}].${f}`, `must be ${f === 'type' || f === 'description' ? 'empty' : f === 'nullable' || f.startsWith('x-') ? 'false' : 'undefined'} to be structural`));
-        }
-      });
-    }
+    if (isObj(s.items)) walk(s.items, `${at}.items`, 'item');
+    if (isObj(s.additionalProperties)) walk(s.additionalProperties, `${at}.additionalProperties`, 'additional');
+    valueValidationErrors(s, at, out);
   };
-  walk(p, path, 'root', false);
-  return dedupe(out);
+  walk(p, path, 'root');
+  out.push(...completenessErrors(p, p, path, path));
+  const text = (c: FieldCause) => `${c.field}: ${c.message}`;
+  out.sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+  return dedupe([...out, ...openapi]);
 }
 
 function dedupe(causes: FieldCause[]): FieldCause[] {
@@ -145,6 +136,117 @@ function dedupe(causes: FieldCause[]): FieldCause[] {
     seen.add(k);
     return true;
   });
+}
+
+// ---------------------------------------------------------------- regular expressions
+
+/**
+ * `pattern` is an RE2 expression in the reference (Go's regexp), so it is compiled and matched with
+ * re2js, never as a JavaScript RegExp: `(?i)` works, look-arounds and back-references are refused.
+ */
+const compiled = new Map<string, RE2JS | Error>();
+export function re2(pattern: string): RE2JS | Error {
+  let r = compiled.get(pattern);
+  if (r === undefined) {
+    try {
+      const named = goNamedGroup(pattern);
+      r = named ? new Error(`error parsing regexp: invalid or unsupported Perl syntax: \`${named}\``) : RE2JS.compile(pattern);
+    } catch (e) { r = e as Error; }
+    if (compiled.size > 10_000) compiled.clear();
+    compiled.set(pattern, r);
+  }
+  return r;
+}
+
+/** Go 1.21 (the reference's) knows only `(?P<name>`; `(?<name>` came with Go 1.22, which re2js follows. */
+function goNamedGroup(p: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    if (c === '\\') { i++; continue; }
+    if (inClass) { if (c === ']') inClass = false; continue; }
+    if (c === '[') { inClass = true; if (p[i + 1] === '^') i++; if (p[i + 1] === ']') i++; continue; }
+    if (c === '(' && p.startsWith('(?<', i) && p[i + 3] !== '=' && p[i + 3] !== '!') return '(?<';
+  }
+  return undefined;
+}
+
+function checkPattern(s: Props, at: string, out: FieldCause[]): void {
+  if (typeof s.pattern !== 'string' || !s.pattern) return;
+  const r = re2(s.pattern);
+  if (r instanceof Error) out.push(fieldError.invalid(`${at}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${r.message}`));
+}
+
+// ---------------------------------------------------------------- metadata, value validation, completeness
+
+/**
+ * A `metadata` property: at the root it may only narrow name and generateName (the reference drops
+ * those, type and default, and then wants nothing left); at the root and in embedded resources it must be an object.
+ */
+function metadataErrors(m: Props, root: boolean, embedded: boolean, at: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  if ((root || embedded) && m.type !== 'object') out.push(fieldError.invalid(`${at}.type`, m.type ?? '', 'must be object'));
+  if (root) {
+    const rest = Object.keys(m).filter((k) => k !== 'type' && k !== 'default' && !(k === 'nullable' && m[k] === false) && !(k.startsWith('x-kubernetes-') && m[k] === false));
+    const props = isObj(m.properties) ? Object.keys(m.properties) : [];
+    const onlyNames = props.length > 0 && props.every((k) => k === 'name' || k === 'generateName');
+    if (rest.some((k) => k !== 'properties') || (rest.includes('properties') && !onlyNames && props.length > 0)) {
+      out.push(fieldError.forbidden(at, 'must not specify anything other than name and generateName, but metadata is implicitly specified'));
+    }
+  }
+  return out;
+}
+
+const isIntOrStringPair = (l: unknown): boolean => Array.isArray(l) && l.length === 2
+  && [['integer', l[0]], ['string', l[1]]].every(([t, x]) => isObj(x) && Object.keys(x).length === 1 && x.type === t);
+
+/** The reference's value-validation rules of one schema: its anyOf/allOf/oneOf/not, recursively, and its pattern. */
+function valueValidationErrors(s: Props, at: string, out: FieldCause[], skipAnyOf = isIntOrStringPair(s.anyOf), skipFirstAllOfAnyOf = Array.isArray(s.allOf) && isObj(s.allOf[0]) && isIntOrStringPair(s.allOf[0].anyOf)): void {
+  if (!skipAnyOf && Array.isArray(s.anyOf)) s.anyOf.forEach((x: unknown, i: number) => nestedErrors(x, `${at}.anyOf[${i}]`, out, false));
+  if (Array.isArray(s.allOf)) s.allOf.forEach((x: unknown, i: number) => nestedErrors(x, `${at}.allOf[${i}]`, out, skipFirstAllOfAnyOf && i === 0));
+  if (Array.isArray(s.oneOf)) s.oneOf.forEach((x: unknown, i: number) => nestedErrors(x, `${at}.oneOf[${i}]`, out, false));
+  if (isObj(s.not)) nestedErrors(s.not, `${at}.not`, out, false);
+}
+
+/** Inside anyOf/allOf/oneOf/not only value rules may appear: what shapes or describes the value must be absent. */
+function nestedErrors(x: unknown, at: string, out: FieldCause[], skipAnyOf: boolean): void {
+  if (!isObj(x)) return;
+  checkPattern(x, at, out);
+  valueValidationErrors(x, at, out, skipAnyOf, false);
+  if (isObj(x.items)) nestedErrors(x.items, `${at}.items`, out, false);
+  if (isObj(x.properties)) for (const [k, v] of Object.entries(x.properties)) nestedErrors(v, key(at, k), out, false);
+  const present = (f: string) => x[f] !== undefined && x[f] !== null && x[f] !== false && x[f] !== '' && !(Array.isArray(x[f]) && !x[f].length);
+  if (present('type')) out.push(fieldError.forbidden(`${at}.type`, 'must be empty to be structural'));
+  if (x.additionalProperties !== undefined) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must be undefined to be structural'));
+  if (x.default !== undefined) out.push(fieldError.forbidden(`${at}.default`, 'must be undefined to be structural'));
+  if (present('title')) out.push(fieldError.forbidden(`${at}.title`, 'must be empty to be structural'));
+  if (present('description')) out.push(fieldError.forbidden(`${at}.description`, 'must be empty to be structural'));
+  if (present('nullable')) out.push(fieldError.forbidden(`${at}.nullable`, 'must be false to be structural'));
+  for (const f of ['x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string']) if (present(f)) out.push(fieldError.forbidden(`${at}.${f}`, 'must be false to be structural'));
+  if (present('x-kubernetes-list-map-keys')) out.push(fieldError.forbidden(`${at}.x-kubernetes-list-map-keys`, 'must be empty to be structural'));
+  for (const f of ['x-kubernetes-list-type', 'x-kubernetes-map-type']) if (x[f] !== undefined) out.push(fieldError.forbidden(`${at}.${f}`, 'must be undefined to be structural'));
+  if (present('x-kubernetes-validations')) out.push(fieldError.forbidden(`${at}.x-kubernetes-validations`, 'must be empty to be structural'));
+  // Reasoning about metadata in value rules could restrict it in ways the server does not allow.
+  if (isObj(x.properties) && 'metadata' in x.properties) out.push(fieldError.forbidden(`${key(at, 'metadata')}`, 'must not be specified in a nested context'));
+}
+
+/** Every property and items a value rule of the root names must also be specified in the structural part. */
+function completenessErrors(v: Props, s: Props | undefined, sPath: string, vPath: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const nested = (n: unknown, st: Props | undefined, sp: string, vp: string) => {
+    if (!isObj(n)) return;
+    if (!st) { out.push(fieldError.required(sp, `because it is defined in ${vp}`)); return; }
+    out.push(...completenessErrors(n, st, sp, vp));
+    if (isObj(n.items)) nested(n.items, isObj(st.items) ? st.items : undefined, `${sp}.items`, `${vp}.items`);
+    if (isObj(n.properties)) for (const [k, x] of Object.entries(n.properties)) {
+      const sf = isObj(st.properties) && isObj(st.properties[k]) ? st.properties[k] : undefined;
+      if (!sf) out.push(fieldError.required(key(sp, k), `because it is defined in ${key(vp, k)}`));
+      else nested(x, sf, key(sp, k), key(vp, k));
+    }
+  };
+  if (isObj(v.not)) nested(v.not, s, sPath, `${vPath}.not`);
+  for (const c of ['allOf', 'anyOf', 'oneOf']) if (Array.isArray(v[c])) v[c].forEach((x: unknown, i: number) => nested(x, s, sPath, `${vPath}.${c}[${i}]`));
+  return out;
 }
 
 // ---------------------------------------------------------------- defaulting and null pruning
@@ -236,10 +338,16 @@ function toAjv(p: Props): Props {
   return out;
 }
 
+/** ajv's `pattern` through RE2 (the reference matches anywhere in the string, as find does). */
+const regExp = Object.assign((pattern: string) => {
+  const r = re2(pattern);
+  return { test: (s: string) => (r instanceof Error ? true : r.test(s)), toString: () => pattern };
+}, { code: 're2' });
+
 let shared: Ajv | undefined;
 function ajv(): Ajv {
   if (!shared) {
-    shared = new Ajv({ allErrors: true, strict: false, validateSchema: false, unicodeRegExp: true, formats: Object.fromEntries(Object.entries(FORMATS).map(([k, f]) => [k, typeof f === 'function' ? { type: 'string', validate: f } : { type: 'string', validate: (s: string) => f.test(s) }])) });
+    shared = new Ajv({ allErrors: true, strict: false, validateSchema: false, unicodeRegExp: true, code: { regExp }, formats: Object.fromEntries(Object.entries(FORMATS).map(([k, f]) => [k, typeof f === 'function' ? { type: 'string', validate: f } : { type: 'string', validate: (s: string) => f.test(s) }])) });
   }
   return shared;
 }
