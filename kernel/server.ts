@@ -10,7 +10,7 @@ import { aggregatedAccept, aggregatedDiscovery, apiGroup, apiGroupList, apiResou
 import { createHash } from 'node:crypto';
 import { Health } from './health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
-import { listenUws } from './http/uws.js';
+import { listenUws, uwsLoadError } from './http/uws.js';
 import { closeWorkers } from '../workers/pool.js';
 import { listenNodeTls, listenUpgradeBackend } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
@@ -419,7 +419,16 @@ export class Server {
     }
     const wantsCerts = cfg.authentication.some((r) => r.plugin === 'x509' || r.options?.clientCAFile !== undefined);
     this.certsOnSecurePort = cfg.securePortClientCerts ?? wantsCerts;
-    if (this.certsOnSecurePort) {
+    const noUws = uwsLoadError();
+    if (noUws) {
+      // No uWebSockets.js binary for this Node.js or libc: Node's own TLS and HTTP serve the port,
+      // client certificates included. Slower (docs/benchmarks.md, "Transports"), never a refusal.
+      this.log.warn('uWebSockets.js does not load here: serving on Node\'s own TLS/HTTP stack, which answers about a third of the GETs per second the uWebSockets.js transport does on the same machine (docs/benchmarks.md, "Transports")', { node: process.version, reason: noUws });
+      const l = await listenNodeTls({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, handler });
+      this.listeners.push(l);
+      this.port = l.port;
+      this.certsOnSecurePort = true;
+    } else if (this.certsOnSecurePort) {
       // The secure port takes client certificates: node:tls in front, uWS behind it (http/front.ts).
       const sock = privateSocketPath();
       const peers = new PeerTable();

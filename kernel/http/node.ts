@@ -9,7 +9,8 @@ import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
-import type { Handler, KRequest, KResponse, Listener } from './types.js';
+import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
+import { acceptWebSocket } from './websocket.js';
 import { errors } from '../status.js';
 import { listenError } from './listen.js';
 import { parseProxyHeader, type PeerTable } from './front.js';
@@ -111,6 +112,13 @@ class UpgradeResponse implements KResponse {
     this.done = true;
     return { socket: this.socket, head: this.head };
   };
+  upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
+  /** Hands the connection to a protocol that answers the upgrade itself. */
+  takeOver(run: (socket: Duplex, head: Buffer) => boolean): boolean {
+    if (this.aborted || this.done) return false;
+    this.done = true;
+    return run(this.socket, this.head);
+  }
 }
 
 /** Who a connection that came through the TLS front is (from its PROXY header): address and verified certificate. */
@@ -188,6 +196,8 @@ function serveOn(server: http.Server, handler: Handler): void {
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const kres = new UpgradeResponse(socket, head);
+    // Served here (a watch over WebSocket); proxied upgrades take the socket with hijack instead.
+    if (String(req.headers.upgrade).toLowerCase() === 'websocket') kres.upgrade = (handlers, protocol) => kres.takeOver((s, h) => acceptWebSocket(s, h, req.headers, handlers, protocol));
     handler(makeRequest(req), kres).catch((err) => kres.send(500, { 'content-type': 'text/plain' }, String(err)));
   });
   server.keepAliveTimeout = 60_000;

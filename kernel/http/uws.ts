@@ -15,6 +15,11 @@ const require = createRequire(import.meta.url);
 
 export const uwsBinary = `uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
 
+/** Why the native binary does not load on this Node.js and libc (undefined: it loads). */
+export function uwsLoadError(): string | undefined {
+  try { uws(); return undefined; } catch (e) { return (e as Error).message; }
+}
+
 let loaded: Uws | undefined;
 export function uws(): Uws {
   if (loaded) return loaded;
