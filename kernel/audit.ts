@@ -323,14 +323,17 @@ export class AuditResponse extends ResponseTap {
     super(inner);
   }
   override send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void {
+    if (this.sealed) return;
     if (this.audit.wantsResponse) this.audit.responseSent(body, headers['content-type']);
     super.send(code, { ...headers, 'Audit-Id': this.audit.id }, body);
   }
   override start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
+    if (this.sealed) return;
     super.start(code, { ...headers, 'Audit-Id': this.audit.id }, framing);
     this.audit.started(code);
   }
   override end(): void {
+    if (this.sealed) return;
     super.end();
     if (this.streaming) this.audit.complete(this.code);
   }
@@ -339,6 +342,7 @@ export class AuditResponse extends ResponseTap {
   private piecesLeft = 0;
   private piecesType: string | undefined;
   override startSized(code: number, headers: Record<string, string>, total: number): void {
+    if (this.sealed) return;
     if (this.audit.wantsResponse) { this.pieces = []; this.piecesLeft = total; this.piecesType = headers['content-type']; }
     super.startSized(code, { ...headers, 'Audit-Id': this.audit.id }, total);
   }

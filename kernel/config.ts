@@ -42,6 +42,8 @@ export interface Config {
   runtimeConfig: Record<string, boolean>;
   shutdownDelaySeconds: number;
   livezGracePeriodSeconds: number;
+  /** --request-timeout: every request that is not long-running (watch, proxy, exec, ...) is answered 504 by then. */
+  requestTimeoutSeconds: number;
   emulatedVersion: { major: string; minor: string; gitVersion: string };
   /** --service-cluster-ip-range: the built-in types' cluster IP allocator and the serving certificate's service IP. */
   serviceClusterIPRange: string;
@@ -117,6 +119,7 @@ export const configSchema = {
     runtimeConfig: boolMap,
     shutdownDelaySeconds: seconds,
     livezGracePeriodSeconds: seconds,
+    requestTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
     emulatedVersion: {
       type: 'object',
       additionalProperties: false,
@@ -202,6 +205,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     runtimeConfig: {},
     shutdownDelaySeconds: 0,
     livezGracePeriodSeconds: 0,
+    requestTimeoutSeconds: 60,
     emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.7' },
     loggingFormat: 'text',
     verbosity: 0,

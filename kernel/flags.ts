@@ -169,7 +169,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'enable-priority-and-fairness': { key: 'enablePriorityAndFairness', kind: 'bool', help: 'API Priority and Fairness (the apf flow-control plugin; default true); false limits by --max-requests-inflight / --max-mutating-requests-inflight instead.' },
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int', help: 'Read requests in flight at once (default 400; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int', help: 'Writes in flight at once (default 200; 0: no limit). With APF: part of the server\'s total concurrency.' },
-  'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Default request timeout (default 1m); with APF a request waits in a queue at most a quarter of it (at most 1m).' },
+  'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Time by which every request that is not long-running is answered, 504 when unfinished (default 1m); a request\'s ?timeout= can only shorten it. With APF a request waits in a queue at most a quarter of it (at most 1m).' },
   'storage-backend': { key: 'storageBackend', kind: 'string', help: 'Storage backend: embedded (default) or etcd3; any other name loads that storage plugin.' },
   'etcd-servers': { key: 'etcdServers', kind: 'list', help: 'etcd members (http:// or https:// URLs) for --storage-backend=etcd3.' },
   'etcd-cafile': { key: 'etcdCAFile', kind: 'string', help: 'CA bundle verifying the etcd members\' serving certificates (https:// servers).' },
@@ -578,6 +578,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };
   if (f.shutdownDelaySeconds !== undefined) c.shutdownDelaySeconds = f.shutdownDelaySeconds;
   if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;
+  if (f.requestTimeoutSeconds !== undefined) c.requestTimeoutSeconds = f.requestTimeoutSeconds;
   if (f.storageBackend !== undefined && f.storageBackend !== c.storage.plugin) c.storage = { plugin: f.storageBackend, options: f.storageBackend === 'etcd3' ? { retentionSeconds: 300 } : {} };
   const etcd = given({ servers: f.etcdServers, caFile: f.etcdCAFile, certFile: f.etcdCertFile, keyFile: f.etcdKeyFile, prefix: f.etcdPrefix, retentionSeconds: f.etcdCompactionIntervalSeconds });
   if (Object.keys(etcd).length) {

@@ -228,25 +228,34 @@ export class ResponseTap implements KResponse {
     if (!this.warning) return h;
     return { ...h, warning: h.warning ? `${this.warning}, ${h.warning}` : this.warning };
   }
-  get aborted(): boolean { return this.inner.aborted; }
+  /**
+   * Set once the request's deadline answered for it: the work behind it may still run, and what it
+   * writes goes nowhere (as the reference's timeout writer drops it); it sees a client that left.
+   */
+  sealed = false;
+  seal(): void { this.sealed = true; }
+  get aborted(): boolean { return this.sealed || this.inner.aborted; }
   send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void {
+    if (this.sealed) return;
     this.code = code;
     this.inner.send(code, this.withExtra(headers), body);
   }
   start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
+    if (this.sealed) return;
     this.code = code;
     this.streaming = true;
     this.inner.start(code, this.withExtra(headers), framing);
   }
   startSized(code: number, headers: Record<string, string>, total: number): void {
+    if (this.sealed) return;
     this.code = code;
     this.inner.startSized(code, this.withExtra(headers), total);
   }
-  close(): void { this.inner.close(); }
-  write(chunk: Uint8Array | string): boolean { return this.inner.write(chunk); }
+  close(): void { if (!this.sealed) this.inner.close(); }
+  write(chunk: Uint8Array | string): boolean { return this.sealed ? true : this.inner.write(chunk); }
   onDrain(cb: () => void): void { this.inner.onDrain(cb); }
   onClose(cb: () => void): void { this.inner.onClose(cb); }
-  end(): void { this.inner.end(); }
+  end(): void { if (!this.sealed) this.inner.end(); }
 }
 
 // ---------------------------------------------------------------- the kernel's metrics

@@ -76,3 +76,39 @@ export function checkWriteOptions(q: URLSearchParams, brand: Brand, kind: Exclud
   if (causes.length) throw errors.invalid(`meta.${brand.domain}`, kind, '', causes);
   return dryRun.length > 0;
 }
+
+const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+
+/** Go's time.ParseDuration in nanoseconds, failing with its messages ("time: missing unit in duration \"5\""). */
+export function parseGoDuration(s: string): number {
+  const invalid = () => new Error(`time: invalid duration ${goQuote(s)}`);
+  let rest = s;
+  let sign = 1;
+  if (rest[0] === '-' || rest[0] === '+') { sign = rest[0] === '-' ? -1 : 1; rest = rest.slice(1); }
+  if (rest === '0') return 0;
+  if (rest === '') throw invalid();
+  let total = 0;
+  while (rest) {
+    const m = /^(\d*)(?:\.(\d*))?/.exec(rest)!;
+    if (m[0] === '' || m[0] === '.' || (m[1] === '' && !m[2])) throw invalid();
+    rest = rest.slice(m[0].length);
+    const unit = /^[^\d.]*/.exec(rest)![0];
+    if (!unit) throw new Error(`time: missing unit in duration ${goQuote(s)}`);
+    const scale = DURATION_UNITS[unit];
+    if (scale === undefined) throw new Error(`time: unknown unit ${goQuote(unit)} in duration ${goQuote(s)}`);
+    rest = rest.slice(unit.length);
+    total += Number(`${m[1] || '0'}.${m[2] || '0'}`) * scale;
+    if (total > 9223372036854775807) throw invalid();
+  }
+  return sign * Math.round(total);
+}
+
+/**
+ * A request's `?timeout=` in milliseconds (undefined when absent), as the reference's request-deadline
+ * filter reads it: a Go duration, else 400.
+ */
+export function queryTimeoutMs(q: URLSearchParams): number | undefined {
+  const v = q.get('timeout');
+  if (!v) return undefined;
+  try { return parseGoDuration(v) / 1e6; } catch (e) { throw errors.badRequest(`invalid timeout specified in the request URL - ${(e as Error).message}`); }
+}

@@ -13,6 +13,7 @@ import protobuf from 'protobufjs';
 import type { Brand } from './brand.js';
 import type { KObject, TypeDef } from './contracts.js';
 import { errors } from './status.js';
+import { depthError } from '../workers/decode.js';
 import type { Entry } from './store/cache.js';
 import metaCatalog from './protobuf-meta.json' with { type: 'json' };
 
@@ -389,6 +390,7 @@ export class ProtobufCodec {
       return { apiVersion: env.apiVersion, kind: env.kind, ...(this.decode(msg, env.raw) as Json) };
     }
     try {
+      // bounded by the caller: decodeProtobuf checks the depth of the whole object
       return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
     } catch (e) {
       throw new DecodeError(`embedded JSON could not be decoded: ${(e as Error).message}`);
@@ -600,6 +602,10 @@ export function decodeProtobuf(body: Buffer, brand: Brand, type: TypeDef, subres
   if (env.contentType && env.contentType !== brand.protobufType) throw errors.badRequest(`unsupported content type "${env.contentType}" inside the envelope`);
   let obj: KObject;
   try { obj = target.codec.decode(target.message, env.raw) as KObject; } catch (e) { asBadRequest(e, target.kind); }
+  // Embedded JSON (RawExtension, FieldsV1, JSON) deepens the object: the whole object gets the JSON
+  // path's bound and answer, since everything after decoding recurses through it alike.
+  const deep = depthError(obj);
+  if (deep) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${deep}`);
   const out: KObject = {};
   if (env.apiVersion) out.apiVersion = env.apiVersion;
   if (env.kind) out.kind = env.kind;

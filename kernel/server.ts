@@ -23,7 +23,7 @@ import { requestInfo } from './requestinfo.js';
 import { encodeAs, negotiate } from './negotiate.js';
 import { objectProtobuf, statusProtobuf } from './protobuf.js';
 import { dropNullFields } from './fieldvalidation.js';
-import { checkWriteOptions } from './options.js';
+import { checkWriteOptions, queryTimeoutMs } from './options.js';
 import { OpenAPIService } from './openapi.js';
 import { errors, isStatusError, StatusError } from './status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
@@ -51,6 +51,23 @@ const BOOKMARK_INTERVAL_MS = Number(process.env.CAPI_BOOKMARK_INTERVAL_MS ?? 60_
 
 /** Sub-resources the reference counts as long-running: held open, never limited by flow control. */
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
+
+/** What the timeout and the pipeline share about one request. */
+interface RunState { timedOut: boolean; user?: UserInfo; release?: () => void }
+
+/** The reference's timeout answer: its timeout writer JSON-encodes the bare Status (no kind or apiVersion), newline-terminated. */
+const REQUEST_TIMEOUT_BODY = `${JSON.stringify({ metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 })}\n`;
+
+/** 'timeout' when `work` has not settled within `ms`; its outcome (or rejection) otherwise. */
+async function settleWithin(work: Promise<void>, ms: number): Promise<'done' | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((r) => { timer = setTimeout(() => r('timeout'), ms); });
+  try {
+    return await Promise.race([work.then(() => 'done' as const), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export class Server {
   readonly brand: Brand;
@@ -521,33 +538,83 @@ export class Server {
     } else {
       tap = new ResponseTap(res);
     }
-    let user: UserInfo | undefined;
+    const run: RunState = { timedOut: false };
     try {
-      const caller = await this.authenticate(req);
-      audit?.authenticated(caller);
-      user = await this.impersonate(req, caller);
-      if (audit && user !== caller) audit.impersonated(user);
-      // Flow control sits where the reference has it: after impersonation, before authorization.
-      const flow = this.flowControl ? await this.flowControl.admit(this.flowRequest(info, user, req, tap)) : undefined;
-      if (flow?.headers) tap.extraHeaders = flow.headers;
-      if (flow && !flow.run) return this.tooManyRequests(tap, flow.retryAfterSeconds);
-      try {
-        await this.authorize(user, info, audit);
-        await this.route(req, tap, info, user, audit, () => flow?.release());
-      } finally {
-        // a watch gives its seat back once it is established, as in the reference
-        flow?.release();
-      }
+      const limitMs = this.requestDeadlineMs(info, req.query);
+      const work = this.serve(req, tap, info, audit, run);
+      if (limitMs === undefined) await work;
+      else if ((await settleWithin(work, limitMs)) === 'timeout') this.timedOut(req, tap, run, work);
     } catch (e) {
       audit?.failed(e);
       this.sendError(tap, e, req.header('accept'));
     } finally {
       this.inFlight--;
       this.metrics.request(req, info, tap.code, started);
-      if (this.log.verbosity >= 3) this.logRequest(req, user, tap.code, started);
+      if (this.log.verbosity >= 3) this.logRequest(req, run.user, tap.code, started);
       // A watch's last event goes out when its stream ends (AuditResponse.end).
-      if (audit && !tap.streaming) audit.complete(tap.code);
+      if (audit && (!tap.streaming || run.timedOut)) audit.complete(tap.code);
     }
+  }
+
+  /**
+   * The request after its deadline was set: authenticate, impersonate, flow control, authorize,
+   * route. The flow-control seat is given back whatever ends the request: its answer, an error, the
+   * client going away, or the deadline (then the work goes on unseen, as the reference's does).
+   */
+  private async serve(req: KRequest, tap: ResponseTap, info: RequestInfo, audit: AuditContext | undefined, run: RunState): Promise<void> {
+    const caller = await this.authenticate(req);
+    audit?.authenticated(caller);
+    const user = (run.user = await this.impersonate(req, caller));
+    if (audit && user !== caller) audit.impersonated(user);
+    // Flow control sits where the reference has it: after impersonation, before authorization.
+    const flow = this.flowControl ? await this.flowControl.admit(this.flowRequest(info, user, req, tap)) : undefined;
+    if (run.timedOut) { if (flow?.run) flow.release(); return; }
+    if (flow?.headers) tap.extraHeaders = flow.headers;
+    if (flow && !flow.run) return this.tooManyRequests(tap, flow.retryAfterSeconds);
+    if (flow) {
+      run.release = () => flow.release();
+      tap.onClose(run.release);
+    }
+    try {
+      await this.authorize(user, info, audit);
+      await this.route(req, tap, info, user, audit, () => flow?.release());
+    } finally {
+      // a watch gives its seat back once it is established, as in the reference
+      flow?.release();
+    }
+  }
+
+  /**
+   * The deadline of a request that is not long-running: --request-timeout, or the client's shorter
+   * `?timeout=` (0 or a longer one leaves the server's), as the reference's request-deadline filter.
+   */
+  private requestDeadlineMs(info: RequestInfo, q: URLSearchParams): number | undefined {
+    if (info.verb === 'watch' || info.verb === 'proxy' || LONG_RUNNING_SUBRESOURCES.has(info.subresource)) return undefined;
+    const max = this.config.requestTimeoutSeconds * 1000;
+    const ms = queryTimeoutMs(q);
+    return ms !== undefined && ms > 0 && ms < max ? ms : max;
+  }
+
+  /**
+   * The deadline passed: the reference's 504 (its timeout writer's body, without the handler's
+   * headers), or, when the answer had already begun, the connection dropped. The seat goes back now;
+   * whatever the work still writes goes nowhere, and how it ends is only logged.
+   */
+  private timedOut(req: KRequest, tap: ResponseTap, run: RunState, work: Promise<void>): void {
+    run.timedOut = true;
+    run.release?.();
+    if (tap.code === 0) {
+      tap.extraHeaders = undefined;
+      tap.warning = undefined;
+      tap.send(504, { 'content-type': 'text/plain; charset=utf-8' }, REQUEST_TIMEOUT_BODY);
+    } else {
+      tap.close();
+    }
+    tap.seal();
+    work.then(
+      () => this.log.v(2, 'post-timeout activity', { verb: req.method, URI: req.path, result: 'completed' }),
+      (e) => this.log.v(2, 'post-timeout activity', { verb: req.method, URI: req.path, result: String((e as Error)?.message ?? e).slice(0, 512) }),
+    );
   }
 
   /** The reference's -v=3 request line. */

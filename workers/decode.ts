@@ -124,9 +124,62 @@ export function decodeYaml(text: string): YamlDecoded {
   }
 }
 
+/**
+ * Levels of block-style YAML an answer gets; deeper values are written in flow style (their JSON,
+ * which is YAML too). The yaml package writes recursively and runs out of the main thread's stack
+ * before 1,000 levels (a 600-level object already takes 360 KB of indentation); the reference's
+ * writer has no such bound, so only objects nested this deep read differently.
+ */
+export const YAML_BLOCK_DEPTH = 200;
+
 /** YAML text of a JSON text (an answer in application/yaml). */
 export function encodeYaml(json: string): string {
-  return YAML.stringify(JSON.parse(json));
+  const value = JSON.parse(json);
+  if (!depthError(value, YAML_BLOCK_DEPTH)) return YAML.stringify(value);
+  // Values at the block depth are swapped for tokens (plain scalars), written as JSON afterwards.
+  const nonce = `capiflow${Math.random().toString(36).slice(2)}x`;
+  const deep: unknown[] = [];
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  while (nodes.length) {
+    const v = nodes.pop() as Record<string, unknown>;
+    const d = depths.pop()!;
+    for (const k of Object.keys(v)) {
+      const c = v[k];
+      if (c === null || typeof c !== 'object') continue;
+      if (d + 1 >= YAML_BLOCK_DEPTH) {
+        v[k] = `${nonce}${deep.length}`;
+        deep.push(c);
+      } else {
+        nodes.push(c);
+        depths.push(d + 1);
+      }
+    }
+  }
+  return YAML.stringify(value).replace(new RegExp(`${nonce}(\\d+)`, 'g'), (_, i: string) => flowJson(deep[Number(i)]));
+}
+
+/** JSON.stringify without recursion (V8's runs out of stack near 10,000 levels). */
+function flowJson(value: unknown): string {
+  let out = '';
+  type Frame = { v: Record<string, unknown> | unknown[]; keys: string[] | undefined; i: number };
+  const stack: Frame[] = [];
+  const open = (v: unknown) => {
+    if (v === null || typeof v !== 'object') { out += JSON.stringify(v) ?? 'null'; return; }
+    const arr = Array.isArray(v);
+    out += arr ? '[' : '{';
+    stack.push({ v: v as Frame['v'], keys: arr ? undefined : Object.keys(v), i: 0 });
+  };
+  open(value);
+  while (stack.length) {
+    const f = stack[stack.length - 1];
+    const n = f.keys ? f.keys.length : (f.v as unknown[]).length;
+    if (f.i >= n) { out += f.keys ? '}' : ']'; stack.pop(); continue; }
+    if (f.i > 0) out += ',';
+    const i = f.i++;
+    if (f.keys) { out += `${JSON.stringify(f.keys[i])}:`; open((f.v as Record<string, unknown>)[f.keys[i]]); } else open((f.v as unknown[])[i]);
+  }
+  return out;
 }
 
 /** The worker's form: the value as JSON text, which the main thread parses faster than a structured clone. */

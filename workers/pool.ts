@@ -29,9 +29,9 @@ export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: str
   if (!enabled || sizeBytes < WORKER_THRESHOLD_BYTES) return runMergeTask(task);
   const defs = (task as { definitions?: unknown }).definitions;
   const slim = defs && defsKey ? { ...task, definitions: undefined, defsKey } : task;
-  const r = (await thePool().run(slim)) as MergeTaskResult | { needDefinitions: true };
-  if ('needDefinitions' in r) return (await thePool().run({ ...task, defsKey })) as MergeTaskResult;
-  return r;
+  let r = (await thePool().run(slim)) as string | { needDefinitions: true };
+  if (typeof r !== 'string') r = (await thePool().run({ ...task, defsKey })) as string;
+  return JSON.parse(r) as MergeTaskResult;
 }
 
 /**

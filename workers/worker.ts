@@ -16,5 +16,7 @@ export default function (task: (MergeTask & { defsKey?: string }) | { op: 'decod
     else if (definitions.has(t.defsKey)) t.definitions = definitions.get(t.defsKey);
     else return { needDefinitions: true };
   }
-  return runMergeTask(t as MergeTask);
+  // As JSON text: a structured clone nested deeper than the main thread's stack can take is dropped
+  // there ('messageerror', which piscina does not see), and the task would never settle.
+  return JSON.stringify(runMergeTask(t as MergeTask));
 }

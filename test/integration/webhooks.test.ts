@@ -378,6 +378,30 @@ t.test('a patch that breaks the schema is rejected and nothing is stored', async
   await removeConfig('mutating', 'schema');
 });
 
+t.test('answers nested past the body limit: the review and the patched object are bounded like request bodies', async (t) => {
+  const ns = await namespace('deep');
+  const deep = (n: number): J => { let v: J = {}; for (let i = 1; i < n; i++) v = { a: v }; return v; };
+  // a review answer 2,000 deep (an unknown field the decoder still has to read)
+  behaviours['/deep-review'] = (review) => ({ raw: (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+    apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true, extra: deep(2000) },
+  })) });
+  // a patch within the limit that leaves the object past it
+  behaviours['/deep-patch'] = () => patchOf([{ op: 'add', path: '/spec/containers/0/extra', value: deep(997) }]);
+  const sel = (v: string) => ({ objectSelector: { matchLabels: { case: v } } });
+  await configure('mutating', 'deep', [
+    hook('review.deep.example.com', '/deep-review', 'deep', sel('review')),
+    hook('patch.deep.example.com', '/deep-patch', 'deep', sel('patch')),
+  ]);
+  const review = await createPod(ns, pod('a', { case: 'review' }));
+  t.equal(review.status, 500);
+  t.match(review.json.message, /failed calling webhook "review.deep.example.com": .*invalid JSON in the response: invalid character '\{' exceeded max depth$/);
+  const patched = await createPod(ns, pod('b', { case: 'patch' }));
+  t.equal(patched.status, 500);
+  t.equal(patched.json.message, "Internal error occurred: invalid character '{' exceeded max depth");
+  for (const n of ['a', 'b']) t.equal((await s.get(`/api/v1/namespaces/${ns}/pods/${n}`)).status, 404, `${n} was not stored`);
+  await removeConfig('mutating', 'deep');
+});
+
 t.test('namespaceSelector and objectSelector', async (t) => {
   const inNs = await namespace('selectors');
   const outNs = await namespace('elsewhere');

@@ -1,6 +1,6 @@
 // Bounded body decoding (workers/decode.ts): nesting depth, YAML aliases, !!binary, duplicate keys.
 import t from 'tap';
-import { decodeYaml, depthError, duplicateKeys, MAX_DEPTH, parseJson } from '../../workers/decode.js';
+import { decodeYaml, depthError, duplicateKeys, encodeYaml, MAX_DEPTH, parseJson, YAML_BLOCK_DEPTH } from '../../workers/decode.js';
 import YAML from 'yaml';
 
 const nested = (n: number, open = '{"a":', close = '}') => open.repeat(n) + '1' + close.repeat(n);
@@ -51,4 +51,17 @@ t.test('YAML: block nesting bounded by indentation and compact indicators', asyn
   t.same(decodeYaml(`${'- '.repeat(600)}x\n`), { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` });
   t.same(decodeYaml(`{"spec":${'['.repeat(15_000)}${']'.repeat(15_000)}}`), { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` });
   t.same(decodeYaml('a:\n  - b: 1\n    c: [1, {d: 2}]\n'), { ok: true, value: { a: [{ b: 1, c: [1, { d: 2 }] }] }, duplicates: [] });
+});
+
+t.test('YAML answers: values nested past the block depth are written in flow style, at any depth', async (t) => {
+  const shallow = { a: { b: [1, { c: 'x: y' }] } };
+  t.equal(encodeYaml(JSON.stringify(shallow)), YAML.stringify(shallow), 'block style as before within the depth');
+  // just past the block depth: the yaml package can still read it back, and it is the same value
+  const json = nested(YAML_BLOCK_DEPTH + 50);
+  const out = encodeYaml(json);
+  t.same(YAML.parse(out), JSON.parse(json), 'the same value');
+  t.match(out, /\{"a":\{"a":/, 'its deep part as JSON');
+  // 20,000 levels (past what JSON.stringify or the yaml writer could recurse through) still give an answer
+  const huge = encodeYaml(nested(20_000, '[', ']'));
+  t.ok(huge.includes('['.repeat(19_000)) && huge.includes(']'.repeat(19_000)), 'an answer for 20,000 levels');
 });

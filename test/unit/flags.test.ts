@@ -89,6 +89,11 @@ t.test('durations', async (t) => {
   t.same(c.storage.options, { retentionSeconds: 0.5, groupCommit: false });
   t.same(apply('--storage-group-commit').storage.options, { retentionSeconds: 300, groupCommit: true });
   t.throws(() => parseFlags(['--livez-grace-period=5']), /invalid value for --livez-grace-period: invalid duration "5"/);
+  // the request timeout, and APF's queue wait at a quarter of it
+  t.equal(apply().requestTimeoutSeconds, 60);
+  const rt = apply('--request-timeout=2s');
+  t.equal(rt.requestTimeoutSeconds, 2);
+  t.equal(rt.flowControl.options?.queueWaitSeconds, 0.5);
 });
 
 t.test('admission plugins', async (t) => {

@@ -15,6 +15,7 @@ import {
   isEmpty, lenientKeyPE, newSet, paths, pathToString, reconcileWithSchema, recursiveDifference, setOf, toFieldsV1, union,
   valuePE, ensureNamedFieldsAreMembers, goQuote,
 } from './fieldset.js';
+import { depthError, MAX_DEPTH } from '../decode.js';
 import type { PatchErrorData } from './json-patch.js';
 import {
   type Definitions, clone, compareStrings, deepEqual, fieldSchema, goJSON, hasOwn, isObject, itemSchema, keysOf, listType, nodeKind,
@@ -125,6 +126,11 @@ export function decodeManagedFields(list: unknown): Owners {
   const owners: Owners = new Map();
   if (list === undefined || list === null) return owners;
   if (!Array.isArray(list)) throw new Error('managedFields must be a list');
+  // Entries nested past the body limit (stored before it was enforced on every decode path) are
+  // undecodable: the caller drops them, as the reference drops managed fields it cannot decode.
+  // (an object within the limit has field sets a few levels deeper than itself)
+  const deep = depthError(list, MAX_DEPTH + 8);
+  if (deep) throw new Error(deep);
   for (const e of list) {
     if (!isObject(e)) throw new Error('managed fields entry must be an object');
     if (!e.fieldsType) throw new Error('missing fieldsType in managed fields entry');

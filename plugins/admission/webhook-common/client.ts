@@ -6,6 +6,7 @@
 import type { KObject, PluginHost } from '../../../kernel/contracts.js';
 import type { ClientConfig } from './config.js';
 import { Http1Client, TransportError } from './http1.js';
+import { parseJson } from '../../../workers/decode.js';
 import { credentialsFor, type Credentials, type Kubeconfig } from './kubeconfig.js';
 
 /** Largest webhook response read; a bigger one is a failed call. */
@@ -153,7 +154,8 @@ export class WebhookClient {
         : `the server responded with the status code ${res.status} but did not return more information`}`);
     }
     try {
-      return JSON.parse(text);
+      // bounded like every JSON body the server decodes: what comes back is merged into the object
+      return parseJson(text);
     } catch (e) {
       throw new CallError(`Post "${url}": invalid JSON in the response: ${(e as Error).message}`);
     }

@@ -7,6 +7,7 @@ import type { AdmissionAttributes, Operation, PluginHost } from '../../../kernel
 import { errors, StatusError } from '../../../kernel/status.js';
 import { deepEqual } from '../../../workers/merge/schema.js';
 import { jsonPatch } from '../../../workers/merge/json-patch.js';
+import { depthError } from '../../../workers/decode.js';
 import { CallError, WebhookClient } from './client.js';
 import { isWebhookConfigurationResource, WebhookSource, type Webhook } from './config.js';
 import type { Kubeconfig } from './kubeconfig.js';
@@ -165,6 +166,12 @@ export class WebhookDispatcher {
       if (!isObj(patched)) {
         webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
         throw errors.internal(`admission webhook "${h.name}" returned a patch that does not leave an object`);
+      }
+      // A patch can add a deep value deep down: the result is decoded as the reference decodes it, with the body limit.
+      const deep = depthError(patched);
+      if (deep) {
+        webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
+        throw errors.internal(deep);
       }
       // Back to the request's version (the same shape in this server: only apiVersion differs).
       if (inv.converted) patched.apiVersion = obj.apiVersion;

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { AdmissionAttributes, KObject } from '../../../kernel/contracts.js';
 import type { ReviewVersion } from './config.js';
 import type { Invocation } from './matching.js';
+import { parseJson } from '../../../workers/decode.js';
 
 type J = Record<string, any>;
 const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -118,7 +119,7 @@ export function verifyResponse(answer: unknown, uid: string, version: ReviewVers
     result.patchType = 'JSONPatch';
     const raw = Buffer.from(r.patch as string, 'base64').toString('utf8');
     let ops: unknown;
-    try { ops = JSON.parse(raw); } catch (e) { throw new InvalidResponse(`response.patch is not a JSON patch: ${(e as Error).message}`); }
+    try { ops = parseJson(raw); } catch (e) { throw new InvalidResponse(`response.patch is not a JSON patch: ${(e as Error).message}`); }
     if (!Array.isArray(ops)) throw new InvalidResponse('response.patch is not a JSON patch: not an array of operations');
     if (ops.length) result.patch = ops;
   }
