@@ -16,6 +16,7 @@ import { benchApply } from './apply.js';
 import { plot } from './plot.js';
 import { call, ownEtcdTarget, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
 import { runWrk, wrkAvailable } from './wrk.js';
+import { yardstickTarget } from './yardstick.js';
 
 /** Read-path scenarios (bench/readpath.ts): their own measurements and tables. `remote`: can drive any server. */
 const READ_SCENARIOS: Record<string, { description: string; remote: boolean; explicit?: boolean; serverArgs?: string[]; run: (o: Options, t: () => Promise<Target>) => Promise<ReadResult[]> }> = {
@@ -82,6 +83,8 @@ interface Scenario {
   unavailable?: string;
   /** Can drive a server named by --target / --compare (core ConfigMaps only, no server flags). */
   remote?: boolean;
+  /** Not an API server: the bare TLS yardstick (bench/yardstick.ts), measured in the same run. */
+  yardstick?: boolean;
 }
 
 const GROUP_COMMIT_FLAG = 'storage-group-commit';
@@ -97,6 +100,7 @@ const SCENARIOS: Scenario[] = [
     concurrency: [1, 8, 32, 64],
     unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/flags.ts)`,
   },
+  { name: 'yardstick', description: 'the physical yardstick: a bare uWebSockets.js TLS server answering a fixed 1 KiB body, same load generator (GET figures are read against it)', kind: 'get', serverArgs: [], concurrency: [32, 64], yardstick: true },
   { name: 'get', description: 'GET of one ConfigMap by name (default: the secure port takes client certificates, node:tls front before uWS)', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },
   { name: 'get-cert', description: 'the same GET on the secure port, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], clientCert: true },
   { name: 'get-uws-tls', description: 'the same GET with --secure-port-client-certs=false: uWebSockets.js terminates TLS itself', kind: 'get', serverArgs: ['--secure-port-client-certs=false'], concurrency: [32, 64] },
@@ -346,7 +350,8 @@ async function runScenario(sc: Scenario, o: Options, make: () => Promise<Target>
   const out: RunResult[] = [];
   try {
     let getPath: string | undefined;
-    if (sc.kind === 'get') {
+    if (sc.yardstick) getPath = '/yardstick';
+    else if (sc.kind === 'get') {
       getPath = `/api/v1/namespaces/${t.namespace}/configmaps/bench-get`;
       const r = await call(t, 'POST', `/api/v1/namespaces/${t.namespace}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-get' }, data: { key: 'value' } });
       if (r.status !== 201) throw new Error(`creating the object to GET: ${r.status} ${r.text}`);
@@ -408,7 +413,7 @@ async function main() {
       continue;
     }
     process.stderr.write(`${name}: ${sc.description}\n`);
-    for (const make of makers(sc)) {
+    for (const make of sc.yardstick ? [yardstickTarget] : makers(sc)) {
       results.push(...(await runScenario(sc, o, make, (r) => process.stderr.write(`  ${r.target} ${r.generator} concurrency ${r.concurrency}: ${r.opsPerSec} ops/s, p99 ${r.p99ms} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`))));
     }
   }
