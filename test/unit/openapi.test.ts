@@ -68,7 +68,9 @@ t.test('every served kind has a definition with its group-version-kind', async (
 
 t.test('merge markers as x-<ext>- extensions', async (t) => {
   const spec = kubeDocs.v2.definitions['io.k8s.api.core.v1.PodSpec'].properties;
-  t.same(spec.containers, { type: 'array', items: { $ref: '#/definitions/io.k8s.api.core.v1.Container' }, 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'name' });
+  // (descriptions come from the kubernetes-types package: the reference's API documentation)
+  t.same(spec.containers, { type: 'array', items: { $ref: '#/definitions/io.k8s.api.core.v1.Container' }, 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'name', description: spec.containers.description });
+  t.match(spec.containers.description, /^List of containers belonging to the pod\./);
   t.equal(spec.volumes['x-kubernetes-patch-strategy'], 'merge,retainKeys');
   t.equal(spec.nodeSelector['x-kubernetes-map-type'], 'atomic');
   const ports = kubeDocs.v2.definitions['io.k8s.api.core.v1.Container'].properties.ports;
@@ -76,10 +78,10 @@ t.test('merge markers as x-<ext>- extensions', async (t) => {
   t.same(ports['x-kubernetes-list-map-keys'], ['containerPort', 'protocol']);
   t.equal(kubeDocs.v2.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector']['x-kubernetes-map-type'], 'atomic');
   t.same(kubeDocs.v2.definitions['io.k8s.apimachinery.pkg.util.intstr.IntOrString'], { type: 'string', format: 'int-or-string' });
-  t.same(kubeDocs.v2.definitions['io.k8s.apimachinery.pkg.api.resource.Quantity'], { type: 'string' });
+  t.match(kubeDocs.v2.definitions['io.k8s.apimachinery.pkg.api.resource.Quantity'], { type: 'string', description: /^Quantity is a fixed-point representation of a number\./ });
   const v3 = kubeDocs.v3['api/v1'].components.schemas;
   t.same(v3['io.k8s.api.core.v1.PodSpec'].properties.containers.items, { $ref: '#/components/schemas/io.k8s.api.core.v1.Container' });
-  t.same(v3['io.k8s.apimachinery.pkg.api.resource.Quantity'], { oneOf: [{ type: 'string' }, { type: 'number' }] });
+  t.match(v3['io.k8s.apimachinery.pkg.api.resource.Quantity'], { oneOf: [{ type: 'string' }, { type: 'number' }], description: /^Quantity is/ });
   t.same(v3['io.k8s.apimachinery.pkg.util.intstr.IntOrString'], { format: 'int-or-string', oneOf: [{ type: 'integer' }, { type: 'string' }] });
   const cspec = clusterDocs.v2.definitions['io.cluster.api.core.v1.PodSpec'].properties;
   t.equal(cspec.containers['x-cluster-patch-merge-key'], 'name');

@@ -8,6 +8,7 @@ import { definitionName } from '../../../kernel/openapi.js';
 import { kindDefinition } from './gen-schemas.js';
 import { LATER_RELEASES } from './catalog.js';
 import raw from './schemas.json' with { type: 'json' };
+import { referenceDocs, type TypeDoc } from './descriptions.js';
 
 /** The catalog as written: neutral names, refs between them. */
 export const NEUTRAL_SCHEMAS = raw as unknown as Readonly<Record<string, Schema>>;
@@ -41,12 +42,24 @@ function rename(s: Schema, name: (neutral: string) => string): Schema {
   }
 }
 
+/** A schema with the reference's descriptions of the type and of its fields, where they are known. */
+function documented(s: Schema, doc: TypeDoc | undefined): Schema {
+  if (!doc) return s;
+  const out = { ...s } as Schema;
+  if (doc.description && !out.description) out.description = doc.description;
+  if (out.type === 'object' && out.fields) {
+    out.fields = Object.fromEntries(Object.entries(out.fields).map(([k, f]) => [k, doc.fields[k] && !f.description ? { ...f, description: doc.fields[k] } : f]));
+  }
+  return out;
+}
+
 /** All built-in definitions named in the brand's style (built once per brand, frozen, shared by every TypeDef). */
 export function brandDefinitions(brand: Brand): Readonly<Record<string, Schema>> {
   let defs = byBrand.get(brand.name);
   if (!defs) {
     const name = (n: string) => definitionName(brand, n);
-    const all = Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), rename(v, name)]));
+    const docs = referenceDocs();
+    const all = Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), documented(rename(v, name), docs?.get(k))]));
     // A later release's version with another version's shape: its kind's definition is that one's.
     for (const r of LATER_RELEASES) {
       if (r.shapeOf) all[name(kindDefinition(r.group, r.version, r.kind))] = all[name(kindDefinition(r.group, r.shapeOf, r.kind))];

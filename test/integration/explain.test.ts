@@ -1,0 +1,33 @@
+// `kubectl explain` is the API's manual: the OpenAPI documents carry the reference's descriptions of
+// every built-in type and field (read from the kubernetes-types package at start).
+import t from 'tap';
+import { withServer } from '../lib/server.js';
+import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
+
+t.test('OpenAPI v2 and v3 carry the reference descriptions', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const v2 = (await s.get('/openapi/v2')).json;
+  const spec = v2.definitions['io.k8s.api.apps.v1.DeploymentSpec'];
+  t.equal(spec.description, 'DeploymentSpec is the specification of the desired behavior of the Deployment.');
+  t.match(spec.properties.replicas.description, /^Number of desired pods\./);
+  t.match(v2.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'].properties.name.description, /^Name must be unique within a namespace\./);
+  t.match(v2.definitions['io.k8s.api.core.v1.PodSpec'].properties.affinity.description, /scheduling constraints/, 'a field that refers to another definition');
+  const paths = (await s.get('/openapi/v3')).json.paths;
+  const v3 = (await s.get(paths['apis/apps/v1'].serverRelativeURL)).json;
+  t.match(v3.components.schemas['io.k8s.api.apps.v1.DeploymentSpec'].properties.replicas.description, /^Number of desired pods\./);
+});
+
+t.test('kubectl explain shows the descriptions (v3 and v2)', { skip: noKubectl }, async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const r = await kubectl(s, ['explain', 'deployment.spec.replicas']);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /DESCRIPTION:\n\s+Number of desired pods\./);
+  t.notMatch(r.stdout, /<empty>/);
+  const pods = await kubectl(s, ['explain', 'pods.spec']);
+  t.match(pods.stdout, /affinity\t<Affinity>\n\s+If specified, the pod's scheduling constraints/);
+  const old = kubectlRelease('1.27');
+  if (old) {
+    const v2 = await kubectl(s, ['explain', 'pod.metadata.name', '--output=plaintext-openapiv2'], { bin: old });
+    t.match(v2.stdout, /DESCRIPTION:\n\s+Name must be unique within a namespace\./, 'kubectl 1.27, OpenAPI v2');
+  }
+});
