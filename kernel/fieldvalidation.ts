@@ -131,40 +131,85 @@ function numberLiteral(raw: string | undefined, value: number): string | undefin
 
 const INT_RANGE: Record<string, [number, number]> = { int32: [-2147483648, 2147483647], int64: [-9223372036854775808, 9223372036854775807] };
 
+/** Definitions whose Go types decode JSON themselves (times, quantities, raw JSON): not checked here. */
+const CUSTOM_DECODE = new Set(['Time', 'MicroTime', 'Duration', 'Quantity', 'IntOrString', 'RawExtension', 'FieldsV1', 'JSON', 'JSONSchemaPropsOrArray', 'JSONSchemaPropsOrBool', 'JSONSchemaPropsOrStringArray']);
+
+/** How Go's decoder names a JSON value in a type error. */
+const jsonKind = (v: unknown) => (typeof v === 'string' ? 'string' : typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'bool' : Array.isArray(v) ? 'array' : 'object');
+
 /**
- * The first integer field (format int32 or int64) whose value a Go client could not decode into its
- * field's type, worded as Go's decoder words it: `json: cannot unmarshal number 2147483648 into Go
- * struct field DeploymentSpec.spec.replicas of type int32` (the struct is the innermost definition;
- * the path has no list indexes, as Go's field stack has none).
+ * The first value (in document order, as Go's decoder meets them) that the typed decoding of the
+ * reference could not put into its field, worded as Go's decoder words it: `json: cannot unmarshal
+ * number into Go struct field ObjectMeta.metadata.name of type string`, or for an integer out of
+ * its type's range `... number 2147483648 into Go struct field DeploymentSpec.spec.replicas of type
+ * int32` (the struct is the innermost definition; the path has no list indexes or map keys, as Go's
+ * field stack has none). Undefined when the object decodes.
  */
-export function integerDecodeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string): string | undefined {
-  type Frame = [value: unknown, schema: Schema | undefined, path: string, struct: string];
-  const stack: Frame[] = [[obj, schema, '', '']];
-  while (stack.length) {
-    const [value, declared, path, outer] = stack.pop()!;
+export function decodeTypeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string): string | undefined {
+  /** The Go type a schema decodes into ("string", "int32", "[]v1.Container", "map[string]string"); undefined: not checked. */
+  const goType = (s: Schema | undefined, hops = 0): string | undefined => {
+    if (!s || hops > 64) return undefined;
+    switch (s.type) {
+      case 'ref': {
+        const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
+        if (CUSTOM_DECODE.has(name)) return undefined;
+        const d = definitions?.[s.ref];
+        if (d && d.type !== 'object') return goType(d, hops + 1);
+        const dots = s.ref.split('.');
+        return `${dots[dots.length - 2]}.${name}`;
+      }
+      case 'string': return 'string';
+      case 'integer': return s.format === 'int32' ? 'int32' : 'int64';
+      case 'number': return 'float64';
+      case 'boolean': return 'bool';
+      case 'array': { const e = goType(s.items, hops + 1); return e && `[]${e}`; }
+      case 'object': { if (s.fields || !s.additional) return undefined; const e = goType(s.additional, hops + 1); return e && `map[string]${e}`; }
+      default: return undefined;
+    }
+  };
+  const where = (struct: string, path: string) => (struct ? `Go struct field ${struct}.${path}` : 'Go value');
+  const walk = (value: unknown, declared: Schema | undefined, path: string, outer: string): string | undefined => {
+    if (value === null || value === undefined || !declared) return undefined;
     let struct = outer;
-    let s = declared;
+    let s: Schema | undefined = declared;
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
-      struct = s.ref.slice(s.ref.lastIndexOf('.') + 1);
+      const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
+      if (CUSTOM_DECODE.has(name)) return undefined;
       s = definitions?.[s.ref];
+      if (s?.type === 'object') struct = name;
     }
-    if (!s || value === null || value === undefined) continue;
-    if (s.type === 'integer' && typeof value === 'number') {
-      const range = INT_RANGE[s.format ?? 'int64'] ?? INT_RANGE.int64;
-      if (!Number.isInteger(value) || value < range[0] || value > range[1]) {
+    if (!s) return undefined;
+    const want = goType(declared);
+    const mismatch = () => (want ? `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}` : undefined);
+    switch (s.type) {
+      case 'string': return typeof value === 'string' ? undefined : mismatch();
+      case 'boolean': return typeof value === 'boolean' ? undefined : mismatch();
+      case 'number': return typeof value === 'number' ? undefined : mismatch();
+      case 'integer': {
+        if (typeof value !== 'number') return mismatch();
+        const range = INT_RANGE[s.format ?? 'int64'] ?? INT_RANGE.int64;
+        if (Number.isInteger(value) && value >= range[0] && value <= range[1]) return undefined;
         const shown = numberLiteral(body, value) ?? (Number.isInteger(value) && Math.abs(value) < 1e21 ? BigInt(value).toString() : String(value));
-        return `json: cannot unmarshal number ${shown} into Go struct field ${struct}.${path} of type ${s.format ?? 'int64'}`;
+        return `json: cannot unmarshal number ${shown} into ${where(outer, path)} of type ${s.format ?? 'int64'}`;
       }
-    } else if (s.type === 'object' && isObject(value)) {
-      for (const [k, v] of Object.entries(value)) {
-        const f = s.fields?.[k] ?? s.additional;
-        if (f) stack.push([v, f, join(path, k), struct]);
-      }
-    } else if (s.type === 'array' && Array.isArray(value)) {
-      for (const v of value) stack.push([v, s.items, path, struct]);
+      case 'array':
+        if (!Array.isArray(value)) return mismatch();
+        for (const v of value) { const e = walk(v, s.items, path, struct); if (e) return e; }
+        return undefined;
+      case 'object':
+        if (!isObject(value)) return mismatch();
+        for (const [k, v] of Object.entries(value)) {
+          const f = s.fields?.[k];
+          // a map's values are reported at the map's own path (Go's field stack has no keys)
+          const e = f ? walk(v, f, join(path, k), struct) : s.additional ? walk(v, s.additional, path, struct) : undefined;
+          if (e) return e;
+        }
+        return undefined;
+      default:
+        return undefined;
     }
-  }
-  return undefined;
+  };
+  return walk(obj, schema, '', '');
 }
 
 /** Unknown fields of an object of a served type; none when the type is unstructured. */

@@ -23,7 +23,7 @@ import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { proxyConnect, type ConnectOptions } from './proxy.js';
-import { compileValidator, dropNullFields, findDuplicateFields, integerDecodeError, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import { compileValidator, dropNullFields, findDuplicateFields, decodeTypeError, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -929,9 +929,13 @@ export class Registry {
    */
   fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
-    // A number the typed decoding cannot hold is a decode error, whatever the mode.
-    const intError = t.type.schema ? integerDecodeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
-    if (intError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${intError}`);
+    // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
+    const typeError = t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
+    if (typeError && patch !== undefined) {
+      // A patched object that does not decode is an Invalid on the field "patch", as the reference words it.
+      throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);
+    }
+    if (typeError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${typeError}`);
     const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
     let dups: string[] = [];
     if (mode !== 'Ignore' && raw) {
@@ -1165,7 +1169,8 @@ export class Registry {
     if (isApply && !/^\s*[{[]/.test(text)) patch = await decodeYaml(raw, 'error decoding patch: ');
     else {
       try { patch = parseJson(text); } catch (e) {
-        if (!isApply) throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+        // (a body nested too deep is refused as JSON: YAML would only say it again, less precisely)
+        if (!isApply || /exceeded max depth/.test((e as Error).message)) throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
         patch = await decodeYaml(raw, 'error decoding patch: ');
       }
     }

@@ -44,3 +44,22 @@ t.test('CertificateSigningRequests select on spec.signerName', async (t) => {
   t.same(sel.json.items.map((i: any) => i.metadata.name), ['serving']);
   t.equal((await s.get(`${CSRS}?fieldSelector=spec.username%3Dx`)).status, 400, 'other spec fields are not selectable');
 });
+
+t.test('type confusion: the reference decode errors, never 500', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const pc = await s.request('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 7 }, value: 1 } });
+  t.equal(pc.status, 400);
+  t.equal(pc.json.message, 'PriorityClass in version "v1" cannot be handled as a PriorityClass: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string');
+  const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const fin = await s.request('POST', CRDS, { body: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'x.example.com', finalizers: 7 } } });
+  t.equal(fin.status, 400);
+  t.equal(fin.json.message, 'CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: json: cannot unmarshal number into Go struct field ObjectMeta.metadata.finalizers of type []string');
+  const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'tcs.example.com' }, spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'tcs', singular: 'tc', kind: 'Tc' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] } };
+  t.equal((await s.request('POST', CRDS, { body: crd })).status, 201);
+  const st = await s.request('PATCH', `${CRDS}/tcs.example.com/status`, { raw: '{"status":1}', headers: { 'content-type': 'application/merge-patch+json' } });
+  t.equal(st.status, 422);
+  t.match(st.json.message, /^ "" is invalid: patch: Invalid value: ".*": json: cannot unmarshal number into Go struct field CustomResourceDefinition.status of type v1.CustomResourceDefinitionStatus$/);
+  t.same(st.json.details.causes.map((c: any) => [c.reason, c.field]), [['FieldValueInvalid', 'patch']]);
+  const pod = await s.request('POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: 7 } } });
+  t.equal(pod.json.message, 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into Go struct field PodSpec.spec.containers of type []v1.Container');
+});
