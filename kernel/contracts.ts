@@ -567,6 +567,11 @@ export interface TypeDef {
   readDefaults?: { any(): boolean; pending(namespace: string, name: string): boolean; apply(obj: KObject): KObject };
   /** The version objects are stored in, when it is not this one (with `convert`). */
   storageVersion?: string;
+  /**
+   * OpenAPI definitions the type publishes as they are (a custom resource's schema as written), for
+   * the kind and its list, in v2 and v3 form; without them the documents are rendered from `schema`.
+   */
+  openapi?: { v2: Record<string, unknown>; v3: Record<string, unknown>; listV2: Record<string, unknown>; listV3: Record<string, unknown> };
   /** Per-type hooks on the write path that need state or other objects (allocators, graceful deletion). */
   strategy?: TypeStrategy;
 }

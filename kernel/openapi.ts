@@ -411,6 +411,13 @@ export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersi
     kindDef.set(t, name);
   }
   const listName = (t: TypeDef) => kindDef.get(t)! + 'List';
+  // Definitions a type publishes as they are (custom resources), by name and flavor.
+  const published = new Map<string, { 2: Json; 3: Json }>();
+  for (const t of types) {
+    if (!t.openapi) continue;
+    published.set(kindDef.get(t)!, { 2: t.openapi.v2 as Json, 3: t.openapi.v3 as Json });
+    published.set(listName(t), { 2: t.openapi.listV2 as Json, 3: t.openapi.listV3 as Json });
+  }
   for (const t of types) {
     const ln = listName(t);
     if (!defs[ln]) {
@@ -450,7 +457,8 @@ export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersi
   const renderDefs = (names: Iterable<string>, flavor: Flavor): Json => {
     const out: Json = {};
     for (const n of [...names].sort()) {
-      const d = toOpenAPI(defs[n], flavor, ext);
+      const own = published.get(n);
+      const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(defs[n], flavor, ext);
       const g = gvks.get(n);
       if (g) d[`x-${ext}-group-version-kind`] = g.map((x) => ({ ...x }));
       out[n] = d;

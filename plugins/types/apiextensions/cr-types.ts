@@ -1,6 +1,7 @@
 // A custom resource definition's served versions as TypeDefs: the same data the built-in catalog
 // gives the kernel (names, scope, sub-resources, columns, schema), plus the per-version strategy
 // hooks (defaulting, value validation). Everything is compiled here, once per definition change.
+import { publishedSchemas } from './openapi.js';
 import type { Brand } from '../../../kernel/brand.js';
 import type { FieldCause, KObject, Schema, TableColumn, TypeDef } from '../../../kernel/contracts.js';
 import { definitionName } from '../../../kernel/openapi.js';
@@ -84,6 +85,9 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
       definitionName: `${group.split('.').reverse().join('.')}.${name}.${str(names.kind)}`,
       schema: toSchema(props, metaRef), definitions: metaDefs,
     };
+    // published as the reference's CRD OpenAPI builder publishes it (the schema as written)
+    const rawSchema = isObj(v.schema) && isObj(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema as Props : undefined;
+    t.openapi = publishedSchemas(rawSchema, { kind: str(names.kind), listKind: str(names.listKind) || `${str(names.kind)}List`, plural: str(names.plural) }, t.definitionName!, metaRef, definitionName(brand, 'meta.v1.ListMeta'));
     if (Array.isArray(names.shortNames) && names.shortNames.length) t.shortNames = [...names.shortNames];
     if (Array.isArray(names.categories) && names.categories.length) t.categories = [...names.categories];
     if (isObj(subs.status)) {
