@@ -197,6 +197,28 @@ t.test('default-on admission plugins (kubernetes brand)', async (t) => {
     t.same(used, { 'requests.cpu': '600m', 'requests.memory': '512Mi', services: '1' });
   });
 
+  await t.test('ResourceQuota: another status writer (an external quota controller) is no error, and usage is recomputed after it', async (t) => {
+    t.equal((await post('/api/v1/namespaces', ns('quota3'))).status, 201);
+    const Q = '/api/v1/namespaces/quota3/resourcequotas';
+    t.equal((await post(Q, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { configmaps: '100' } } })).status, 201);
+    const CM = '/api/v1/namespaces/quota3/configmaps';
+    for (let i = 0; i < 60; i++) t.equal((await post(CM, { metadata: { name: `cm${i}` } })).status, 201);
+    // Unconditional status writes (no resourceVersion) as fast as they go, while deletions make the
+    // plugin recompute: its conditional writes keep losing the race.
+    let writing = true;
+    const writer = async () => {
+      while (writing) await s.request('PUT', `${Q}/q/status`, { body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { configmaps: '100' } }, status: { hard: { configmaps: '100' }, used: { configmaps: '77' } } } });
+    };
+    const writers = Array.from({ length: 32 }, writer);
+    for (let i = 0; i < 50; i++) { await s.request('DELETE', `${CM}/cm${i}`); await new Promise((r) => setTimeout(r, 20)); }
+    writing = false;
+    await Promise.all(writers);
+    const live = (await s.get(CM)).json.items.length;
+    const q = await until(() => s.get(`${Q}/q`), (r) => r.json.status?.used?.configmaps === String(live), 15_000);
+    t.equal(q.json.status?.used?.configmaps, String(live), 'usage recomputed once the other writer stops');
+    t.same(s.logs.filter((l) => l.includes('resource quota recompute failed')), [], 'losing a write race is not logged as a failure');
+  });
+
   await t.test('DefaultStorageClass with 0, 1 and 2 defaults; claim protection', async (t) => {
     const sc = (name: string, annotation?: string) => post('/apis/storage.k8s.io/v1/storageclasses', {
       apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', provisioner: 'example.com/p',

@@ -101,7 +101,7 @@ t.test('RBAC with the Node authorizer (cluster brand)', async (t) => {
     t.equal(crs.status, 200);
     const byName = new Map<string, any>(crs.json.items.map((o: any) => [o.metadata.name, o]));
     for (const n of ['cluster-admin', 'admin', 'edit', 'view', 'system:discovery', 'system:basic-user', 'system:public-info-viewer', 'system:node', 'system:node-proxier',
-      'system:kube-scheduler', 'system:kube-controller-manager', 'system:monitoring', 'system:controller:namespace-controller', 'system:controller:garbage-collector',
+      'system:kube-scheduler', 'system:kube-controller-manager', 'system:monitoring', 'system:controller:namespace-controller', 'system:controller:generic-garbage-collector',
       'system:controller:clusterrole-aggregation-controller']) {
       t.equal(byName.get(n)?.metadata.labels?.[`${D}/bootstrapping`], 'rbac-defaults', `${n} labelled`);
     }

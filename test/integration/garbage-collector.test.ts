@@ -127,6 +127,31 @@ t.test('garbage collector', async (t) => {
     t.equal((await s.get(`${CM}/or-dep2`)).status, 200, 'and is not collected later');
   });
 
+  await t.test('another writer of the owner (a second garbage collector) makes us retry quietly', async (t) => {
+    const owner = await create(CM, cm('busy-owner'));
+    await create(CM, cm('busy-dep', [refTo(owner)]));
+    // Unconditional writes of the owner (the orphan finalizer kept) as fast as they go, before and
+    // after its deletion: the collector's conditional writes keep losing until they stop.
+    const { resourceVersion: _rv, ...metadata } = owner.metadata;
+    let writing = true;
+    let n = 0;
+    const writer = async () => {
+      while (writing) {
+        const r = await s.request('PUT', `${CM}/busy-owner`, { body: { ...owner, metadata: { ...metadata, finalizers: ['orphan'], labels: { n: String(n++) } } } });
+        if (r.status !== 200) break;
+      }
+    };
+    const writers = Array.from({ length: 16 }, writer);
+    await sleep(200);
+    const d = await s.request('DELETE', `${CM}/busy-owner`, { body: { propagationPolicy: 'Orphan' } });
+    t.equal(d.status, 200, d.text);
+    await sleep(500); // fewer rounds of retries than are quiet
+    writing = false;
+    await Promise.all(writers);
+    t.ok(await gone(`${CM}/busy-owner`), 'owner goes once the other writer stops');
+    t.same(s.logs.filter((l) => l.includes('garbage collector: will retry') && l.includes('Operation cannot be fulfilled')), [], 'lost races are not warnings');
+  });
+
   await t.test('a reference to an owner that never existed is collected', async (t) => {
     await create(CM, cm('ghost-dep', [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-4000-8000-000000000001' }]));
     t.ok(await gone(`${CM}/ghost-dep`), 'collected');

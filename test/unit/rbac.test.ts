@@ -197,7 +197,7 @@ t.test('default policy and reconciliation', async (t) => {
   const byName = (l: KObject[], name: string) => l.find((o) => o.metadata?.name === name)!;
   for (const o of [...clusterRoles, ...clusterRoleBindings]) t.equal(o.metadata?.labels?.['kubernetes.io/bootstrapping'], 'rbac-defaults', `${o.metadata?.name} labelled`);
   for (const name of ['cluster-admin', 'admin', 'edit', 'view', 'system:discovery', 'system:basic-user', 'system:public-info-viewer', 'system:node', 'system:node-proxier',
-    'system:kube-scheduler', 'system:kube-controller-manager', 'system:monitoring', 'system:controller:namespace-controller', 'system:controller:garbage-collector',
+    'system:kube-scheduler', 'system:kube-controller-manager', 'system:monitoring', 'system:controller:namespace-controller', 'system:controller:generic-garbage-collector',
     'system:controller:clusterrole-aggregation-controller']) t.ok(byName(clusterRoles, name), name);
   t.same(byName(clusterRoles, 'system:public-info-viewer').rules, [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] }]);
   t.same(byName(clusterRoles, 'system:basic-user').rules, [
@@ -209,7 +209,7 @@ t.test('default policy and reconciliation', async (t) => {
   t.same(byName(clusterRoleBindings, 'system:public-info-viewer').subjects, [
     { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }, { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:unauthenticated' },
   ]);
-  t.same(byName(clusterRoleBindings, 'system:controller:garbage-collector').subjects, [{ kind: 'ServiceAccount', name: 'garbage-collector', namespace: 'kube-system' }]);
+  t.same(byName(clusterRoleBindings, 'system:controller:generic-garbage-collector').subjects, [{ kind: 'ServiceAccount', name: 'generic-garbage-collector', namespace: 'kube-system' }]);
   t.same(byName(clusterRoleBindings, 'cluster-admin').roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' });
   t.equal(defaultPolicy(getBrand('cluster')).clusterRoles[0].metadata?.labels?.['cluster.io/bootstrapping'], 'rbac-defaults');
 

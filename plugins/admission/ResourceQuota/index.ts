@@ -260,7 +260,14 @@ const plugin: PluginModule<'admission'> = {
       if (prev) clearTimeout(prev.timer);
       const timer = setTimeout(() => {
         timers.delete(ns);
-        recomputeNamespace(ns).catch((e) => host.log.warn('resource quota recompute failed', { namespace: ns, error: String(e) }));
+        recomputeNamespace(ns).catch((e) => {
+          // Lost every race with another status writer (an external quota controller keeps it busy):
+          // not a failure; look again a little later.
+          if (isConflict(e)) {
+            host.log.v(2, 'resource quota recompute lost a write race; retrying', { namespace: ns });
+            soon(ns, 1000);
+          } else host.log.warn('resource quota recompute failed', { namespace: ns, error: String(e) });
+        });
       }, ms);
       timer.unref();
       timers.set(ns, { timer, at });

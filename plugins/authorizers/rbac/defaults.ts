@@ -1,176 +1,36 @@
-// The default cluster roles and bindings, as data, and their reconciliation at every start:
+// The default roles and bindings (the reference's bootstrap policy, kept as data in
+// bootstrap-policy.json in the neutral brand and translated to the chosen one here) and their
+// reconciliation at every start:
 // missing objects are created, missing rules, aggregation selectors, labels and subjects are added,
 // a binding whose roleRef changed is recreated; objects annotated autoupdate=false are left alone.
-import { brandGroup, type Brand } from '../../../kernel/brand.js';
+import { brandGroup, brands, type Brand } from '../../../kernel/brand.js';
 import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts.js';
+import bootstrapData from './bootstrap-policy.json' with { type: 'json' };
 import { covers, rulesOf, ruleJson, type PolicyRule } from './rules.js';
 
-const READ = 'get,list,watch';
-const WRITE = 'create,delete,deletecollection,patch,update';
-const RW = `${READ},${WRITE}`;
-
-/** Rules in a compact notation: comma lists; groups are written with the spec's placeholder domain ("" is core). */
-type RuleSpec = { v: string; g?: string; r?: string; n?: string; u?: string };
-const R = (v: string, g: string, r: string, n?: string): RuleSpec => ({ v, g, r, n });
-const U = (v: string, u: string): RuleSpec => ({ v, u });
-
-const EVENTS = R('create,patch,update', ',events.cluster.io', 'events');
-
-interface RoleSpec {
-  rules: RuleSpec[];
-  /** Label keys (under rbac.authorization.<domain>/) set to "true". */
+/** A rule in the data's compact notation: comma lists; groups written in the neutral brand ("" is core). */
+export interface RuleData { v: string; g?: string; r?: string; n?: string; u?: string }
+export interface RoleData {
+  /** aggregate-to-<x> labels (under the RBAC group) set to "true". */
   labels?: string[];
-  /** aggregate-to-<x> selectors. */
-  aggregate?: string;
+  /** aggregate-to-<x> label selectors of the aggregation rule. */
+  aggregate?: string[];
+  rules?: RuleData[];
+}
+/** Subjects: "Group:<name>", "User:<name>", "SA:<namespace>:<name>". */
+export interface BindingData { role?: string; roleKind?: string; subjects?: string[] }
+export interface BootstrapPolicy {
+  clusterRoles: Record<string, RoleData>;
+  clusterRoleBindings: Record<string, BindingData>;
+  roles: Record<string, Record<string, RoleData>>;
+  roleBindings: Record<string, Record<string, BindingData>>;
 }
 
-const CLUSTER_ROLES: Record<string, RoleSpec> = {
-  'cluster-admin': { rules: [R('*', '*', '*'), U('*', '*')] },
-  'system:discovery': { rules: [U('get', '/api,/api/*,/apis,/apis/*,/healthz,/livez,/openapi,/openapi/*,/readyz,/version,/version/')] },
-  'system:monitoring': { rules: [U('get', '/healthz,/healthz/*,/livez,/livez/*,/metrics,/metrics/slis,/readyz,/readyz/*')] },
-  'system:basic-user': { rules: [R('create', 'authorization.cluster.io', 'selfsubjectaccessreviews,selfsubjectrulesreviews'), R('create', 'authentication.cluster.io', 'selfsubjectreviews')] },
-  'system:public-info-viewer': { rules: [U('get', '/healthz,/livez,/readyz,/version,/version/')] },
-  admin: { rules: [], aggregate: 'aggregate-to-admin' },
-  edit: { rules: [], labels: ['aggregate-to-admin'], aggregate: 'aggregate-to-edit' },
-  view: { rules: [], labels: ['aggregate-to-edit'], aggregate: 'aggregate-to-view' },
-  'system:aggregate-to-admin': {
-    labels: ['aggregate-to-admin'],
-    rules: [R(RW, 'rbac.authorization.cluster.io', 'rolebindings,roles'), R('create', 'authorization.cluster.io', 'localsubjectaccessreviews')],
-  },
-  'system:aggregate-to-edit': {
-    labels: ['aggregate-to-edit'],
-    rules: [
-      R('impersonate', '', 'serviceaccounts'),
-      R('create,delete,deletecollection,patch,update', '', 'pods,pods/attach,pods/exec,pods/portforward,pods/proxy'),
-      R('create', '', 'pods/eviction'),
-      R(WRITE, '', 'configmaps,events,persistentvolumeclaims,replicationcontrollers,replicationcontrollers/scale,secrets,serviceaccounts,services,services/proxy'),
-      R('create', '', 'serviceaccounts/token'),
-      R(WRITE, 'apps', 'daemonsets,deployments,deployments/rollback,deployments/scale,replicasets,replicasets/scale,statefulsets,statefulsets/scale'),
-      R(WRITE, 'autoscaling', 'horizontalpodautoscalers'),
-      R(WRITE, 'batch', 'cronjobs,jobs'),
-      R(WRITE, 'extensions', 'daemonsets,deployments,deployments/rollback,deployments/scale,ingresses,networkpolicies,replicasets,replicasets/scale,replicationcontrollers/scale'),
-      R(WRITE, 'policy', 'poddisruptionbudgets'),
-      R(WRITE, 'networking.cluster.io', 'ingresses,networkpolicies'),
-      R(READ, '', 'pods/attach,pods/exec,pods/portforward,pods/proxy,secrets,services/proxy'),
-    ],
-  },
-  'system:aggregate-to-view': {
-    labels: ['aggregate-to-view'],
-    rules: [
-      R(READ, '', 'configmaps,endpoints,persistentvolumeclaims,persistentvolumeclaims/status,pods,replicationcontrollers,replicationcontrollers/scale,serviceaccounts,services,services/status'),
-      R(READ, '', 'bindings,events,limitranges,namespaces/status,pods/log,pods/status,replicationcontrollers/status,resourcequotas,resourcequotas/status'),
-      R(READ, '', 'namespaces'),
-      R(READ, 'discovery.cluster.io', 'endpointslices'),
-      R(READ, 'apps', 'controllerrevisions,daemonsets,daemonsets/status,deployments,deployments/scale,deployments/status,replicasets,replicasets/scale,replicasets/status,statefulsets,statefulsets/scale,statefulsets/status'),
-      R(READ, 'autoscaling', 'horizontalpodautoscalers,horizontalpodautoscalers/status'),
-      R(READ, 'batch', 'cronjobs,cronjobs/status,jobs,jobs/status'),
-      R(READ, 'extensions', 'daemonsets,daemonsets/status,deployments,deployments/scale,deployments/status,ingresses,ingresses/status,networkpolicies,replicasets,replicasets/scale,replicasets/status,replicationcontrollers/scale'),
-      R(READ, 'policy', 'poddisruptionbudgets,poddisruptionbudgets/status'),
-      R(READ, 'networking.cluster.io', 'ingresses,ingresses/status,networkpolicies'),
-    ],
-  },
-  'system:auth-delegator': { rules: [R('create', 'authentication.cluster.io', 'tokenreviews'), R('create', 'authorization.cluster.io', 'subjectaccessreviews')] },
-  'system:node-bootstrapper': { rules: [R('create,get,list,watch', 'certificates.cluster.io', 'certificatesigningrequests')] },
-  'system:node': {
-    rules: [
-      R('create', 'authentication.cluster.io', 'tokenreviews'),
-      R('create', 'authorization.cluster.io', 'localsubjectaccessreviews,subjectaccessreviews'),
-      R(READ, '', 'services'),
-      R('create,get,list,watch', '', 'nodes'),
-      R('patch,update', '', 'nodes/status'),
-      R('patch,update', '', 'nodes'),
-      EVENTS,
-      R(READ, '', 'pods'),
-      R('create,delete', '', 'pods'),
-      R('patch,update', '', 'pods/status'),
-      R('create', '', 'pods/eviction'),
-      R('get', '', 'configmaps,secrets'),
-      R('get', '', 'persistentvolumeclaims,persistentvolumes'),
-      R('get', '', 'endpoints'),
-      R('create,get,list,watch', 'certificates.cluster.io', 'certificatesigningrequests'),
-      R('create,delete,get,patch,update', 'coordination.cluster.io', 'leases'),
-      R('get', 'storage.cluster.io', 'volumeattachments'),
-      R('patch,update', '', 'persistentvolumeclaims/status'),
-      R('create', '', 'serviceaccounts/token'),
-      R(READ, 'node.cluster.io', 'runtimeclasses'),
-      R('create,delete,get,patch,update', 'storage.cluster.io', 'csinodes'),
-      R(READ, 'storage.cluster.io', 'csidrivers'),
-    ],
-  },
-  'system:node-proxier': {
-    rules: [R('list,watch', '', 'endpoints,services'), R(READ, '', 'nodes'), EVENTS, R('list,watch', 'discovery.cluster.io', 'endpointslices')],
-  },
-  'system:kube-dns': { rules: [R('list,watch', '', 'endpoints,services')] },
-  'system:kube-scheduler': {
-    rules: [
-      EVENTS,
-      R('create', 'coordination.cluster.io', 'leases'),
-      R('get,update', 'coordination.cluster.io', 'leases', 'kube-scheduler'),
-      R('create', '', 'endpoints'),
-      R('get,update', '', 'endpoints', 'kube-scheduler'),
-      R('delete,get,list,watch', '', 'pods'),
-      R('create', '', 'bindings,pods/binding'),
-      R('patch,update', '', 'pods/status'),
-      R(READ, '', 'replicationcontrollers,services'),
-      R(READ, 'apps,extensions', 'replicasets'),
-      R(READ, 'apps', 'statefulsets'),
-      R(READ, 'policy', 'poddisruptionbudgets'),
-      R(READ, '', 'nodes,persistentvolumeclaims,persistentvolumes,namespaces'),
-      R('create', 'authentication.cluster.io', 'tokenreviews'),
-      R('create', 'authorization.cluster.io', 'subjectaccessreviews'),
-      R(READ, 'storage.cluster.io', 'csidrivers,csinodes,csistoragecapacities,storageclasses'),
-    ],
-  },
-  'system:volume-scheduler': {
-    rules: [R('get,list,patch,update,watch', '', 'persistentvolumes'), R(READ, 'storage.cluster.io', 'storageclasses'), R('get,list,patch,update,watch', '', 'persistentvolumeclaims')],
-  },
-  'system:kube-controller-manager': {
-    rules: [
-      EVENTS,
-      R('create', 'coordination.cluster.io', 'leases'),
-      R('get,update', 'coordination.cluster.io', 'leases', 'kube-controller-manager'),
-      R('create', '', 'endpoints'),
-      R('get,update', '', 'endpoints', 'kube-controller-manager'),
-      R('create', '', 'secrets,serviceaccounts'),
-      R('delete', '', 'secrets'),
-      R('get', '', 'configmaps,namespaces,secrets,serviceaccounts'),
-      R('update', '', 'secrets,serviceaccounts'),
-      R('create', 'authentication.cluster.io', 'tokenreviews'),
-      R('create', 'authorization.cluster.io', 'subjectaccessreviews'),
-      R('list,watch', '*', '*'),
-      R('create', '', 'serviceaccounts/token'),
-    ],
-  },
-  'system:service-account-issuer-discovery': { rules: [U('get', '/.well-known/openid-configuration,/.well-known/openid-configuration/,/openid/v1/jwks,/openid/v1/jwks/')] },
-  // One role per controller of this server (bound to its service account in the system namespace).
-  'system:controller:namespace-controller': {
-    rules: [R('delete,get,list,watch', '', 'namespaces'), R('update', '', 'namespaces/finalize,namespaces/status'), R('delete,deletecollection,get,list', '*', '*'), EVENTS],
-  },
-  'system:controller:garbage-collector': { rules: [R('delete,get,list,patch,update,watch', '*', '*'), EVENTS] },
-  'system:controller:clusterrole-aggregation-controller': { rules: [R('escalate,get,list,patch,update,watch', 'rbac.authorization.cluster.io', 'clusterroles')] },
-};
+/** The reference's bootstrap policy (written by gen-bootstrap-policy.ts, in the neutral brand). */
+const DATA = bootstrapData as BootstrapPolicy;
+const NEUTRAL = brands.cluster;
 
-/** Subjects: "Group:name", "User:name", "SA:name" (a service account of the system namespace). */
-const CLUSTER_ROLE_BINDINGS: Record<string, { role?: string; subjects: string[] }> = {
-  'cluster-admin': { subjects: ['Group:system:masters'] },
-  'system:monitoring': { subjects: ['Group:system:monitoring'] },
-  'system:discovery': { subjects: ['Group:system:authenticated'] },
-  'system:basic-user': { subjects: ['Group:system:authenticated'] },
-  'system:public-info-viewer': { subjects: ['Group:system:authenticated', 'Group:system:unauthenticated'] },
-  'system:node-proxier': { subjects: ['User:system:kube-proxy'] },
-  'system:kube-controller-manager': { subjects: ['User:system:kube-controller-manager'] },
-  'system:kube-dns': { subjects: ['SA:kube-dns'] },
-  'system:kube-scheduler': { subjects: ['User:system:kube-scheduler'] },
-  'system:volume-scheduler': { subjects: ['User:system:kube-scheduler'] },
-  'system:node': { subjects: [] },
-  'system:service-account-issuer-discovery': { subjects: ['Group:system:serviceaccounts'] },
-  'system:controller:namespace-controller': { subjects: ['SA:namespace-controller'] },
-  'system:controller:garbage-collector': { subjects: ['SA:garbage-collector'] },
-  'system:controller:clusterrole-aggregation-controller': { subjects: ['SA:clusterrole-aggregation-controller'] },
-};
-
-const list = (s: string | undefined) => (s === undefined ? [] : s.split(','));
-const sorted = (l: string[]) => [...l].sort();
+const list = (s: string | undefined) => (s === undefined ? undefined : s.split(','));
 
 /** Label, annotation and group names of the RBAC defaults in a brand. */
 export function rbacNames(brand: Brand) {
@@ -184,73 +44,85 @@ export function rbacNames(brand: Brand) {
   };
 }
 
-function buildRule(brand: Brand, s: RuleSpec): PolicyRule {
-  if (s.u !== undefined) return { verbs: sorted(list(s.v)), nonResourceURLs: sorted(list(s.u)) };
-  const r: PolicyRule = { verbs: sorted(list(s.v)), apiGroups: sorted(list(s.g).map((g) => brandGroup(brand, g))), resources: sorted(list(s.r)) };
-  if (s.n) r.resourceNames = sorted(list(s.n));
-  return r;
+/** Neutral names into a brand: API groups inside role names, signer names and their approver roles, system namespaces. */
+function translator(brand: Brand) {
+  const signers = Object.keys(NEUTRAL.signers) as (keyof Brand['signers'])[];
+  const path = (s: string) => s.slice(s.indexOf('/') + 1);
+  const groups = (s: string) => s.replace(/\b((?:[a-z0-9-]+\.)*)cluster\.io\b/g, (m) => brandGroup(brand, m));
+  return {
+    groups,
+    name(name: string): string {
+      const m = /^(system:certificates\.cluster\.io:)(.+)-approver$/.exec(name);
+      const key = m && signers.find((k) => path(NEUTRAL.signers[k]) === m[2]);
+      return key ? `${groups(m[1])}${path(brand.signers[key])}-approver` : groups(name);
+    },
+    resourceName(n: string): string {
+      const key = signers.find((k) => NEUTRAL.signers[k] === n);
+      return key ? brand.signers[key] : n;
+    },
+    namespace(ns: string): string {
+      return ns === NEUTRAL.systemNamespace ? brand.systemNamespace : ns === NEUTRAL.publicNamespace ? brand.publicNamespace : ns;
+    },
+  };
 }
 
-/**
- * The certificate roles, named in the brand's certificates group: node client requests
- * (`...:certificatesigningrequests:nodeclient`, `...:selfnodeclient`, checked by the csrapproving
- * controller) and one approver role per built-in signer (`...:<signer path>-approver`).
- */
-function certificateRoles(brand: Brand): Record<string, RoleSpec> {
-  const prefix = `system:certificates.${brand.domain}:`;
-  const G = 'certificates.cluster.io';
-  const roles: Record<string, RoleSpec> = {
-    [`${prefix}certificatesigningrequests:nodeclient`]: { rules: [R('create', G, 'certificatesigningrequests/nodeclient')] },
-    [`${prefix}certificatesigningrequests:selfnodeclient`]: { rules: [R('create', G, 'certificatesigningrequests/selfnodeclient')] },
+/** The default policy of a brand as API objects, in the reference's order of rules and subjects. */
+function buildPolicy(brand: Brand) {
+  const n = rbacNames(brand);
+  const t = translator(brand);
+  const meta = (name: string, namespace: string | undefined, labels: string[] = []) => ({
+    name: t.name(name),
+    ...(namespace !== undefined ? { namespace: t.namespace(namespace) } : {}),
+    labels: { [n.bootstrapLabel]: 'rbac-defaults', ...Object.fromEntries(labels.map((l) => [n.aggregateLabel(l), 'true'])) },
+    annotations: { [n.autoupdate]: 'true' },
+  });
+  const rule = (r: RuleData): PolicyRule => {
+    const out: PolicyRule = { verbs: list(r.v)! };
+    if (r.g !== undefined) out.apiGroups = list(r.g)!.map((g) => brandGroup(brand, g));
+    if (r.r !== undefined) out.resources = list(r.r);
+    if (r.n !== undefined) out.resourceNames = list(r.n)!.map(t.resourceName);
+    if (r.u !== undefined) out.nonResourceURLs = list(r.u);
+    return out;
   };
-  for (const signer of Object.values(brand.signers)) roles[`${prefix}${signer.slice(signer.indexOf('/') + 1)}-approver`] = { rules: [R('approve', G, 'signers', signer)] };
-  return roles;
+  const role = (kind: string, name: string, spec: RoleData, namespace?: string): KObject => {
+    const o: KObject = { apiVersion: n.apiVersion, kind, metadata: meta(name, namespace, spec.labels) };
+    if (spec.aggregate) o.aggregationRule = { clusterRoleSelectors: spec.aggregate.map((l) => ({ matchLabels: { [n.aggregateLabel(l)]: 'true' } })) };
+    o.rules = (spec.rules ?? []).map((r) => ruleJson(rule(r)));
+    return o;
+  };
+  const binding = (kind: string, name: string, spec: BindingData, namespace?: string): KObject => {
+    const o: KObject = { apiVersion: n.apiVersion, kind, metadata: meta(name, namespace) };
+    if (spec.subjects?.length) {
+      o.subjects = spec.subjects.map((s) => {
+        const i = s.indexOf(':');
+        const [kind, who] = [s.slice(0, i), s.slice(i + 1)];
+        if (kind !== 'SA') return { kind, apiGroup: n.group, name: who };
+        const j = who.indexOf(':');
+        return { kind: 'ServiceAccount', name: who.slice(j + 1), namespace: t.namespace(who.slice(0, j)) };
+      });
+    }
+    o.roleRef = { apiGroup: n.group, kind: spec.roleKind ?? (kind === 'RoleBinding' ? 'Role' : 'ClusterRole'), name: t.name(spec.role ?? name) };
+    return o;
+  };
+  const namespaced = <T>(m: Record<string, Record<string, T>>, f: (name: string, spec: T, ns: string) => KObject) =>
+    Object.entries(m).flatMap(([ns, objs]) => Object.entries(objs).map(([name, spec]) => f(name, spec, ns)));
+  return {
+    clusterRoles: Object.entries(DATA.clusterRoles).map(([name, spec]) => role('ClusterRole', name, spec)),
+    clusterRoleBindings: Object.entries(DATA.clusterRoleBindings).map(([name, spec]) => binding('ClusterRoleBinding', name, spec)),
+    roles: namespaced(DATA.roles, (name, spec, ns) => role('Role', name, spec, ns)),
+    roleBindings: namespaced(DATA.roleBindings, (name, spec, ns) => binding('RoleBinding', name, spec, ns)),
+  };
 }
 
 /** The default cluster roles and cluster role bindings of a brand, as API objects. */
 export function defaultPolicy(brand: Brand): { clusterRoles: KObject[]; clusterRoleBindings: KObject[] } {
-  const n = rbacNames(brand);
-  const meta = (name: string, labels: Record<string, string> = {}) => ({
-    name,
-    labels: { [n.bootstrapLabel]: 'rbac-defaults', ...labels },
-    annotations: { [n.autoupdate]: 'true' },
-  });
-  const clusterRoles = Object.entries({ ...CLUSTER_ROLES, ...certificateRoles(brand) }).map(([name, spec]) => {
-    const labels = Object.fromEntries((spec.labels ?? []).map((l) => [n.aggregateLabel(l), 'true']));
-    const o: KObject = { apiVersion: n.apiVersion, kind: 'ClusterRole', metadata: meta(name, labels) };
-    if (spec.aggregate) o.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [n.aggregateLabel(spec.aggregate)]: 'true' } }] };
-    o.rules = spec.rules.map((r) => ruleJson(buildRule(brand, r)));
-    return o;
-  });
-  const clusterRoleBindings = Object.entries(CLUSTER_ROLE_BINDINGS).map(([name, spec]) => {
-    const subjects = spec.subjects.map((s) => {
-      const i = s.indexOf(':');
-      const kind = s.slice(0, i);
-      const who = s.slice(i + 1);
-      if (kind === 'SA') return { kind: 'ServiceAccount', name: who, namespace: brand.systemNamespace };
-      return { kind, apiGroup: n.group, name: who };
-    });
-    return { apiVersion: n.apiVersion, kind: 'ClusterRoleBinding', metadata: meta(name), roleRef: { apiGroup: n.group, kind: 'ClusterRole', name: spec.role ?? name }, subjects };
-  });
+  const { clusterRoles, clusterRoleBindings } = buildPolicy(brand);
   return { clusterRoles, clusterRoleBindings };
 }
 
-/**
- * The reference's bootstrap Roles and RoleBindings in the system namespace that this server has a use
- * for: reading the extension-apiserver-authentication ConfigMap (what extension API servers are bound to).
- */
+/** The default Roles and RoleBindings (in the system and public namespaces) of a brand. */
 export function defaultNamespacePolicy(brand: Brand): { roles: KObject[]; roleBindings: KObject[] } {
-  const n = rbacNames(brand);
-  const ns = brand.systemNamespace;
-  const meta = (name: string) => ({ name, namespace: ns, labels: { [n.bootstrapLabel]: 'rbac-defaults' }, annotations: { [n.autoupdate]: 'true' } });
-  const reader = 'extension-apiserver-authentication-reader';
-  const roles: KObject[] = [
-    { apiVersion: n.apiVersion, kind: 'Role', metadata: meta(reader), rules: [ruleJson(buildRule(brand, R(READ, '', 'configmaps', 'extension-apiserver-authentication')))] },
-  ];
-  const roleBindings: KObject[] = [
-    { apiVersion: n.apiVersion, kind: 'RoleBinding', metadata: meta(`system::${reader}`), roleRef: { apiGroup: n.group, kind: 'Role', name: reader },
-      subjects: ['system:kube-controller-manager', 'system:kube-scheduler'].map((name) => ({ kind: 'User', apiGroup: n.group, name })) },
-  ];
+  const { roles, roleBindings } = buildPolicy(brand);
   return { roles, roleBindings };
 }
 
@@ -350,9 +222,10 @@ export async function reconcileDefaults(host: PluginHost, roleType: TypeDef, bin
   const nsType = host.type('', 'namespaces');
   if (nsTypes && nsType) {
     const { roles, roleBindings } = defaultNamespacePolicy(host.brand);
-    // The system namespace is made here if missing, as the reference's bootstrap policy does.
-    if (!(await host.objects.get(nsType, '', host.brand.systemNamespace))) {
-      try { await host.objects.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: host.brand.systemNamespace } }); } catch (e) { if ((e as { code?: number }).code !== 409) throw e; }
+    // The namespaces the policy names are made here if missing, as the reference's bootstrap policy does.
+    for (const ns of new Set(roles.map((r) => r.metadata!.namespace!))) {
+      if (await host.objects.get(nsType, '', ns)) continue;
+      try { await host.objects.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }); } catch (e) { if ((e as { code?: number }).code !== 409) throw e; }
     }
     for (const r of roles) await one(nsTypes.role, r);
     for (const b of roleBindings) await one(nsTypes.binding, b);

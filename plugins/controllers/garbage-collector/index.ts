@@ -16,6 +16,8 @@ const RETRY_BASE_MS = 50;
 const RETRY_MAX_MS = 30_000;
 /** Read-modify-write attempts on a conflict before handing the item back to the queue. */
 const CONFLICT_ATTEMPTS = 5;
+/** Rounds of lost races logged at -v=2 before they are warned of. */
+const QUIET_CONFLICTS = 5;
 
 interface OwnerRef {
   apiVersion: string;
@@ -133,7 +135,11 @@ const plugin: PluginModule<'controller'> = {
         const n = (failures.get(key) ?? 0) + 1;
         failures.set(key, n);
         const delay = Math.min(RETRY_BASE_MS * 2 ** Math.min(n - 1, 20), RETRY_MAX_MS);
-        host.log.warn('garbage collector: will retry', { item: key, attempt: n, retryInMs: delay, error: String(e) });
+        // Losing write races (another collector, such as the reference controller manager's, writes the
+        // same objects) is ordinary: quiet unless it goes on.
+        const fields = { item: key, attempt: n, retryInMs: delay, error: String(e) };
+        if (isConflict(e) && n <= QUIET_CONFLICTS) host.log.v(2, 'garbage collector: will retry', fields);
+        else host.log.warn('garbage collector: will retry', fields);
         if (!stopped) {
           const t = setTimeout(() => { timers.delete(t); enqueue(key); }, delay);
           timers.add(t);
