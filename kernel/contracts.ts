@@ -567,6 +567,8 @@ export interface TypeDef {
   readDefaults?: { any(): boolean; pending(namespace: string, name: string): boolean; apply(obj: KObject): KObject };
   /** The version objects are stored in, when it is not this one (with `convert`). */
   storageVersion?: string;
+  /** Decoded as unstructured JSON (custom resources): strict errors list duplicates, then the unknown fields pruning found, sorted. */
+  unstructured?: boolean;
   /**
    * OpenAPI definitions the type publishes as they are (a custom resource's schema as written), for
    * the kind and its list, in v2 and v3 form; without them the documents are rendered from `schema`.

@@ -229,7 +229,7 @@ export function findDuplicateYamlKeys(text: string, limit = 100): string[] {
  * "spec.containers[0].image"). One linear pass, no parse tree; stops quietly at malformed input
  * (the body's parser reports syntax errors). At most `limit` paths (the reference keeps 100 strict errors).
  */
-export function findDuplicateFields(text: string, limit = 100): string[] {
+export function findDuplicateFields(text: string, limit = 100, positions?: Map<string, number>): string[] {
   const out: string[] = [];
   const reported = new Set<string>();
   type Frame = { obj: true; path: string; keys: Set<string> } | { obj: false; path: string; index: number };
@@ -323,6 +323,7 @@ export function findDuplicateFields(text: string, limit = 100): string[] {
     skipWs();
     if (text[i++] !== ':') return out;
     path = join(top.path, key);
+    if (positions && !positions.has(path)) positions.set(path, i);
     if (top.keys.has(key)) {
       if (!reported.has(path) && out.length < limit) {
         reported.add(path);
@@ -334,9 +335,54 @@ export function findDuplicateFields(text: string, limit = 100): string[] {
 
 // ---------------------------------------------------------------- messages as the reference words them
 
-/** Strict decoding errors in the reference's words: `unknown field "spec.foo"`, `duplicate field "metadata.name"`. */
-export function strictErrors(unknown: string[], duplicates: string[] = []): string[] {
-  return [...unknown.map((p) => `unknown field ${goQuote(p)}`), ...duplicates.map((p) => `duplicate field ${goQuote(p)}`)].slice(0, 100);
+/**
+ * Strict decoding errors in the reference's words and order: `unknown field "spec.foo"`,
+ * `duplicate field "metadata.name"`. The order follows the reference's decoders: a typed JSON body
+ * reports both in document order (`position` of each path's first key); an unstructured one (custom
+ * resources) its duplicates, then the unknown fields its pruning found, sorted; a YAML body first
+ * its duplicate keys as the YAML decoder words them (`yaml: unmarshal errors:\n  line 9: key "a"
+ * already set in map`), then the unknown fields, sorted.
+ */
+export function strictErrors(unknown: string[], duplicates: string[] = [], order: { yaml?: { key: string; line: number }[]; unstructured?: boolean; position?: Map<string, number> } = {}): string[] {
+  const unknownMsg = (p: string) => `unknown field ${goQuote(p)}`;
+  const dupMsg = (p: string) => `duplicate field ${goQuote(p)}`;
+  let out: string[];
+  if (order.yaml) {
+    const lines = order.yaml.map((d) => `  line ${d.line}: key ${goQuote(d.key)} already set in map`);
+    out = [...(lines.length ? [`yaml: unmarshal errors:\n${lines.join('\n')}`] : []), ...[...unknown].sort().map(unknownMsg)];
+  } else if (order.unstructured) {
+    out = [...duplicates.map(dupMsg), ...[...unknown].sort().map(unknownMsg)];
+  } else if (order.position) {
+    const pos = order.position;
+    const all = [...unknown.map((p) => [p, unknownMsg(p)] as const), ...duplicates.map((p) => [p, dupMsg(p)] as const)];
+    out = all.map(([p, m], i) => ({ m, at: pos.get(p) ?? Number.MAX_SAFE_INTEGER, i })).sort((a, b) => a.at - b.at || a.i - b.i).map((x) => x.m);
+  } else {
+    out = [...unknown.map(unknownMsg), ...duplicates.map(dupMsg)];
+  }
+  return out.slice(0, 100);
+}
+
+/** The duplicate keys of a YAML text with the line each repeated key is on (1-based), in document order. */
+export function duplicateYamlKeyLines(text: string, limit = 100): { key: string; line: number }[] {
+  const out: { key: string; line: number }[] = [];
+  let doc;
+  try { doc = YAML.parseDocument(text, { uniqueKeys: false }); } catch { return out; }
+  const lineOf = (offset: number) => { let n = 1; for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) n++; return n; };
+  const visit = (node: unknown) => {
+    if (out.length >= limit) return;
+    if (YAML.isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const k = pair.key as { value?: unknown; range?: [number, number, number] } | null;
+        const key = String(YAML.isScalar(k) ? k.value : k);
+        if (seen.has(key) && out.length < limit) out.push({ key, line: lineOf(k?.range?.[0] ?? 0) });
+        seen.add(key);
+        visit(pair.value);
+      }
+    } else if (YAML.isSeq(node)) for (const item of node.items) visit(item);
+  };
+  visit(doc.contents);
+  return out;
 }
 
 /** The 400 message of a strict request: `Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.foo"`. */

@@ -23,7 +23,7 @@ import { runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { proxyConnect, type ConnectOptions } from './proxy.js';
-import { compileValidator, dropNullFields, findDuplicateFields, decodeTypeError, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import { compileValidator, dropNullFields, findDuplicateFields, decodeTypeError, duplicateYamlKeyLines, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -927,7 +927,7 @@ export class Registry {
    * them all (Strict: the reference's strict decoding error), one Warning each (Warn), or nothing
    * (Ignore). The mode itself was checked with the write options.
    */
-  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown): Record<string, string> {
+  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown, apply = false): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
     // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
     const typeError = t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
@@ -936,16 +936,17 @@ export class Registry {
       throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);
     }
     if (typeError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${typeError}`);
-    const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
+    // An applied configuration's unknown fields are the apply's own error (its typed patch cannot be built), whatever the mode.
+    const unknown = mode === 'Ignore' || apply ? [] : unknownFields(t.type, obj);
     let dups: string[] = [];
-    if (mode !== 'Ignore' && raw) {
-      const text = raw.toString('utf8');
-      dups = /^\s*[{[]/.test(text) ? findDuplicateFields(text) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text);
-    }
+    let text: string | undefined;
+    const position = new Map<string, number>();
+    const json = !!raw && /^\s*[{[]/.test((text = raw.toString('utf8')));
+    if (mode !== 'Ignore' && raw) dups = json ? findDuplicateFields(text!, 100, position) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
-    if (t.type.schema) pruneUnknown(obj, t.type.schema, t.type.definitions);
+    if (t.type.schema && !apply) pruneUnknown(obj, t.type.schema, t.type.definitions);
     if (!unknown.length && !dups.length) return {};
-    const msgs = strictErrors(unknown, dups);
+    const msgs = strictErrors(unknown, dups, !raw ? {} : !json ? { yaml: dups.length ? duplicateYamlKeyLines(text!) : [] } : t.type.unstructured ? { unstructured: true } : { position });
     if (mode === 'Strict') {
       if (patch === undefined) throw errors.badRequest(strictDecodingMessage(t.type.kind, t.type.version, msgs));
       // A patch's strict errors are an Invalid on the field "patch", the patch printed as a Go map.
@@ -1222,7 +1223,7 @@ export class Registry {
     if (isApply) {
       const appliedName = (patch as KObject).metadata?.name;
       if (appliedName !== undefined && appliedName !== t.name) throw errors.badRequest(`the name of the object (${appliedName}) does not match the name on the URL (${t.name})`);
-      const warnings = this.fieldValidation(req, t, patch as KObject, raw);
+      const warnings = this.fieldValidation(req, t, patch as KObject, raw, undefined, true);
       if (!this.current(type, t.namespace, t.name) && !t.subresource) {
         // Rule 1: apply creates what does not exist.
         const obj = await applyTo(null);

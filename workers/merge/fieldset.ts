@@ -11,7 +11,7 @@
 // and only `insert` mutates, for building a fresh set.
 import type { Schema } from '../../kernel/contracts.js';
 import {
-  type Definitions, compareStrings, fieldSchema, goJSON, isDeclaredField, isObject, itemSchema,
+  type Definitions, compareStrings, fieldSchema, goJSON, isDeclaredField, isObject, itemSchema, resolve,
   isAtomicContainer, keyDefault, keysOf, listType, nodeKind, present,
 } from './schema.js';
 
@@ -403,9 +403,13 @@ function collect(v: unknown, schema: Schema | undefined, defs: Definitions, node
       node.m = true;
       return;
     }
+    // A field the structure does not declare cannot be typed: the reference refuses the apply with it.
+    const struct = errors ? resolve(schema, defs) : undefined;
+    const closed = !!struct && struct.type === 'object' && !!struct.fields && !struct.additional && !struct.preserveUnknown;
     for (const k of keysOf(v)) {
       const val = v[k];
       const pe = fieldPE(k);
+      if (closed && !isDeclaredField(schema, k, defs)) { errors!.push(`${pathToString([...path, pe])}: field not declared in schema`); continue; }
       const child = (node.c[pe] ??= newSet());
       collect(val, fieldSchema(schema, k, defs), defs, child, errors ? [...path, pe] : path, errors);
       const emptyMap = isObject(val) && keysOf(val).length === 0;

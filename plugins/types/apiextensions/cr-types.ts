@@ -81,7 +81,7 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
     const subs = isObj(v.subresources) ? v.subresources : {};
     const t: TypeDef = {
       group, version: name, kind: str(names.kind), resource: str(names.plural), singular: str(names.singular) || str(names.kind).toLowerCase(),
-      namespaced: spec.scope === 'Namespaced', hasSpec: true, strategicMerge: false,
+      namespaced: spec.scope === 'Namespaced', hasSpec: true, strategicMerge: false, unstructured: true,
       definitionName: `${group.split('.').reverse().join('.')}.${name}.${str(names.kind)}`,
       schema: toSchema(props, metaRef), definitions: metaDefs,
     };
