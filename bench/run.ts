@@ -100,7 +100,7 @@ const SCENARIOS: Scenario[] = [
     concurrency: [1, 8, 32, 64],
     unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/flags.ts)`,
   },
-  { name: 'yardstick', description: 'the physical yardstick: a bare uWebSockets.js TLS server answering a fixed 1 KiB body, same load generator (GET figures are read against it)', kind: 'get', serverArgs: [], concurrency: [32, 64], yardstick: true },
+  { name: 'yardstick', description: 'the physical yardstick: a bare uWebSockets.js TLS server answering a fixed 1 KiB body, same load generator (GET figures are read against it)', kind: 'get', serverArgs: [], concurrency: [32, 64], yardstick: true, remote: true },
   { name: 'get', description: 'GET of one ConfigMap by name (default: the secure port takes client certificates, node:tls front before uWS)', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },
   { name: 'get-cert', description: 'the same GET on the secure port, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], clientCert: true },
   { name: 'get-uws-tls', description: 'the same GET with --secure-port-client-certs=false: uWebSockets.js terminates TLS itself', kind: 'get', serverArgs: ['--secure-port-client-certs=false'], concurrency: [32, 64] },
