@@ -116,7 +116,8 @@ class CRDController {
       this.readWatches.get(name)?.();
       this.readWatches.delete(name);
       // Its names are free again for the others of the group.
-      for (const other of await this.host.objects.list(this.crdType)) if (other.metadata?.name !== name) this.enqueue(other.metadata!.name!);
+      // A definition's name is plural.group.
+      for (const other of await this.sameGroup(name.slice(name.indexOf('.') + 1))) if (other.metadata?.name !== name) this.enqueue(other.metadata!.name!);
       return;
     }
     if (await this.name(crd)) return; // the status write comes back as an event
@@ -126,6 +127,23 @@ class CRDController {
   }
 
   // ------------------------------------------------------------------ naming
+
+  /**
+   * The definitions of a group. Only those whose stored text names the group are parsed: a cluster
+   * holds hundreds of definitions of megabytes each, and naming runs once per definition.
+   */
+  private async sameGroup(group: unknown): Promise<KObject[]> {
+    if (typeof group !== 'string') return [];
+    if (!this.host.objects.scan) return (await this.host.objects.list(this.crdType)).filter((o) => (o.spec as J)?.group === group);
+    const out: KObject[] = [];
+    const needle = `"group":${JSON.stringify(group)}`;
+    this.host.objects.scan(this.crdType, (e) => {
+      if (!e.mentions(needle)) return;
+      const o = e.object();
+      if ((o.spec as J)?.group === group) out.push(o);
+    });
+    return out;
+  }
 
   /** Names of the group already taken: by other definitions' accepted names and by built-in types. */
   private taken(crd: KObject, all: KObject[]): { resources: Set<string>; kinds: Set<string> } {
@@ -155,7 +173,7 @@ class CRDController {
     const status = (crd.status ?? {}) as J;
     const accepted = (status.acceptedNames ?? {}) as J;
     if (JSON.stringify(requested) === JSON.stringify(accepted) && condition(crd, 'NamesAccepted')) return false;
-    const { resources, kinds } = this.taken(crd, await this.host.objects.list(this.crdType));
+    const { resources, kinds } = this.taken(crd, await this.sameGroup(spec.group));
     const next: J = { ...accepted };
     let cond: Condition = { type: 'NamesAccepted', status: 'Unknown' };
     const fail = (reason: string, message: string) => { cond = { type: 'NamesAccepted', status: 'False', reason, message }; };
@@ -187,7 +205,7 @@ class CRDController {
     setCondition(crd, { type: established.type, status: established.status, reason: established.reason, message: established.message });
     await this.host.objects.update(this.crdType, crd, 'status');
     // A name this one gave up may be what another definition of the group waits for.
-    for (const o of await this.host.objects.list(this.crdType)) if ((o.spec as J)?.group === spec.group && o.metadata?.name !== crd.metadata?.name) this.enqueue(o.metadata!.name!);
+    for (const o of await this.sameGroup(spec.group)) if (o.metadata?.name !== crd.metadata?.name) this.enqueue(o.metadata!.name!);
     return true;
   }
 

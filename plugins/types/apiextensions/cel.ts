@@ -201,6 +201,29 @@ const usesOldSelf = (e: Expr): boolean => JSON.stringify(e, (_k, v) => (typeof v
 
 // ---------------------------------------------------------------- compiling a schema's rules
 
+interface Compiled { expr: Expr; program: Program; usesOld: boolean }
+/**
+ * Parsed and planned programs by their text (generated definitions repeat the same rule at many
+ * places, and a definition is compiled on every write and again when served). Bounded.
+ */
+const programs = new Map<string, Compiled | Error>();
+const MAX_PROGRAMS = 20_000;
+
+function compileText(text: string): Compiled {
+  let c = programs.get(text);
+  if (c === undefined) {
+    try {
+      const parsed = parse(text);
+      const expr = parsed.expr as unknown as Expr;
+      c = { expr, program: plan(celEnvironment(), parsed), usesOld: usesOldSelf(expr) };
+    } catch (e) { c = e as Error; }
+    if (programs.size >= MAX_PROGRAMS) programs.clear();
+    programs.set(text, c);
+  }
+  if (c instanceof Error) throw c;
+  return c;
+}
+
 /** Compiles every rule of a schema; `errors` gets the definition-time causes (compile errors, cost). */
 export function compileRules(root: Props, at: string, errors: FieldCause[] = []): Node | undefined {
   const walk = (p: Props, path: string, self: Props): Node | undefined => {
@@ -210,23 +233,22 @@ export function compileRules(root: Props, at: string, errors: FieldCause[] = [])
     list.forEach((src: Props, i: number) => {
       const where = `${path}.x-kubernetes-validations[${i}]`;
       if (!isObj(src) || typeof src.rule !== 'string' || !src.rule.trim()) { errors.push(fieldError.required(`${where}.rule`, '')); return; }
-      let parsed;
-      try { parsed = parse(src.rule); } catch (e) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: ${(e as Error).message}`)); return; }
+      let compiled: Compiled;
+      try { compiled = compileText(src.rule); } catch (e) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: ${(e as Error).message}`)); return; }
       const scope = new Map<string, Props | undefined>([['self', self], ['oldSelf', self]]);
       const undef: string[] = [];
-      undefinedFields(parsed.expr as unknown as Expr, scope, undef);
+      undefinedFields(compiled.expr, scope, undef);
       if (undef.length) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: <input>: undefined field '${undef[0]}'`)); return; }
-      const cost = estimate(parsed.expr as unknown as Expr, scope);
+      const cost = estimate(compiled.expr, scope);
       if (cost > STATIC_RULE_LIMIT) errors.push(fieldError.forbidden(`${where}.rule`, costMessage(cost, STATIC_RULE_LIMIT)));
       let message: Program | undefined;
       if (typeof src.messageExpression === 'string' && src.messageExpression) {
-        try { message = plan(celEnvironment(), parse(src.messageExpression)); } catch (e) { errors.push(fieldError.invalid(`${where}.messageExpression`, src, `messageExpression compilation failed: ERROR: ${(e as Error).message}`)); }
+        try { message = compileText(src.messageExpression).program; } catch (e) { errors.push(fieldError.invalid(`${where}.messageExpression`, src, `messageExpression compilation failed: ERROR: ${(e as Error).message}`)); }
       }
       if (src.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(src.reason)) {
         errors.push(fieldError.notSupported(`${where}.reason`, src.reason, ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate']));
       }
-      const program = plan(celEnvironment(), parsed);
-      node.rules.push({ src, rule: src.rule, program, message, usesOld: usesOldSelf(parsed.expr as unknown as Expr), fieldPath: typeof src.fieldPath === 'string' ? src.fieldPath.replace(/^\./, '') : '' });
+      node.rules.push({ src, rule: src.rule, program: compiled.program, message, usesOld: compiled.usesOld, fieldPath: typeof src.fieldPath === 'string' ? src.fieldPath.replace(/^\./, '') : '' });
       any = true;
     });
     if (isObj(p.properties)) {

@@ -104,9 +104,11 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
     if (convert) { t.convert = convert; t.storageVersion = storageVersion; }
     if (terminating) t.createForbidden = 'create not allowed while custom resource definition is terminating';
     const values = compileValues(props);
-    const rules = compileRules(props, '');
+    // Rules are compiled on the first write too, not when the version is served.
+    let rules: ReturnType<typeof compileRules> | null = null;
     t.validate = (obj: KObject, old: KObject | undefined): FieldCause[] => {
       const causes = values(obj);
+      if (rules === null) rules = compileRules(props, '');
       return rules ? [...causes, ...evaluateRules(rules, obj, old)] : causes;
     };
     if (hasDefaults(props)) t.defaults = (obj: KObject) => applyDefaults(obj, props);

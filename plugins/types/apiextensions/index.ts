@@ -234,8 +234,14 @@ function validateConversion(c: unknown): FieldCause[] {
 }
 
 /** The reference's v1 rules (ValidateCustomResourceDefinition and ...Update), in its order and words. */
-export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand): FieldCause[] {
+export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string): FieldCause[] {
   const out: FieldCause[] = [];
+  // A status write is checked for its accepted names only (ValidateUpdateCustomResourceDefinitionStatus):
+  // the spec it carries is the stored one, and its schemas were checked when written.
+  if (subresource === 'status' && old) {
+    const st = (isObj(obj.status) ? obj.status : {}) as Props;
+    return isObj(st.acceptedNames) ? validateNames(st.acceptedNames, 'status.acceptedNames') : [];
+  }
   const spec = (isObj(obj.spec) ? obj.spec : {}) as Props;
   const names = (isObj(spec.names) ? spec.names : {}) as Props;
   const group = str(spec.group);
