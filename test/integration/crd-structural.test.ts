@@ -74,6 +74,18 @@ t.test('structural schemas of real-world definitions', async (t) => {
     await establish(s, crd({}, { properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 20 } } } } }));
   });
 
+  await t.test('printer columns: a backslash escapes a dot in a field name (annotation keys)', async (t) => {
+    const def = crd({});
+    (def.spec.versions[0] as any).additionalPrinterColumns = [{ name: 'Class', type: 'string', jsonPath: '.metadata.annotations.eventing\\.example\\.com/class' }];
+    await establish(s, def);
+    const { plural, kind } = def.spec.names;
+    const base = `/apis/example.com/v1/namespaces/default/${plural}`;
+    t.equal((await s.request('POST', base, { body: { apiVersion: 'example.com/v1', kind, metadata: { name: 'c1', annotations: { 'eventing.example.com/class': 'mt' } } } })).status, 201);
+    const table = await s.get(base, { accept: 'application/json;as=Table;v=v1;g=meta.cluster.io' });
+    t.equal(table.status, 200, table.text);
+    t.same(table.json.rows.map((r: any) => r.cells), [['c1', 'mt']]);
+  });
+
   await t.test('patterns are RE2: (?i) works, what Go refuses is refused', async (t) => {
     const def = crd({ region: { type: 'string', pattern: '(?i)^(eu|us)-[a-z]+$' }, word: { type: 'string', pattern: '\\pL+' } });
     await establish(s, def);

@@ -17,7 +17,9 @@ const AGE_DESCRIPTION = 'CreationTimestamp is a timestamp representing the serve
 
 /** A printer column as the reference's table convertor fills it: the first match, typed by the column. */
 function column(c: Props): TableColumn {
-  const find = compilePath(str(c.jsonPath));
+  // A path outside the subset leaves the cell empty rather than the version unserved.
+  let find: (obj: unknown) => unknown[];
+  try { find = compilePath(str(c.jsonPath)); } catch { find = () => []; }
   const type = (['integer', 'number', 'boolean', 'date', 'string'].includes(c.type) ? c.type : 'string') as TableColumn['type'];
   return {
     name: str(c.name), type, format: str(c.format) || undefined, priority: typeof c.priority === 'number' ? c.priority : 0,
