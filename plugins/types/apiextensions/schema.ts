@@ -83,13 +83,15 @@ export function structuralErrors(p: unknown, path: string, statusEnabled: boolea
       else if (where === 'field') out.push(fieldError.required(`${at}.type`, 'must not be empty for specified object fields'));
     }
     if (where === 'root' && s.type && s.type !== 'object') out.push(fieldError.invalid(`${at}.type`, s.type, 'must be object at the root'));
-    if (where === 'root' && s.additionalProperties !== undefined && s.additionalProperties !== false) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used at the root'));
+    // Any additionalProperties at the root, false included (the structural form keeps it as a bool).
+    if (where === 'root' && s.additionalProperties !== undefined && s.additionalProperties !== null) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used at the root'));
     if (embedded && s.additionalProperties !== undefined) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
     if (embedded && !preserve && !(isObj(s.properties) && Object.keys(s.properties).length)) out.push(fieldError.required(`${at}.properties`, 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
     if (intOrString && preserve) out.push(fieldError.invalid(`${at}.x-kubernetes-preserve-unknown-fields`, true, 'must be false if x-kubernetes-int-or-string is true'));
     if (intOrString && embedded) out.push(fieldError.invalid(`${at}.x-kubernetes-embedded-resource`, true, 'must be false if x-kubernetes-int-or-string is true'));
     if (s.type === 'array' && !isObj(s.items)) out.push(fieldError.required(`${at}.items`, 'must be specified'));
-    if (isObj(s.properties) && isObj(s.additionalProperties)) openapi.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
+    // `true` beside properties is allowed; `false` or a schema is not (properties are for structs, additionalProperties for maps).
+    if (isObj(s.properties) && Object.keys(s.properties).length && (s.additionalProperties === false || isObj(s.additionalProperties))) openapi.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
     checkPattern(s, at, out);
     const lt = s['x-kubernetes-list-type'];
     if (lt !== undefined) {
