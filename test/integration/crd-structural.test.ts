@@ -19,7 +19,8 @@ function crd(spec: Record<string, unknown>, root: Record<string, unknown> = {}) 
 }
 
 const causesOf = (r: { json: any }) => (r.json?.details?.causes ?? []).map((c: any) => `${c.field}: ${c.message}`) as string[];
-const at = 'spec.versions[0].schema.openAPIV3Schema';
+// One version, or several sharing one schema: the reference reports under its top-level spec.validation.
+const at = 'spec.validation.openAPIV3Schema';
 
 async function refused(t: Test, s: TestServer, def: any, expected: string[]) {
   const r = await s.request('POST', CRDS, { body: def });
@@ -72,6 +73,45 @@ t.test('structural schemas of real-world definitions', async (t) => {
     ]);
     // name and generateName may be narrowed.
     await establish(s, crd({}, { properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 20 } } } } }));
+  });
+
+  await t.test('additionalProperties: any at the root, false or a schema beside properties', async (t) => {
+    await refused(t, s, crd({}, { additionalProperties: false }), [
+      `${at}.additionalProperties: Forbidden: must not be used at the root`,
+      `${at}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`,
+    ]);
+    await refused(t, s, crd({ a: { type: 'object', additionalProperties: false, properties: { x: { type: 'string' } } } }), [
+      `${at}.properties[spec].properties[a].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`,
+    ]);
+    // true beside properties, and false alone, are allowed.
+    await establish(s, crd({ a: { type: 'object', additionalProperties: true, properties: { x: { type: 'string' } } }, b: { type: 'object', additionalProperties: false } }));
+  });
+
+  await t.test('error paths: a schema all versions share is reported once under spec.validation', async (t) => {
+    const bad = { p: { type: 'object', additionalProperties: false, properties: { x: { type: 'string' } } } };
+    const two = (a: unknown, b: unknown) => {
+      const def = crd({});
+      const [v1] = def.spec.versions as any[];
+      v1.schema.openAPIV3Schema.properties.spec.properties = a;
+      def.spec.versions = [v1, { ...structuredClone(v1), name: 'v2', storage: false }] as any;
+      (def.spec.versions[1] as any).schema.openAPIV3Schema.properties.spec.properties = b;
+      return def;
+    };
+    const msg = 'properties[spec].properties[p].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive';
+    await refused(t, s, two(bad, bad), [`spec.validation.openAPIV3Schema.${msg}`]);
+    await refused(t, s, two(bad, { ...bad, q: { type: 'string' } }), [`spec.versions[0].schema.openAPIV3Schema.${msg}`, `spec.versions[1].schema.openAPIV3Schema.${msg}`]);
+  });
+
+  await t.test('printer columns: a backslash escapes a dot in a field name (annotation keys)', async (t) => {
+    const def = crd({});
+    (def.spec.versions[0] as any).additionalPrinterColumns = [{ name: 'Class', type: 'string', jsonPath: '.metadata.annotations.eventing\\.example\\.com/class' }];
+    await establish(s, def);
+    const { plural, kind } = def.spec.names;
+    const base = `/apis/example.com/v1/namespaces/default/${plural}`;
+    t.equal((await s.request('POST', base, { body: { apiVersion: 'example.com/v1', kind, metadata: { name: 'c1', annotations: { 'eventing.example.com/class': 'mt' } } } })).status, 201);
+    const table = await s.get(base, { accept: 'application/json;as=Table;v=v1;g=meta.cluster.io' });
+    t.equal(table.status, 200, table.text);
+    t.same(table.json.rows.map((r: any) => r.cells), [['c1', 'mt']]);
   });
 
   await t.test('patterns are RE2: (?i) works, what Go refuses is refused', async (t) => {

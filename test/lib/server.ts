@@ -95,7 +95,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
         headers['content-type'] ??= 'application/json';
       }
       if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
-      return new Promise((resolve, reject) => {
+      const send = (retry: boolean): Promise<Reply> => new Promise((resolve, reject) => {
         const req = https.request({ host: '127.0.0.1', port: s.port, method, path: p, headers, ca: s.ca, agent }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c) => chunks.push(c));
@@ -106,10 +106,13 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
             resolve({ status: res.statusCode!, headers: res.headers, text, json });
           });
         });
-        req.on('error', reject);
+        // A kept-alive connection the server closed while idle fails as the request goes out on it
+        // (Node's documented case: reusedSocket and ECONNRESET); the request never arrived, so send it again.
+        req.on('error', (e: NodeJS.ErrnoException) => (retry && req.reusedSocket && e.code === 'ECONNRESET' ? send(false).then(resolve, reject) : reject(e)));
         if (payload !== undefined) req.write(payload);
         req.end();
       });
+      return send(true);
     },
     get: (p, headers) => s.request('GET', p, { headers }),
     stream(p, onLine, headers = {}) {

@@ -63,9 +63,14 @@ class CRDController {
   }
 
   async start(): Promise<void> {
-    this.unwatch = this.host.objects.watch(this.crdType, (_ev, obj) => this.enqueue(obj.metadata?.name ?? ''));
+    this.unwatch = this.host.objects.watch(this.crdType, (ev, obj) => {
+      if (ev === 'DELETED') this.summaries.delete(obj.metadata?.name ?? '');
+      else this.remember(obj);
+      this.enqueue(obj.metadata?.name ?? '');
+    });
     // Definitions established before a restart are served before the first request.
     for (const crd of await this.host.objects.list(this.crdType)) {
+      this.remember(crd);
       if (condition(crd, 'Established')?.status === 'True') this.serve(crd);
       this.enqueue(crd.metadata?.name ?? '');
     }
@@ -116,7 +121,9 @@ class CRDController {
       this.readWatches.get(name)?.();
       this.readWatches.delete(name);
       // Its names are free again for the others of the group.
-      for (const other of await this.host.objects.list(this.crdType)) if (other.metadata?.name !== name) this.enqueue(other.metadata!.name!);
+      // A definition's name is plural.group.
+      this.summaries.delete(name);
+      for (const other of this.sameGroup(name.slice(name.indexOf('.') + 1))) this.enqueue(other);
       return;
     }
     if (await this.name(crd)) return; // the status write comes back as an event
@@ -127,14 +134,30 @@ class CRDController {
 
   // ------------------------------------------------------------------ naming
 
+  /**
+   * Each definition's group and accepted names, kept from the watch: naming runs once per
+   * definition and must not read hundreds of stored definitions of megabytes each to find its group.
+   */
+  private summaries = new Map<string, { group: string; accepted: J }>();
+
+  private remember(crd: KObject): void {
+    const name = crd.metadata?.name;
+    if (name) this.summaries.set(name, { group: String((crd.spec as J)?.group ?? ''), accepted: ((crd.status as J | undefined)?.acceptedNames ?? {}) as J });
+  }
+
+  /** The names of a group's definitions. */
+  private sameGroup(group: unknown): string[] {
+    return [...this.summaries].filter(([, v]) => v.group === group).map(([k]) => k);
+  }
+
   /** Names of the group already taken: by other definitions' accepted names and by built-in types. */
-  private taken(crd: KObject, all: KObject[]): { resources: Set<string>; kinds: Set<string> } {
+  private taken(crd: KObject): { resources: Set<string>; kinds: Set<string> } {
     const group = (crd.spec as J)?.group;
     const resources = new Set<string>();
     const kinds = new Set<string>();
-    for (const o of all) {
-      if (o.metadata?.name === crd.metadata?.name || (o.spec as J)?.group !== group) continue;
-      const n = ((o.status as J | undefined)?.acceptedNames ?? {}) as J;
+    for (const [name, o] of this.summaries) {
+      if (name === crd.metadata?.name || o.group !== group) continue;
+      const n = o.accepted;
       for (const r of [n.plural, n.singular, ...(Array.isArray(n.shortNames) ? n.shortNames : [])]) if (r) resources.add(r);
       for (const k of [n.kind, n.listKind]) if (k) kinds.add(k);
     }
@@ -155,7 +178,7 @@ class CRDController {
     const status = (crd.status ?? {}) as J;
     const accepted = (status.acceptedNames ?? {}) as J;
     if (JSON.stringify(requested) === JSON.stringify(accepted) && condition(crd, 'NamesAccepted')) return false;
-    const { resources, kinds } = this.taken(crd, await this.host.objects.list(this.crdType));
+    const { resources, kinds } = this.taken(crd);
     const next: J = { ...accepted };
     let cond: Condition = { type: 'NamesAccepted', status: 'Unknown' };
     const fail = (reason: string, message: string) => { cond = { type: 'NamesAccepted', status: 'False', reason, message }; };
@@ -185,9 +208,9 @@ class CRDController {
     crd.status = status;
     setCondition(crd, cond);
     setCondition(crd, { type: established.type, status: established.status, reason: established.reason, message: established.message });
-    await this.host.objects.update(this.crdType, crd, 'status');
+    this.remember(await this.host.objects.update(this.crdType, crd, 'status'));
     // A name this one gave up may be what another definition of the group waits for.
-    for (const o of await this.host.objects.list(this.crdType)) if ((o.spec as J)?.group === spec.group && o.metadata?.name !== crd.metadata?.name) this.enqueue(o.metadata!.name!);
+    for (const o of this.sameGroup(spec.group)) if (o !== crd.metadata?.name) this.enqueue(o);
     return true;
   }
 

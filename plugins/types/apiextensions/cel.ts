@@ -10,16 +10,16 @@
 import { celEnv, celMethod, CelScalar, isCelError, listType, parse, plan, type CelEnv, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { FieldCause } from '../../../kernel/contracts.js';
-import { fieldError } from '../../../kernel/validation.js';
+import { fieldError, goQuote } from '../../../kernel/validation.js';
 import type { Props } from './schema.js';
 import { URL_AND_QUANTITY_LIBRARIES } from './cel-k8s.js';
+import { celName } from './cel-names.js';
+import { costMessage, estimateCost, maxCardinality } from './cel-cost.js';
 
 const PER_CALL_LIMIT = 1_000_000;
 const RUNTIME_BUDGET = 10_000_000;
 const STATIC_RULE_LIMIT = 10_000_000;
-/** An unbounded list or map counts as many elements as the largest request (3 MiB) could hold. */
-const UNBOUNDED = Math.floor((3 * 1024 * 1024) / 3); // the smallest element, `{}` or `""`, and its comma
-const UNBOUNDED_STRING = 3 * 1024 * 1024;
+const STATIC_CRD_LIMIT = 100_000_000;
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -74,6 +74,15 @@ class MeteredMap extends Map<string, unknown> {
   override [Symbol.iterator]() { return this.entries(); }
 }
 
+/** The schema of the property a rule selects by its CEL name. */
+function propertyByCelName(p: Props, field: string): Props | undefined {
+  const props = isObj(p.properties) ? p.properties : undefined;
+  if (!props) return undefined;
+  if (isObj(props[field]) && celName(field) === field) return props[field];
+  for (const [k, v] of Object.entries(props)) if (isObj(v) && celName(k) === field) return v;
+  return undefined;
+}
+
 /** A JSON value as CEL sees it under its schema: integers as int, objects as maps; reads metered. */
 function toCel(v: unknown, p: Props | undefined, meter: Meter): unknown {
   if (v === null || v === undefined) return null;
@@ -98,7 +107,11 @@ function toCel(v: unknown, p: Props | undefined, meter: Meter): unknown {
     m.meter = meter;
     const props = isObj(p?.properties) ? p!.properties : undefined;
     const add = isObj(p?.additionalProperties) ? p!.additionalProperties : undefined;
-    for (const [k, x] of Object.entries(v)) Map.prototype.set.call(m, k, toCel(x, props?.[k] ?? add, meter));
+    for (const [k, x] of Object.entries(v)) {
+      // Declared properties go by their CEL names (`namespace` is `__namespace__`); map keys stay as they are.
+      const name = props && isObj(props[k]) ? celName(k) : k;
+      if (name !== undefined) Map.prototype.set.call(m, name, toCel(x, props?.[k] ?? add, meter));
+    }
     return m;
   }
   return v;
@@ -115,52 +128,13 @@ function schemaOf(e: Expr, scope: Map<string, Props | undefined>): Props | undef
   if (k.case === 'selectExpr') {
     const parent = schemaOf(k.value.operand, scope);
     if (!parent) return undefined;
-    return isObj(parent.properties?.[k.value.field]) ? parent.properties[k.value.field] : isObj(parent.additionalProperties) ? parent.additionalProperties : undefined;
+    return propertyByCelName(parent, k.value.field) ?? (isObj(parent.additionalProperties) ? parent.additionalProperties : undefined);
   }
   if (k.case === 'callExpr' && k.value.function === '_[_]') {
     const parent = schemaOf(k.value.args[0], scope);
     return isObj(parent?.items) ? parent!.items : isObj(parent?.additionalProperties) ? parent!.additionalProperties : undefined;
   }
   return undefined;
-}
-
-function cardinality(p: Props | undefined): number {
-  if (!p) return UNBOUNDED;
-  if (typeof p.maxItems === 'number') return p.maxItems;
-  if (typeof p.maxProperties === 'number') return p.maxProperties;
-  return UNBOUNDED;
-}
-
-const STRING_FUNCS = new Set(['matches', 'contains', 'startsWith', 'endsWith', 'split', 'replace', 'lowerAscii', 'upperAscii', 'indexOf', 'lastIndexOf', 'find', 'findAll', 'join', 'trim', 'substring']);
-
-function estimate(e: Expr, scope: Map<string, Props | undefined>): number {
-  const k = e.exprKind;
-  switch (k.case) {
-    case 'comprehensionExpr': {
-      const c = k.value;
-      const range = schemaOf(c.iterRange, scope);
-      const inner = new Map(scope);
-      inner.set(c.iterVar, isObj(range?.items) ? range!.items : isObj(range?.additionalProperties) ? range!.additionalProperties : undefined);
-      inner.set(c.accuVar, undefined);
-      // As cel-go counts it: the step per element (the macros' own loop condition is free).
-      const per = 1 + estimate(c.loopStep, inner);
-      return estimate(c.iterRange, scope) + estimate(c.accuInit, scope) + estimate(c.result, inner) + cardinality(range) * per;
-    }
-    case 'callExpr': {
-      const c = k.value;
-      let cost = 1 + (c.target ? estimate(c.target, scope) : 0);
-      for (const a of c.args ?? []) cost += estimate(a, scope);
-      if (STRING_FUNCS.has(c.function)) {
-        const s = c.target ? schemaOf(c.target, scope) : c.args?.[0] ? schemaOf(c.args[0], scope) : undefined;
-        cost += Math.ceil((typeof s?.maxLength === 'number' ? s.maxLength : s ? UNBOUNDED_STRING : 0) * 0.1);
-      }
-      return cost;
-    }
-    case 'selectExpr': return 1 + estimate(k.value.operand, scope);
-    case 'listExpr': return 1 + (k.value.elements ?? []).reduce((n: number, x: Expr) => n + estimate(x, scope), 0);
-    case 'structExpr': return 1 + (k.value.entries ?? []).reduce((n: number, x: any) => n + (x.mapKey ? estimate(x.mapKey, scope) : 0) + estimate(x.value, scope), 0);
-    default: return 0; // identifiers and constants
-  }
 }
 
 /** Fields a rule selects that its schema does not declare (cel-go's type check refuses them at definition time). */
@@ -170,7 +144,7 @@ function undefinedFields(e: Expr, scope: Map<string, Props | undefined>, out: st
   if (k.case === 'selectExpr') {
     const parent = schemaOf(k.value.operand, scope);
     const closed = parent && parent.type === 'object' && isObj(parent.properties) && parent.additionalProperties === undefined && parent['x-kubernetes-preserve-unknown-fields'] !== true;
-    if (closed && !(k.value.field in parent.properties) && !['apiVersion', 'kind', 'metadata'].includes(k.value.field)) out.push(k.value.field);
+    if (closed && !propertyByCelName(parent, k.value.field) && !['apiVersion', 'kind', 'metadata'].includes(k.value.field)) out.push(k.value.field);
     undefinedFields(k.value.operand, scope, out);
     return;
   }
@@ -191,56 +165,217 @@ function undefinedFields(e: Expr, scope: Map<string, Props | undefined>, out: st
   else if (k.case === 'structExpr') for (const x of k.value.entries ?? []) { if (x.mapKey) undefinedFields(x.mapKey, scope, out); undefinedFields(x.value, scope, out); }
 }
 
-function costMessage(cost: number, limit: number): string {
-  const f = cost / limit;
-  const factor = f > 100 ? 'more than 100x' : f < 1.5 ? `${f.toFixed(6)}x` : `${f.toFixed(1)}x`;
-  return `estimated rule cost exceeds budget by factor of ${factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
+// ---------------------------------------------------------------- undeclared references
+
+/** Operators and macros the parser produces, besides the environment's functions. */
+const BUILTINS = new Set(['_[_]', '_?_:_', '_&&_', '_||_', '@not_strictly_false', 'has', '@in']);
+const TYPE_IDENTS = new Set(['int', 'uint', 'double', 'bool', 'bytes', 'string', 'list', 'map', 'null_type', 'type', 'timestamp', 'duration', 'dyn']);
+let declared: Set<string> | undefined;
+function isDeclared(fn: string): boolean {
+  if (!declared) {
+    const groups = (celEnvironment() as unknown as { _funcs?: { _groups?: Map<string, unknown> } })._funcs?._groups;
+    declared = new Set(groups ? [...groups.keys()] : []);
+  }
+  // Without the environment's table nothing is reported (the check is only as good as that table).
+  return !declared.size || declared.has(fn) || BUILTINS.has(fn);
 }
+
+/**
+ * Functions and identifiers no library of this server declares, as cel-go's checker reports them
+ * ("ERROR: <input>:1:5: undeclared reference to 'cidr' (in container '')" with the source line and a
+ * caret; a call is placed at its parenthesis). Undefined when there are none.
+ */
+function undeclaredReferences(c: Compiled, self: Props): string | undefined {
+  const found: Array<{ at: number; text: string }> = [];
+  const at = (e: Expr) => c.positions[String((e as unknown as { id: bigint }).id)] ?? 0;
+  // The parser places an operator at the blank before it; cel-go at the operator itself.
+  const operatorAt = (pos: number) => { while (/\s/.test(c.text[pos] ?? '')) pos++; return pos; };
+  // Types as far as the follow-on errors need them: cel-go gives an undeclared global call or
+  // identifier the error type (it matches anything), an undeclared member call no type at all
+  // ('<nil>', which matches nothing but itself), so an operator applied to it finds no overload.
+  type T = 'error' | 'nil' | 'unknown' | 'int' | 'uint' | 'double' | 'string' | 'bytes' | 'bool' | 'null';
+  const typeOfSchema = (p: Props | undefined): T => {
+    if (!p || p['x-kubernetes-int-or-string']) return 'unknown';
+    return p.type === 'integer' ? 'int' : p.type === 'number' ? 'double' : p.type === 'boolean' ? 'bool' : p.type === 'string' && !p.format ? 'string' : 'unknown';
+  };
+  const CONCRETE = new Set(['!_', '-_', '_&&_', '_||_', '_<_', '_<=_', '_>_', '_>=_', '_+_', '_-_', '_*_', '_/_', '_%_', 'size']);
+  const PARAMETRIC = new Set(['_==_', '_!=_']);
+  const walk = (e: Expr, vars: Set<string>, scope: Map<string, Props | undefined>): T => {
+    const k = e.exprKind;
+    if (k.case === 'constExpr') {
+      const m: Record<string, T> = { int64Value: 'int', uint64Value: 'uint', doubleValue: 'double', stringValue: 'string', bytesValue: 'bytes', boolValue: 'bool', nullValue: 'null' };
+      return m[k.value.constantKind.case] ?? 'unknown';
+    }
+    if (k.case === 'identExpr') {
+      const n = k.value.name;
+      if (vars.has(n) || TYPE_IDENTS.has(n)) return 'unknown';
+      found.push({ at: at(e), text: `undeclared reference to '${n}' (in container '')` });
+      return 'error';
+    }
+    if (k.case === 'selectExpr') {
+      const t = walk(k.value.operand, vars, scope);
+      if (k.value.testOnly) return 'bool';
+      return t === 'error' || t === 'nil' ? t : typeOfSchema(schemaOf(e, scope));
+    }
+    if (k.case === 'callExpr') {
+      const fn = k.value.function as string;
+      const args = [...(k.value.target ? [k.value.target] : []), ...(k.value.args ?? [])].map((x: Expr) => walk(x, vars, scope));
+      if (!isDeclared(fn)) {
+        const paren = c.text.indexOf('(', at(e));
+        found.push({ at: paren >= 0 ? paren : at(e), text: `undeclared reference to '${fn}' (in container '')` });
+        return k.value.target ? 'nil' : 'error';
+      }
+      if (args.includes('nil')) {
+        const fails = CONCRETE.has(fn) || (PARAMETRIC.has(fn) && !args.includes('error') && args.some((t) => t !== 'nil'));
+        if (!fails) return fn.startsWith('_') && fn !== '_+_' ? 'bool' : 'unknown';
+        // An operand whose type this check does not know is not named: no message rather than a wrong one.
+        if (!args.includes('unknown')) found.push({ at: operatorAt(at(e)), text: `found no matching overload for '${fn}' applied to '(${args.map((t) => (t === 'nil' ? '<nil>' : t)).join(', ')})'` });
+        return 'error';
+      }
+      if (fn === '_?_:_') return args.slice(1).find((t) => t !== 'unknown' && t !== 'error') ?? 'unknown';
+      if (['!_', '_&&_', '_||_', '_==_', '_!=_', '_<_', '_<=_', '_>_', '_>=_', '@in', '@not_strictly_false'].includes(fn)) return 'bool';
+      if (fn === 'size') return 'int';
+      return 'unknown';
+    }
+    if (k.case === 'listExpr') { for (const x of k.value.elements ?? []) walk(x, vars, scope); return 'unknown'; }
+    if (k.case === 'structExpr') { for (const x of k.value.entries ?? []) { if (x.mapKey) walk(x.mapKey, vars, scope); walk(x.value, vars, scope); } return 'unknown'; }
+    if (k.case === 'comprehensionExpr') {
+      const v = k.value;
+      const range = schemaOf(v.iterRange, scope);
+      walk(v.iterRange, vars, scope);
+      walk(v.accuInit, vars, scope);
+      const inner = new Set([...vars, v.iterVar, v.accuVar]);
+      const innerScope = new Map(scope);
+      innerScope.set(v.iterVar, isObj(range?.items) ? range!.items : isObj(range?.additionalProperties) ? range!.additionalProperties : undefined);
+      innerScope.set(v.accuVar, undefined);
+      for (const x of [v.loopCondition, v.loopStep]) walk(x, inner, innerScope);
+      return walk(v.result, inner, innerScope);
+    }
+    return 'unknown';
+  };
+  walk(c.expr, new Set(['self', 'oldSelf']), new Map([['self', self], ['oldSelf', self]]));
+  if (!found.some((f) => f.text.startsWith('undeclared'))) return undefined;
+  found.sort((a, b) => a.at - b.at);
+  const lines = c.text.split('\n');
+  return found.map(({ at: pos, text }) => {
+    let line = 0;
+    let start = 0;
+    while (line < lines.length - 1 && pos > start + lines[line].length) { start += lines[line].length + 1; line++; }
+    const col = pos - start;
+    return `ERROR: <input>:${line + 1}:${col + 1}: ${text}\n | ${lines[line]}\n | ${'.'.repeat(col)}^`;
+  }).join('\n');
+}
+
+/** A rule as the reference prints it in "Invalid value: …" (Go's %#v of its ValidationRule). */
+export function goValidationRule(src: Props): string {
+  const q = (v: unknown) => goQuote(typeof v === 'string' ? v : '');
+  // The reference prints the reason's pointer; its address means nothing, so a fixed one stands in.
+  const reason = typeof src.reason === 'string' ? '(*apiextensions.FieldValueErrorReason)(0xc000000000)' : '(*apiextensions.FieldValueErrorReason)(nil)';
+  return `apiextensions.ValidationRule{Rule:${q(src.rule)}, Message:${q(src.message)}, MessageExpression:${q(src.messageExpression)}, Reason:${reason}, FieldPath:${q(src.fieldPath)}}`;
+}
+
+const ruleInvalid = (field: string, src: Props, detail: string): FieldCause => ({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${goValidationRule(src)}: ${detail}` });
 
 const usesOldSelf = (e: Expr): boolean => JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? 0 : v)).includes('"name":"oldSelf"');
 
 // ---------------------------------------------------------------- compiling a schema's rules
 
+interface Compiled { expr: Expr; program: Program; usesOld: boolean; positions: Record<string, number>; text: string }
+/**
+ * Parsed and planned programs by their text (generated definitions repeat the same rule at many
+ * places, and a definition is compiled on every write and again when served). Bounded.
+ */
+const programs = new Map<string, Compiled | Error>();
+const MAX_PROGRAMS = 20_000;
+
+function compileText(text: string): Compiled {
+  let c = programs.get(text);
+  if (c === undefined) {
+    try {
+      const parsed = parse(text);
+      const expr = parsed.expr as unknown as Expr;
+      c = { expr, program: plan(celEnvironment(), parsed), usesOld: usesOldSelf(expr), positions: (parsed.sourceInfo?.positions ?? {}) as Record<string, number>, text };
+    } catch (e) { c = e as Error; }
+    if (programs.size >= MAX_PROGRAMS) programs.clear();
+    programs.set(text, c);
+  }
+  if (c instanceof Error) throw c;
+  return c;
+}
+
 /** Compiles every rule of a schema; `errors` gets the definition-time causes (compile errors, cost). */
 export function compileRules(root: Props, at: string, errors: FieldCause[] = []): Node | undefined {
-  const walk = (p: Props, path: string, self: Props): Node | undefined => {
+  // The total over the schema, and the costliest rules (the reference names up to four of them).
+  let total = 0;
+  const costliest: Array<{ path: string; cost: number }> = [];
+  const observe = (path: string, cost: number) => {
+    total += cost;
+    if (cost < STATIC_CRD_LIMIT / 100) return;
+    costliest.push({ path, cost });
+    costliest.sort((x, y) => y.cost - x.cost); // stable: equal costs keep the order seen
+    if (costliest.length > 4) costliest.length = 4;
+  };
+  /** How many values a node's children can have, from the node (undefined: unbounded). */
+  const times = (p: Props, card: number | undefined): number | undefined => {
+    if (card === undefined) return undefined;
+    const each = p.type === 'object' ? (p.additionalProperties !== undefined ? p.maxProperties : 1) : p.type === 'array' ? p.maxItems : 1;
+    return typeof each === 'number' ? card * Math.max(0, each) : undefined;
+  };
+  // Children before the node's own rules: the reference reports in that order.
+  const walk = (p: Props, path: string, card: number | undefined): Node | undefined => {
     const node: Node = { rules: [], props: p };
     let any = false;
+    const inner = times(p, card);
+    if (isObj(p.additionalProperties)) { const c = walk(p.additionalProperties, `${path}.additionalProperties`, inner); if (c) { node.additional = c; any = true; } }
+    if (isObj(p.properties)) {
+      for (const [k, v] of Object.entries(p.properties)) {
+        if (!isObj(v)) continue;
+        const child = walk(v, `${path}.properties[${k}]`, inner);
+        if (child) { (node.properties ??= {})[k] = child; any = true; }
+      }
+    }
+    if (isObj(p.items)) { const c = walk(p.items, `${path}.items`, inner); if (c) { node.items = c; any = true; } }
     const list = Array.isArray(p['x-kubernetes-validations']) ? p['x-kubernetes-validations'] : [];
     list.forEach((src: Props, i: number) => {
       const where = `${path}.x-kubernetes-validations[${i}]`;
-      if (!isObj(src) || typeof src.rule !== 'string' || !src.rule.trim()) { errors.push(fieldError.required(`${where}.rule`, '')); return; }
-      let parsed;
-      try { parsed = parse(src.rule); } catch (e) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: ${(e as Error).message}`)); return; }
-      const scope = new Map<string, Props | undefined>([['self', self], ['oldSelf', self]]);
+      if (!isObj(src) || typeof src.rule !== 'string' || !src.rule.trim()) { errors.push(fieldError.required(`${where}.rule`, 'rule is not specified')); return; }
+      let compiled: Compiled;
+      try { compiled = compileText(src.rule); } catch (e) { errors.push(ruleInvalid(`${where}.rule`, src, `compilation failed: ERROR: ${(e as Error).message}`)); return; }
+      const unknown = undeclaredReferences(compiled, p);
+      if (unknown) { errors.push(ruleInvalid(`${where}.rule`, src, `compilation failed: ${unknown}`)); return; }
+      const scope = new Map<string, Props | undefined>([['self', p], ['oldSelf', p]]);
       const undef: string[] = [];
-      undefinedFields(parsed.expr as unknown as Expr, scope, undef);
-      if (undef.length) { errors.push(fieldError.invalid(`${where}.rule`, src, `compilation failed: ERROR: <input>: undefined field '${undef[0]}'`)); return; }
-      const cost = estimate(parsed.expr as unknown as Expr, scope);
-      if (cost > STATIC_RULE_LIMIT) errors.push(fieldError.forbidden(`${where}.rule`, costMessage(cost, STATIC_RULE_LIMIT)));
+      undefinedFields(compiled.expr, scope, undef);
+      if (undef.length) { errors.push(ruleInvalid(`${where}.rule`, src, `compilation failed: ERROR: <input>: undefined field '${undef[0]}'`)); return; }
+      // The rule's worst case (a rule that does not compile has none), times how often it can run.
+      const cost = estimateCost(compiled.expr, p);
+      const ruleCost = cost === 0 ? 0 : Math.min(2 ** 64, cost * (card ?? maxCardinality(p)));
+      if (ruleCost > STATIC_RULE_LIMIT) errors.push(fieldError.forbidden(`${where}.rule`, costMessage('estimated rule cost', ruleCost, STATIC_RULE_LIMIT)));
+      observe(`${where}.rule`, ruleCost);
       let message: Program | undefined;
       if (typeof src.messageExpression === 'string' && src.messageExpression) {
-        try { message = plan(celEnvironment(), parse(src.messageExpression)); } catch (e) { errors.push(fieldError.invalid(`${where}.messageExpression`, src, `messageExpression compilation failed: ERROR: ${(e as Error).message}`)); }
+        try {
+          const m = compileText(src.messageExpression);
+          message = m.program;
+          const mc = estimateCost(m.expr, p);
+          if (mc > STATIC_RULE_LIMIT) errors.push(fieldError.forbidden(`${where}.messageExpression`, costMessage('estimated messageExpression cost', mc, STATIC_RULE_LIMIT)));
+          observe(`${where}.messageExpression`, mc);
+        } catch (e) { errors.push(ruleInvalid(`${where}.messageExpression`, src, `messageExpression compilation failed: ERROR: ${(e as Error).message}`)); }
       }
       if (src.reason !== undefined && !['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'].includes(src.reason)) {
         errors.push(fieldError.notSupported(`${where}.reason`, src.reason, ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate']));
       }
-      const program = plan(celEnvironment(), parsed);
-      node.rules.push({ src, rule: src.rule, program, message, usesOld: usesOldSelf(parsed.expr as unknown as Expr), fieldPath: typeof src.fieldPath === 'string' ? src.fieldPath.replace(/^\./, '') : '' });
+      node.rules.push({ src, rule: src.rule, program: compiled.program, message, usesOld: compiled.usesOld, fieldPath: typeof src.fieldPath === 'string' ? src.fieldPath.replace(/^\./, '') : '' });
       any = true;
     });
-    if (isObj(p.properties)) {
-      for (const [k, v] of Object.entries(p.properties)) {
-        if (!isObj(v)) continue;
-        const child = walk(v, `${path}.properties[${k}]`, v);
-        if (child) { (node.properties ??= {})[k] = child; any = true; }
-      }
-    }
-    if (isObj(p.items)) { const c = walk(p.items, `${path}.items`, p.items); if (c) { node.items = c; any = true; } }
-    if (isObj(p.additionalProperties)) { const c = walk(p.additionalProperties, `${path}.additionalProperties`, p.additionalProperties); if (c) { node.additional = c; any = true; } }
     return any ? node : undefined;
   };
-  return walk(root, at, root);
+  const node = walk(root, at, 1);
+  if (total > STATIC_CRD_LIMIT) {
+    for (const c of costliest) errors.push(fieldError.forbidden(c.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'));
+    errors.push(fieldError.forbidden(at, costMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', total, STATIC_CRD_LIMIT)));
+  }
+  return node;
 }
 
 const join = (path: string, k: string) => (path ? `${path}.${k}` : k);

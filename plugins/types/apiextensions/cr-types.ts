@@ -18,7 +18,9 @@ const AGE_DESCRIPTION = 'CreationTimestamp is a timestamp representing the serve
 
 /** A printer column as the reference's table convertor fills it: the first match, typed by the column. */
 function column(c: Props): TableColumn {
-  const find = compilePath(str(c.jsonPath));
+  // A path outside the subset leaves the cell empty rather than the version unserved.
+  let find: (obj: unknown) => unknown[];
+  try { find = compilePath(str(c.jsonPath)); } catch { find = () => []; }
   const type = (['integer', 'number', 'boolean', 'date', 'string'].includes(c.type) ? c.type : 'string') as TableColumn['type'];
   return {
     name: str(c.name), type, format: str(c.format) || undefined, priority: typeof c.priority === 'number' ? c.priority : 0,
@@ -108,9 +110,11 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
     if (convert) { t.convert = convert; t.storageVersion = storageVersion; }
     if (terminating) t.createForbidden = 'create not allowed while custom resource definition is terminating';
     const values = compileValues(props);
-    const rules = compileRules(props, '');
+    // Rules are compiled on the first write too, not when the version is served.
+    let rules: ReturnType<typeof compileRules> | null = null;
     t.validate = (obj: KObject, old: KObject | undefined): FieldCause[] => {
       const causes = values(obj);
+      if (rules === null) rules = compileRules(props, '');
       return rules ? [...causes, ...evaluateRules(rules, obj, old)] : causes;
     };
     if (hasDefaults(props)) t.defaults = (obj: KObject) => applyDefaults(obj, props);

@@ -2,6 +2,7 @@
 // reference's v1 defaulting and validation rules (names, scope, versions, structural schemas,
 // sub-resources, printer columns, conversion). Serving the custom resources a definition declares is
 // the `crd` controller's work (plugins/controllers/crd), through PluginHost.serveTypes.
+import { isDeepStrictEqual } from 'node:util';
 import type { Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts.js';
 import { definitionName, definitionRoot } from '../../../kernel/openapi.js';
@@ -156,7 +157,10 @@ function validateSelectableFields(list: unknown, schema: unknown, at: string): F
   return out;
 }
 
-function validateVersion(v: Props, at: string): FieldCause[] {
+/** What several versions share is checked once, at the top-level field the reference moves it to. */
+interface Shared { schema: boolean; subresources: boolean; columns: boolean }
+
+function validateVersion(v: Props, at: string, shared: Shared, anyStatus: boolean): FieldCause[] {
   const out: FieldCause[] = [];
   const nameErrs = isDNS1035Label(str(v.name));
   if (nameErrs.length) out.push(invalid(`${at}.name`, v.name, join(nameErrs)));
@@ -167,19 +171,29 @@ function validateVersion(v: Props, at: string): FieldCause[] {
   }
   const subs = isObj(v.subresources) ? v.subresources : {};
   const schema = isObj(v.schema) ? v.schema.openAPIV3Schema : undefined;
-  if (schema === undefined) out.push(required(`${at}.schema.openAPIV3Schema`, ''));
-  else {
-    const structural = structuralErrors(schema, `${at}.schema.openAPIV3Schema`, isObj(subs.status));
-    out.push(...structural);
-    // Rules compile (and their estimated cost is checked) only on a structural schema.
-    if (!structural.length) compileRules(schema as Props, `${at}.schema.openAPIV3Schema`, out);
-    if (v.selectableFields !== undefined) out.push(...validateSelectableFields(v.selectableFields, schema, `${at}.selectableFields`));
-  }
+  if (!shared.schema) out.push(...validateSchema(schema, `${at}.schema`, shared.subresources ? anyStatus : isObj(subs.status)));
+  if (schema !== undefined && v.selectableFields !== undefined) out.push(...validateSelectableFields(v.selectableFields, schema, `${at}.selectableFields`));
+  if (!shared.subresources) out.push(...validateScale(subs, `${at}.subresources`));
+  if (!shared.columns) out.push(...validateColumns(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`));
+  return out;
+}
+
+/** A schema (`at` is ".schema" of a version or "spec.validation"): structural rules, then its rules' compilation and cost. */
+function validateSchema(schema: unknown, at: string, statusEnabled: boolean): FieldCause[] {
+  if (schema === undefined) return []; // "schemas are required", reported with the spec
+  const out = structuralErrors(schema, `${at}.openAPIV3Schema`, statusEnabled);
+  // Rules compile (and their estimated cost is checked) only on a structural schema.
+  if (!out.length) compileRules(schema as Props, `${at}.openAPIV3Schema`, out);
+  return out;
+}
+
+function validateScale(subs: Props, at: string): FieldCause[] {
+  const out: FieldCause[] = [];
   if (isObj(subs.scale)) {
     const sc = subs.scale;
     const check = (f: string, under: string[], msg: string, req: boolean) => {
       const p = str(sc[f]);
-      const fa = `${at}.subresources.scale.${f}`;
+      const fa = `${at}.scale.${f}`;
       if (!p) { if (req) out.push(required(fa, '')); return; }
       const e = simpleJSONPath(p, fa);
       if (e.length) out.push(...e);
@@ -189,8 +203,13 @@ function validateVersion(v: Props, at: string): FieldCause[] {
     check('statusReplicasPath', ['.status.'], 'should be a json path under .status', true);
     check('labelSelectorPath', ['.spec.', '.status.'], 'should be a json path under either .spec or .status', false);
   }
-  (Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : []).forEach((c: Props, i: number) => {
-    const ca = `${at}.additionalPrinterColumns[${i}]`;
+  return out;
+}
+
+function validateColumns(columns: unknown, at: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  (Array.isArray(columns) ? columns : []).forEach((c: Props, i: number) => {
+    const ca = `${at}[${i}]`;
     if (!isObj(c)) return;
     if (!str(c.name)) out.push(required(`${ca}.name`, ''));
     if (!str(c.type)) out.push(required(`${ca}.type`, `must be one of ${join(COLUMN_TYPES)}`));
@@ -200,6 +219,17 @@ function validateVersion(v: Props, at: string): FieldCause[] {
     else out.push(...simpleJSONPath(c.jsonPath, `${ca}.JSONPath`));
   });
   return out;
+}
+
+/**
+ * Whether every version carries the same value of a per-version field: the reference's internal form
+ * then holds it once at the top (spec.validation, spec.subresources, spec.additionalPrinterColumns),
+ * which is where its errors are reported.
+ */
+function identical(versions: Props[], pick: (v: Props) => unknown): boolean {
+  if (!versions.length) return false;
+  const first = pick(versions[0]);
+  return versions.every((v) => isDeepStrictEqual(pick(v), first));
 }
 
 function validateConversion(c: unknown): FieldCause[] {
@@ -234,8 +264,14 @@ function validateConversion(c: unknown): FieldCause[] {
 }
 
 /** The reference's v1 rules (ValidateCustomResourceDefinition and ...Update), in its order and words. */
-export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand): FieldCause[] {
+export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string): FieldCause[] {
   const out: FieldCause[] = [];
+  // A status write is checked for its accepted names only (ValidateUpdateCustomResourceDefinitionStatus):
+  // the spec it carries is the stored one, and its schemas were checked when written.
+  if (subresource === 'status' && old) {
+    const st = (isObj(obj.status) ? obj.status : {}) as Props;
+    return isObj(st.acceptedNames) ? validateNames(st.acceptedNames, 'status.acceptedNames') : [];
+  }
   const spec = (isObj(obj.spec) ? obj.spec : {}) as Props;
   const names = (isObj(spec.names) ? spec.names : {}) as Props;
   const group = str(spec.group);
@@ -246,6 +282,18 @@ export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand
   if (!spec.scope) out.push(required('spec.scope', ''));
   else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced') out.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
   const versions = (Array.isArray(spec.versions) ? spec.versions : []) as Props[];
+  const objs = versions.filter(isObj);
+  const shared: Shared = {
+    schema: identical(objs, (v) => v.schema),
+    subresources: identical(objs, (v) => v.subresources),
+    columns: identical(objs, (v) => v.additionalPrinterColumns),
+  };
+  const anyStatus = objs.some((v) => isObj(v.subresources) && isObj(v.subresources.status));
+  const schemaOf = (v: Props) => (isObj(v.schema) ? v.schema.openAPIV3Schema : undefined);
+  // Every version needs a schema, unless one shared schema stands for all.
+  if (!(shared.schema && objs.length && schemaOf(objs[0]) !== undefined)) {
+    versions.forEach((v, i) => { if (isObj(v) && schemaOf(v) === undefined) out.push(required(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required')); });
+  }
   const seen = new Set<string>();
   let unique = true;
   let storage = 0;
@@ -254,7 +302,7 @@ export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand
     if (v.storage === true) storage++;
     if (seen.has(v.name)) unique = false;
     seen.add(v.name);
-    out.push(...validateVersion(v, `spec.versions[${i}]`));
+    out.push(...validateVersion(v, `spec.versions[${i}]`, shared, anyStatus));
   });
   if (!unique) out.push(invalid('spec.versions', versions, 'must contain unique version names'));
   if (storage !== 1) out.push(invalid('spec.versions', versions, 'must have exactly one version marked as storage version'));
@@ -263,6 +311,14 @@ export function validateCRD(obj: KObject, old: KObject | undefined, brand: Brand
   if (!names.kind) out.push(required('spec.names.kind', ''));
   if (!names.listKind) out.push(required('spec.names.listKind', ''));
   out.push(...validateNames(names, 'spec.names'));
+  // The shared parts, after the names, as the reference checks its top-level fields.
+  const first = objs[0] ?? {};
+  if (shared.schema) {
+    const schema = isObj(first.schema) ? first.schema.openAPIV3Schema : undefined;
+    out.push(...validateSchema(schema, 'spec.validation', anyStatus));
+  }
+  if (shared.subresources) out.push(...validateScale(isObj(first.subresources) ? first.subresources : {}, 'spec.subresources'));
+  if (shared.columns) out.push(...validateColumns(first.additionalPrinterColumns, 'spec.additionalPrinterColumns'));
   if (spec.preserveUnknownFields === true && (old?.spec as Props | undefined)?.preserveUnknownFields !== true) {
     out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }

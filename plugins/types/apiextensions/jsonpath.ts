@@ -11,11 +11,16 @@ export function compilePath(path: string): (obj: unknown) => unknown[] {
   const steps: Step[] = [];
   let i = 0;
   const s = path.trim().replace(/^\{(.*)\}$/, '$1');
+  // A field name runs to the next '.', '[' or blank; a backslash takes the next character as it is
+  // (`.metadata.annotations.example\.com/x`), as client-go's parser reads it.
   const ident = () => {
-    const m = /^[A-Za-z0-9_$-]+/.exec(s.slice(i));
-    if (!m) throw new Error(`unexpected path string near ${JSON.stringify(s.slice(i))}`);
-    i += m[0].length;
-    return m[0];
+    let out = '';
+    while (i < s.length && !'.[] '.includes(s[i])) {
+      if (s[i] === '\\' && i + 1 < s.length) i++;
+      out += s[i++];
+    }
+    if (!out) throw new Error(`unexpected path string near ${JSON.stringify(s.slice(i))}`);
+    return out;
   };
   while (i < s.length) {
     if (s[i] === '.') {

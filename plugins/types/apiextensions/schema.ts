@@ -4,7 +4,7 @@
 //   structuralErrors the reference's structural-schema rules, as field causes of the definition
 //   compileValues    value validation (ajv) with the reference's messages and field paths
 //   applyDefaults    `default` values and the pruning of nulls that are not nullable
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
 import type { FieldCause, Schema } from '../../../kernel/contracts.js';
 import { fieldError, formatValue, goQuote } from '../../../kernel/validation.js';
@@ -83,13 +83,15 @@ export function structuralErrors(p: unknown, path: string, statusEnabled: boolea
       else if (where === 'field') out.push(fieldError.required(`${at}.type`, 'must not be empty for specified object fields'));
     }
     if (where === 'root' && s.type && s.type !== 'object') out.push(fieldError.invalid(`${at}.type`, s.type, 'must be object at the root'));
-    if (where === 'root' && s.additionalProperties !== undefined && s.additionalProperties !== false) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used at the root'));
+    // Any additionalProperties at the root, false included (the structural form keeps it as a bool).
+    if (where === 'root' && s.additionalProperties !== undefined && s.additionalProperties !== null) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used at the root'));
     if (embedded && s.additionalProperties !== undefined) out.push(fieldError.forbidden(`${at}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
     if (embedded && !preserve && !(isObj(s.properties) && Object.keys(s.properties).length)) out.push(fieldError.required(`${at}.properties`, 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
     if (intOrString && preserve) out.push(fieldError.invalid(`${at}.x-kubernetes-preserve-unknown-fields`, true, 'must be false if x-kubernetes-int-or-string is true'));
     if (intOrString && embedded) out.push(fieldError.invalid(`${at}.x-kubernetes-embedded-resource`, true, 'must be false if x-kubernetes-int-or-string is true'));
     if (s.type === 'array' && !isObj(s.items)) out.push(fieldError.required(`${at}.items`, 'must be specified'));
-    if (isObj(s.properties) && isObj(s.additionalProperties)) openapi.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
+    // `true` beside properties is allowed; `false` or a schema is not (properties are for structs, additionalProperties for maps).
+    if (isObj(s.properties) && Object.keys(s.properties).length && (s.additionalProperties === false || isObj(s.additionalProperties))) openapi.push(fieldError.forbidden(`${at}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
     checkPattern(s, at, out);
     const lt = s['x-kubernetes-list-type'];
     if (lt !== undefined) {
@@ -401,12 +403,41 @@ function toCause(e: ErrorObject, data: unknown): FieldCause | undefined {
 
 export type ValueValidator = (obj: unknown) => FieldCause[];
 
-/** Compiles a version's value rules once. The object's metadata is checked by the kernel, so it is left out. */
-export function compileValues(p: Props): ValueValidator {
-  const schema = toAjv(p);
-  if (isObj(schema.properties)) delete schema.properties.metadata;
+/**
+ * Compiled validators by the text of their ajv schema: versions of one definition often share a
+ * schema, and re-serving a definition (a status write, a new version) keeps the others'. Bounded; an
+ * evicted schema leaves ajv's own cache too.
+ */
+const validators = new Map<string, { schema: Props; fn: ValidateFunction }>();
+const MAX_VALIDATORS = 512;
+
+function validatorFor(schema: Props): ValidateFunction {
+  const text = JSON.stringify(schema);
+  const hit = validators.get(text);
+  if (hit) { validators.delete(text); validators.set(text, hit); return hit.fn; } // most recent last
   const fn = ajv().compile(schema);
+  validators.set(text, { schema, fn });
+  if (validators.size > MAX_VALIDATORS) {
+    const [k, v] = validators.entries().next().value as [string, { schema: Props }];
+    validators.delete(k);
+    ajv().removeSchema(v.schema);
+  }
+  return fn;
+}
+
+/**
+ * A version's value rules, compiled on first use: serving a definition must not wait for code
+ * generation (a large schema takes ajv a second or more), and most served versions are never written.
+ * The object's metadata is checked by the kernel, so it is left out.
+ */
+export function compileValues(p: Props): ValueValidator {
+  let fn: ValidateFunction | undefined;
   return (obj) => {
+    if (!fn) {
+      const schema = toAjv(p);
+      if (isObj(schema.properties)) delete schema.properties.metadata;
+      fn = validatorFor(schema);
+    }
     if (fn(obj)) return [];
     const out: FieldCause[] = [];
     // A failed anyOf/oneOf/not reports its branches' errors too; keep only the combinator's.
