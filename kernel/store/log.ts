@@ -9,22 +9,24 @@
 //   m:gap:<from hex16>  revisions from+1..value were reserved but never written (an unclean stop)
 //   m:format         "3" (stores without it are upgraded at open)
 // Beside it, the HIGHWATER file (integrity.ts) holds the reserved revision and, after a clean stop,
-// the revision the store ended at. "stored value" is the value after the optional transformer
+// the revision the store ended at; the ACKED file the last revision acknowledged. "stored value" is the value after the optional transformer
 // (encryption at rest); the index, the events and the cache hold the plain value.
 //
 // Writes are checked against an in-memory index (which includes writes still waiting for their
 // sync), assigned the next revision, and queued. One flush at a time writes every queued write in a
 // single synced batch (group commit): concurrent writers share one fsync. A write's promise
-// resolves, and its event reaches onCommit, only after that batch is durable.
+// resolves, and its event reaches onCommit, only after that batch is durable and ACKED holds its
+// revision (that second sync overlaps the next batch's).
 //
-// At open the store is checked (the write-ahead log's record checksums, every record's checksum, the
-// count and digest of current keys, contiguous history, the revision it was stopped at) and a damaged
+// At open the store is checked (its files before LevelDB opens it, the write-ahead log's record
+// checksums, every record's checksum, the count and digest of current keys, contiguous history, the
+// revision acknowledged last and the one it was stopped at) and a damaged
 // store is refused with a StoreDamageError; StorageLog.repair salvages it.
 import { ClassicLevel } from 'classic-level';
 import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts.js';
 import { StatusError } from '../status.js';
-import { checkLogs, HIGH_WATER_FILE, readHighWater, recordCrc, StateDigest, StoreDamageError, writeHighWater, type HighWater } from './integrity.js';
+import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, recordCrc, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
 
 /** 3: the state digest of integrity.ts; 2 had a sha256 one (its digest is recomputed at open). */
 const FORMAT = '3';
@@ -119,6 +121,15 @@ function decodeEvent(buf: Uint8Array, legacy: boolean): StorageEvent | undefined
   };
 }
 
+/** What a decoded record's revisions must be: anything else is damage read as numbers. */
+const validRevisions = (mod: number, create: number) => Number.isSafeInteger(mod) && Number.isSafeInteger(create) && create >= 1 && create <= mod;
+
+/** The damage of acknowledged revisions missing from the end of the store. */
+function lostWrites(rev: number, acked: number): string {
+  const n = acked - rev;
+  return `${n} acknowledged write${n > 1 ? 's are' : ' is'} missing: ${revisionRange(rev + 1, acked)} ${n > 1 ? 'were' : 'was'} acknowledged, but the store ends at revision ${rev} (the end of its write-ahead log is lost)`;
+}
+
 const num = (v: Uint8Array | undefined) => (v === undefined ? undefined : Number(Buffer.from(v).toString()));
 const str = (v: string | number) => Buffer.from(String(v));
 
@@ -134,7 +145,12 @@ export interface RepairReport {
   revision: number;
   /** The high-water file was missing or damaged, so the revision was raised by a wide margin. */
   highWaterLost: boolean;
+  /** Acknowledged revisions no longer in the store (the end of its log was lost), first and last. */
+  lost?: { from: number; to: number };
 }
+
+/** Revisions from..to as words: "revision 7", "revisions 5 to 7". */
+export const revisionRange = (from: number, to: number) => (from === to ? `revision ${to}` : `revisions ${from} to ${to}`);
 
 interface Pending {
   ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[];
@@ -163,7 +179,20 @@ type Db = ClassicLevel<string, Uint8Array>;
  * default, 16 KiB, is about 16 objects: thousands of round trips for a start-up of 100,000).
  */
 const BULK = { highWaterMarkBytes: 4 << 20 };
-const openDb = (dir: string): Db => new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+/**
+ * A ClassicLevel opens itself in the tick after it is constructed, with the options given here: it is
+ * constructed only once the store's files are checked, and never allowed to create a store over an
+ * existing one (it would take a store without CURRENT for a new one, and delete its tables).
+ */
+const openDb = async (dir: string, isNew: boolean): Promise<Db> => {
+  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', createIfMissing: isNew, errorIfExists: isNew });
+  try {
+    await db.open();
+  } catch (e) {
+    throw openError(dir, e);
+  }
+  return db;
+};
 
 /** LevelDB refuses a second opener with its LOCK; say so plainly. */
 function openError(dir: string, e: unknown): Error {
@@ -174,7 +203,8 @@ function openError(dir: string, e: unknown): Error {
 }
 
 export class StorageLog implements StorageBackend {
-  private db: Db;
+  /** Set by open(). */
+  private db!: Db;
   /** Current state including queued writes: conflict checks must see writes not yet synced. */
   private index = new Map<string, KV>();
   private digest = new StateDigest();
@@ -190,6 +220,9 @@ export class StorageLog implements StorageBackend {
   /** The high-water file says no revision above this was handed out. */
   private reserved = 0;
   private listener: (events: StorageEvent[], revision: number) => void = () => {};
+  private ack: AckMark | undefined;
+  /** The last batch's answers, sent once ACKED holds its revision; batches are answered in order. */
+  private delivered: Promise<void> = Promise.resolve();
   private opened = false;
   private failed: Error | undefined;
   private readonly groupCommit: boolean;
@@ -198,7 +231,6 @@ export class StorageLog implements StorageBackend {
   private readonly warn: (msg: string) => void;
 
   constructor(readonly dir: string, opts: LogOptions = {}) {
-    this.db = openDb(dir);
     this.groupCommit = opts.groupCommit ?? true;
     this.sync = opts.sync ?? true;
     this.tx = opts.transformer;
@@ -227,15 +259,14 @@ export class StorageLog implements StorageBackend {
   }
 
   async open(): Promise<void> {
+    // Before LevelDB may create or delete a file: a store is new only when it has no file at all.
+    const isNew = checkStoreFiles(this.dir) === 'new';
     checkLogs(this.dir);
     const hw = readHighWater(this.dir);
-    try {
-      await this.db.open();
-    } catch (e) {
-      throw openError(this.dir, e);
-    }
+    this.db = await openDb(this.dir, isNew);
     try {
       await this.load(hw);
+      this.ack = await AckMark.open(this.dir, this.sync);
     } catch (e) {
       await this.db.close();
       // LevelDB's own reports of damage (a table block it cannot read) are damage too
@@ -250,6 +281,9 @@ export class StorageLog implements StorageBackend {
     const meta = async (k: string) => num(await this.db.get('m:' + k));
     const stored = await this.db.get('m:format');
     const upgraded = stored === undefined;
+    // A store that lost its m:format record is damaged, not one from before checksums: decoding its
+    // records as unchecksummed ones would read checksums as revisions.
+    if (upgraded) for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;', limit: 1 })) if (decodeCurrent(k.slice(2), v, false)) throw this.damage('the record of the store format is lost');
     if (upgraded) await this.upgrade();
     const format = upgraded ? FORMAT : Buffer.from(stored).toString();
     // format 2 differs only in how the digest is computed: it is recomputed below, unchecked, once
@@ -284,6 +318,10 @@ export class StorageLog implements StorageBackend {
     if (!this.tx) this.openedHistory = opened;
     if (expect !== rev + 1 && rev > this.compactedRev) throw this.damage(`history ends at revision ${expect - 1}, the store at ${rev}: records are lost`);
     await this.dropUnreadableHistory(rev);
+    // An acknowledged write that is gone: the end of the log was lost (cut, or a sync that lied).
+    const acked = readAcked(this.dir);
+    if (!acked && hw?.acked && rev > 0) throw new StoreDamageError(path.join(this.dir, ACK_FILE), 'is missing');
+    if (acked && acked.revision > rev) throw this.damage(lostWrites(rev, acked.revision));
     if (hw?.closedAt !== undefined && hw.closedAt !== rev) {
       throw this.damage(`the store ends at revision ${rev} but was stopped at revision ${hw.closedAt}: the last writes are lost`);
     }
@@ -297,6 +335,8 @@ export class StorageLog implements StorageBackend {
       this.committedRev = this.nextRev = hw.reserved;
     }
     this.reserved = this.nextRev + RESERVE_BLOCK;
+    // a new store, or one from before ACKED: everything it holds counts as acknowledged
+    if (!acked) await writeAcked(this.dir, this.committedRev, this.sync);
     await writeHighWater(this.dir, { reserved: this.reserved }, this.sync);
   }
 
@@ -348,8 +388,10 @@ export class StorageLog implements StorageBackend {
 
   async close(): Promise<void> {
     while (this.flushing || this.queue.length) await new Promise((r) => setTimeout(r, 1));
+    await this.delivered;
     if (!this.opened) return;
     this.opened = false;
+    await this.ack?.close();
     // A clean stop records where the store ends, so that losing its last writes is noticed at open.
     if (!this.failed) await writeHighWater(this.dir, { reserved: this.reserved, closedAt: this.committedRev }, this.sync);
     await this.db.close();
@@ -442,23 +484,39 @@ export class StorageLog implements StorageBackend {
           }
           await this.db.batch(ops as never, { sync: this.sync });
         } catch (err) {
-          // The in-memory index already reflects these writes; after a failed sync it cannot be
-          // trusted, so the log refuses all further writes (the process should restart).
-          this.failed = new StatusError(500, 'InternalError', `storage write failed: ${(err as Error).message}`);
-          for (const p of batch.concat(this.queue.splice(0))) p.reject(this.failed);
+          this.fail(err, batch.concat(this.queue.splice(0)));
           return;
         }
-        this.committedRev = last;
-        const events = batch.map((p) => p.event);
-        try { this.listener(events, last); } catch { /* the cache must not break the log */ }
-        for (const p of batch) {
-          const e = p.event;
-          p.resolve({ ok: true, revision: e.revision, value: e.type === 'DELETED' ? undefined : e.value, createRevision: e.createRevision });
-        }
+        // Answered (and shown to watchers) only once ACKED holds the revision, so that losing this
+        // batch from the log is noticed at the next start; meanwhile the next batch is written.
+        const marked = this.ack!.advance(last);
+        const before = this.delivered;
+        this.delivered = (async () => {
+          let markErr: unknown;
+          await marked.catch((e) => { markErr = e; });
+          await before;
+          if (markErr) return this.fail(markErr, batch);
+          this.committedRev = last;
+          const events = batch.map((p) => p.event);
+          try { this.listener(events, last); } catch { /* the cache must not break the log */ }
+          for (const p of batch) {
+            const e = p.event;
+            p.resolve({ ok: true, revision: e.revision, value: e.type === 'DELETED' ? undefined : e.value, createRevision: e.createRevision });
+          }
+        })();
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  /**
+   * The in-memory index already reflects these writes; after a failed sync it cannot be trusted, so
+   * the log refuses all further writes (the process should restart).
+   */
+  private fail(err: unknown, writes: Pending[]): void {
+    this.failed ??= new StatusError(500, 'InternalError', `storage write failed: ${(err as Error).message}`);
+    for (const p of writes) p.reject(this.failed);
   }
 
   async *history(after: number, prefix = ''): AsyncIterable<StorageEvent> {
@@ -504,18 +562,20 @@ export class StorageLog implements StorageBackend {
   static async repair(dir: string): Promise<RepairReport> {
     const report: RepairReport = { damage: [], dropped: [], kept: 0, revision: 0, highWaterLost: false };
     const note = (f: () => unknown) => { try { f(); } catch (e) { report.damage.push((e as Error).message); } };
+    note(() => checkStoreFiles(dir));
     note(() => checkLogs(dir));
     let hw: HighWater | undefined;
     note(() => { hw = readHighWater(dir); });
+    let acked: number | undefined;
+    note(() => { acked = readAcked(dir)?.revision; });
+    if (acked === undefined && (hw as HighWater | undefined)?.acked) report.damage.push(`${path.join(dir, ACK_FILE)}: is missing`);
     await ClassicLevel.repair(dir);
-    const db = openDb(dir);
+    const db = await openDb(dir, false);
     try {
-      await db.open();
-    } catch (e) {
-      throw openError(dir, e);
-    }
-    try {
-      const legacy = (await db.get('m:format')) === undefined;
+      // Records without checksums only where none has one: a lost m:format alone must not make
+      // checksums read as revisions.
+      let legacy = (await db.get('m:format')) === undefined;
+      if (legacy) for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) if (decodeCurrent(k.slice(2), v, false)) { legacy = false; break; }
       const ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[] = [];
       const digest = new StateDigest();
       let top = num(await db.get('m:rev')) ?? 0;
@@ -527,7 +587,7 @@ export class StorageLog implements StorageBackend {
       for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) {
         const key = k.slice(2);
         const r = decodeCurrent(key, v, legacy);
-        if (!r) {
+        if (!r || !validRevisions(r.modRevision, r.createRevision)) {
           report.dropped.push(key);
           ops.push({ type: 'del', key: k });
           continue;
@@ -538,8 +598,14 @@ export class StorageLog implements StorageBackend {
         report.kept++;
       }
       const found = hw as HighWater | undefined;
+      // Acknowledged (or, at a clean stop, written) beyond what is left: the end of the log was lost.
+      const expected = Math.max(acked ?? 0, found?.closedAt ?? 0);
+      if (expected > top) {
+        report.lost = { from: top + 1, to: expected };
+        report.damage.push(`${dir}: ${lostWrites(top, expected)}`);
+      }
       report.highWaterLost = !found && top > 0;
-      const revision = Math.max(top, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
+      const revision = Math.max(top, expected, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
       report.revision = revision;
       for (const [k, v] of [['rev', revision], ['compacted', revision], ['count', report.kept], ['digest', digest.toString()], ['format', FORMAT]] as const) {
         ops.push({ type: 'put', key: 'm:' + k, value: str(v) });
@@ -548,6 +614,7 @@ export class StorageLog implements StorageBackend {
     } finally {
       await db.close();
     }
+    await writeAcked(dir, report.revision);
     await writeHighWater(dir, { reserved: report.revision, closedAt: report.revision });
     return report;
   }

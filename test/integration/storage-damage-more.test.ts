@@ -21,15 +21,15 @@ t.test('256 bytes in the middle of a table file (.ldb) overwritten', async (t) =
 });
 
 t.test('whole records cut off the end of the log after a clean stop', async (t) => {
-  // A cut at a record boundary looks like an unfinished last write to LevelDB; the high-water file
-  // knows where the store ended.
+  // A cut at a record boundary looks like an unfinished last write to LevelDB; the ACKED file knows
+  // the last revision acknowledged.
   const { s, acked, maxRv } = await populate(t, 20);
   const log = newestLog(s.dataDir);
   const buf = readFileSync(log);
   // The last record is the last create's batch; cutting 1 byte into it leaves a torn record that
   // LevelDB would silently drop.
   truncateSync(log, buf.length - 1);
-  expectRefused(t, s.dataDir, /stopped at revision \d+: the last writes are lost/);
+  expectRefused(t, s.dataDir, /1 acknowledged write is missing: revision \d+ was acknowledged, but the store ends at revision \d+/);
   await repairAndCheck(t, s, acked, maxRv, (n) => Number(n.slice(3)) < 19);
 });
 
