@@ -23,10 +23,12 @@
 // revision acknowledged last and the one it was stopped at) and a damaged
 // store is refused with a StoreDamageError; StorageLog.repair salvages it.
 import { ClassicLevel } from 'classic-level';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts.js';
 import { StatusError } from '../status.js';
-import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, recordCrc, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
+import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey, validRevisions } from './records.js';
+import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
 
 /** 3: the state digest of integrity.ts; 2 had a sha256 one (its digest is recomputed at open). */
 const FORMAT = '3';
@@ -34,11 +36,6 @@ const FORMAT = '3';
 const RESERVE_BLOCK = 1000;
 /** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
 const UNKNOWN_RESERVATION = 1_000_000;
-
-const TYPE_CODE = { ADDED: 1, MODIFIED: 2, DELETED: 3 } as const;
-const TYPE_NAME = [undefined, 'ADDED', 'MODIFIED', 'DELETED'] as const;
-
-const revKey = (rev: number) => 'h:' + rev.toString(16).padStart(16, '0');
 
 /**
  * The least string above every string that starts with s, in the store's (UTF-8 byte) key order:
@@ -54,75 +51,6 @@ function prefixEnd(s: string): string {
   return '\u{10ffff}';
 }
 
-const utf8 = (s: string) => Buffer.from(s, 'utf8');
-
-/** Fills the first 4 bytes of a record with the CRC of the rest (and of key, for current values). */
-function sealCrc(out: Uint8Array, key?: Uint8Array): Uint8Array {
-  const body = out.subarray(4);
-  new DataView(out.buffer, out.byteOffset, 4).setUint32(0, recordCrc(key ? [key, body] : [body]));
-  return out;
-}
-
-/** The record's body after its checksum is verified; undefined when it fails. Legacy records have none. */
-function verified(buf: Uint8Array, legacy: boolean, key?: Uint8Array): Uint8Array | undefined {
-  if (legacy) return buf;
-  if (buf.length < 4) return undefined;
-  const body = buf.subarray(4);
-  const crc = new DataView(buf.buffer, buf.byteOffset, 4).getUint32(0);
-  return crc === recordCrc(key ? [key, body] : [body]) ? body : undefined;
-}
-
-function encodeCurrent(key: string, modRevision: number, createRevision: number, stored: Uint8Array): Uint8Array {
-  const out = new Uint8Array(20 + stored.length);
-  const dv = new DataView(out.buffer);
-  dv.setFloat64(4, modRevision);
-  dv.setFloat64(12, createRevision);
-  out.set(stored, 20);
-  return sealCrc(out, utf8(key));
-}
-
-/** A current-value record: its revisions and stored value; undefined when damaged. */
-function decodeCurrent(key: string, buf: Uint8Array, legacy: boolean): { modRevision: number; createRevision: number; stored: Uint8Array } | undefined {
-  const body = verified(buf, legacy, utf8(key));
-  if (!body || body.length < 16) return undefined;
-  const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  return { modRevision: dv.getFloat64(0), createRevision: dv.getFloat64(8), stored: body.subarray(16) };
-}
-
-function encodeEvent(ev: StorageEvent, stored: Uint8Array): Uint8Array {
-  const key = utf8(ev.key);
-  const out = new Uint8Array(31 + key.length + stored.length);
-  const dv = new DataView(out.buffer);
-  dv.setUint8(4, TYPE_CODE[ev.type]);
-  dv.setFloat64(5, ev.revision);
-  dv.setFloat64(13, ev.createRevision);
-  dv.setFloat64(21, ev.prevRevision);
-  dv.setUint16(29, key.length);
-  out.set(key, 31);
-  out.set(stored, 31 + key.length);
-  return sealCrc(out);
-}
-
-/** A history record, its value still as stored; undefined when damaged. */
-function decodeEvent(buf: Uint8Array, legacy: boolean): StorageEvent | undefined {
-  const body = verified(buf, legacy);
-  if (!body || body.length < 27) return undefined;
-  const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  const keyLen = dv.getUint16(25);
-  const type = TYPE_NAME[dv.getUint8(0)];
-  if (!type || body.length < 27 + keyLen) return undefined;
-  return {
-    type,
-    revision: dv.getFloat64(1),
-    createRevision: dv.getFloat64(9),
-    prevRevision: dv.getFloat64(17),
-    key: Buffer.from(body.buffer, body.byteOffset + 27, keyLen).toString('utf8'),
-    value: body.subarray(27 + keyLen),
-  };
-}
-
-/** What a decoded record's revisions must be: anything else is damage read as numbers. */
-const validRevisions = (mod: number, create: number) => Number.isSafeInteger(mod) && Number.isSafeInteger(create) && create >= 1 && create <= mod;
 
 /** The damage of acknowledged revisions missing from the end of the store. */
 function lostWrites(rev: number, acked: number): string {
@@ -193,6 +121,18 @@ const openDb = async (dir: string, isNew: boolean): Promise<Db> => {
   }
   return db;
 };
+
+/**
+ * What LevelDB's repair found, from the info log it writes into the store (LOG): the files it could
+ * not read whole ("Table #5: 1061 entries Corruption: ...", "Log #6: ignoring ..."). It moves such
+ * files to store/lost/.
+ */
+function levelDbRepairFindings(dir: string): string[] {
+  let text: string;
+  try { text = readFileSync(path.join(dir, 'LOG'), 'utf8'); } catch { return []; }
+  return text.split('\n').map((l) => /^\S+ \S+ (.*(Corruption|ignoring|error).*)$/i.exec(l)?.[1]).filter((l): l is string => !!l)
+    .map((l) => `${dir}: LevelDB's repair: ${l}`);
+}
 
 /** LevelDB refuses a second opener with its LOCK; say so plainly. */
 function openError(dir: string, e: unknown): Error {
@@ -570,6 +510,7 @@ export class StorageLog implements StorageBackend {
     note(() => { acked = readAcked(dir)?.revision; });
     if (acked === undefined && (hw as HighWater | undefined)?.acked) report.damage.push(`${path.join(dir, ACK_FILE)}: is missing`);
     await ClassicLevel.repair(dir);
+    report.damage.push(...levelDbRepairFindings(dir));
     const db = await openDb(dir, false);
     try {
       // Records without checksums only where none has one: a lost m:format alone must not make
@@ -578,7 +519,10 @@ export class StorageLog implements StorageBackend {
       if (legacy) for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) if (decodeCurrent(k.slice(2), v, false)) { legacy = false; break; }
       const ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[] = [];
       const digest = new StateDigest();
-      let top = num(await db.get('m:rev')) ?? 0;
+      const recordedRev = num(await db.get('m:rev')) ?? 0;
+      const recordedCount = num(await db.get('m:count'));
+      const recordedDigest = await db.get('m:digest');
+      let top = recordedRev;
       for await (const [k] of db.iterator({ gt: 'h:', lt: 'h;', values: false })) {
         top = Math.max(top, parseInt(k.slice(2), 16) || 0);
         ops.push({ type: 'del', key: k });
@@ -604,7 +548,16 @@ export class StorageLog implements StorageBackend {
         report.lost = { from: top + 1, to: expected };
         report.damage.push(`${dir}: ${lostWrites(top, expected)}`);
       }
+      // What LevelDB's repair left, against what the last batch it kept recorded: records it could
+      // not read (a damaged table block, the rest of a damaged log block) are gone without a trace.
+      if (recordedCount !== undefined && recordedCount > report.kept + report.dropped.length) {
+        const gone = recordedCount - report.kept - report.dropped.length;
+        report.damage.push(`${dir}: ${gone} of the ${recordedCount} objects recorded at revision ${recordedRev} ${gone > 1 ? 'are' : 'is'} gone`);
+      } else if (recordedCount === report.kept && recordedDigest && Buffer.from(recordedDigest).toString() !== digest.toString()) {
+        report.damage.push(`${dir}: the objects left differ from those recorded at revision ${recordedRev} (some are gone or at an older version)`);
+      }
       report.highWaterLost = !found && top > 0;
+      if (report.highWaterLost) report.damage.push(`${path.join(dir, HIGH_WATER_FILE)}: is missing`);
       const revision = Math.max(top, expected, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
       report.revision = revision;
       for (const [k, v] of [['rev', revision], ['compacted', revision], ['count', report.kept], ['digest', digest.toString()], ['format', FORMAT]] as const) {

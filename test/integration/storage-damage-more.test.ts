@@ -17,7 +17,9 @@ t.test('256 bytes in the middle of a table file (.ldb) overwritten', async (t) =
   overwrite(biggest, Math.floor(statSync(biggest).size / 2), garbage(256));
   expectRefused(t, s.dataDir, /store(\/\d+\.ldb)?: /);
   // which objects share the damaged block depends on LevelDB's layout: only the invariants are checked
-  await repairAndCheck(t, s, acked, maxRv, () => false);
+  await repairAndCheck(t, s, acked, maxRv, () => false, {
+    output: (out) => t.match(out, /LevelDB's repair: Table #\d+: \d+ entries Corruption/, 'repair says what LevelDB could not read'),
+  });
 });
 
 t.test('whole records cut off the end of the log after a clean stop', async (t) => {
