@@ -21,7 +21,8 @@ async function repair(config: Config): Promise<void> {
     if (r.lost) {
       const n = r.lost.to - r.lost.from + 1;
       out.write(`lost ${n} acknowledged write${n > 1 ? 's' : ''}: ${revisionRange(r.lost.from, r.lost.to)} (gone from the end of the write-ahead log); ` +
-        'the objects they wrote are back as they were before them (absent if created by them, present again if deleted by them)\n');
+        (n > 1 ? 'the objects they wrote are back as they were before them (absent if created by them, present again if deleted by them)\n'
+          : 'the object it wrote is back as it was before it (absent if created by it, present again if deleted by it)\n'));
     }
     out.write(`kept ${r.kept} object(s); the store continues at resource version ${r.revision}: watches and lists resumed from an older one get 410 Gone and relist\n`);
     if (r.highWaterLost) out.write('the high-water file was missing or damaged: resource versions were raised by a wide margin so none is issued twice\n');
