@@ -351,7 +351,7 @@ export async function benchRestart(objects: number, keepDataDir = false): Promis
     out.push({ scenario: 'restart', case: `filled: ${objects.toLocaleString('en-US')} objects`, seconds: fillSeconds.toFixed(1), 'RSS MiB': rssMiB(first.pid) });
     await first.stop();
     const started = performance.now();
-    const again = await startBenchServer([], [], { dataDir });
+    const again = await startBenchServer([], [], { dataDir, keepData: true });
     const serving = (performance.now() - started) / 1000;
     const t2: Target = { ...t, port: again.port, pid: again.pid };
     // the first LIST (one item, so it measures readiness, not transfer)

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadConfig, type Config } from './config.js';
 import { lockDataDir } from './datadir.js';
 import { Server } from './server.js';
-import { StorageLog } from './store/log.js';
+import { revisionRange, StorageLog } from './store/log.js';
 
 async function repair(config: Config): Promise<void> {
   if (config.storage.plugin !== 'embedded') throw new Error(`repair works on the embedded store; this configuration uses the storage plugin "${config.storage.plugin}"`);
@@ -16,9 +16,15 @@ async function repair(config: Config): Promise<void> {
   try {
     const r = await StorageLog.repair(dir);
     const out = process.stdout;
-    out.write(r.damage.length ? `damage found:\n${r.damage.map((d) => `  ${d}\n`).join('')}` : 'no damage found in the write-ahead log or the high-water file\n');
+    out.write(r.damage.length ? `damage found:\n${r.damage.map((d) => `  ${d}\n`).join('')}` : 'no damage found\n');
     if (r.dropped.length) out.write(`dropped ${r.dropped.length} unreadable object record(s):\n${r.dropped.map((k) => `  ${k}\n`).join('')}`);
-    out.write(`kept ${r.kept} object(s); the store continues at resource version ${r.revision}: watches resumed from an older one get 410 Gone and relist\n`);
+    if (r.lost) {
+      const n = r.lost.to - r.lost.from + 1;
+      out.write(`lost ${n} acknowledged write${n > 1 ? 's' : ''}: ${revisionRange(r.lost.from, r.lost.to)} (gone from the end of the write-ahead log); ` +
+        (n > 1 ? 'the objects they wrote are back as they were before them (absent if created by them, present again if deleted by them)\n'
+          : 'the object it wrote is back as it was before it (absent if created by it, present again if deleted by it)\n'));
+    }
+    out.write(`kept ${r.kept} object(s); the store continues at resource version ${r.revision}: watches and lists resumed from an older one get 410 Gone and relist\n`);
     if (r.highWaterLost) out.write('the high-water file was missing or damaged: resource versions were raised by a wide margin so none is issued twice\n');
   } finally {
     lock.release();

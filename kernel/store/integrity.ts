@@ -5,8 +5,8 @@
 // *.log file ourselves and check every record's CRC-32C the way LevelDB's log reader would, but report
 // what it would skip. The high-water file keeps, outside LevelDB, the highest revision the log may have
 // handed out (reserved ahead in blocks) and, after a clean stop, the exact revision the store ended at.
-import { readFileSync, readdirSync } from 'node:fs';
-import { open, rename, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import path from 'node:path';
 
@@ -96,6 +96,38 @@ export function checkLogs(dir: string): void {
   }
 }
 
+// ---------------------------------------------------------------- the store's files, before LevelDB opens them
+
+/** Files that only a store that was opened has: LevelDB's, and the two kept beside it. */
+const STORE_FILE = /^(CURRENT|MANIFEST-\d+|\d+\.(log|ldb|sst)|HIGHWATER|ACKED)$/;
+
+/**
+ * Whether dir holds a store, checked before LevelDB opens it ('new' when it holds no store file). LevelDB
+ * takes a store without CURRENT for a new one when allowed to create one: it writes an empty store over
+ * the old files and deletes the old tables. So a store with any of its files but no CURRENT, or whose
+ * CURRENT names a manifest that is not there, is damaged, never new; LevelDB's repair rebuilds it.
+ */
+export function checkStoreFiles(dir: string): 'new' | 'existing' {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => STORE_FILE.test(n)).sort();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'new';
+    throw e;
+  }
+  if (!names.length) return 'new';
+  const current = path.join(dir, 'CURRENT');
+  if (!names.includes('CURRENT')) {
+    const count = (re: RegExp, what: string) => { const n = names.filter((f) => re.test(f)).length; return n ? [`${n} ${what}${n > 1 ? 's' : ''}`] : []; };
+    const has = [...count(/^MANIFEST-/, 'manifest'), ...count(/\.(ldb|sst)$/, 'table file'), ...count(/\.log$/, 'log file'), ...names.filter((n) => /^[A-Z]+$/.test(n))];
+    throw new StoreDamageError(current, `is missing, while the store still has ${has.join(', ')}: opening it would start an empty store over them`);
+  }
+  const manifest = readFileSync(current, 'utf8');
+  if (!/^MANIFEST-\d+\n$/.test(manifest)) throw new StoreDamageError(current, 'does not name a manifest');
+  if (!existsSync(path.join(dir, manifest.trim()))) throw new StoreDamageError(path.join(dir, manifest.trim()), 'is missing (CURRENT names it)');
+  return 'existing';
+}
+
 // ---------------------------------------------------------------- per-record checksums and the state digest
 
 export const recordCrc = (parts: Uint8Array[]): number => parts.reduce((c, p) => crc32(p, c), 0);
@@ -143,6 +175,8 @@ export interface HighWater {
   reserved: number;
   /** Set by a clean stop: the store's revision at that moment. Absent while the server runs. */
   closedAt?: number;
+  /** The ACKED file is kept (stores from before it have none, and get one at their first open). */
+  acked?: boolean;
 }
 
 export const HIGH_WATER_FILE = 'HIGHWATER';
@@ -167,9 +201,14 @@ export function readHighWater(dir: string): HighWater | undefined {
 /** Replace the high-water file durably: written aside, synced, renamed, and the directory synced (sync=false: a log that does not sync, for benchmarks). */
 export async function writeHighWater(dir: string, hw: HighWater, sync = true): Promise<void> {
   const file = path.join(dir, HIGH_WATER_FILE);
-  const body = JSON.stringify(hw);
+  const body = JSON.stringify({ ...hw, acked: true });
+  await replaceFile(dir, file, `${body}\n${crc32(body)}\n`, sync);
+}
+
+/** Written aside, synced, renamed over file, and the directory synced. */
+async function replaceFile(dir: string, file: string, data: string | Uint8Array, sync: boolean): Promise<void> {
   const tmp = file + '.tmp';
-  await writeFile(tmp, `${body}\n${crc32(body)}\n`, { mode: 0o600 });
+  await writeFile(tmp, data, { mode: 0o600 });
   if (sync) await syncPath(tmp);
   await rename(tmp, file);
   if (sync) await syncPath(dir);
@@ -178,4 +217,84 @@ export async function writeHighWater(dir: string, hw: HighWater, sync = true): P
 async function syncPath(p: string): Promise<void> {
   const fh = await open(p, 'r');
   try { await fh.sync(); } finally { await fh.close(); }
+}
+
+// ---------------------------------------------------------------- the acknowledged revision
+
+// A write-ahead log cut at a record boundary after an unclean stop reads as a log whose last writes
+// never completed: nothing in LevelDB, and nothing in HIGHWATER (it is written ahead once per 1,000
+// revisions, and says where the store ended only after a clean stop), tells it from an acknowledged
+// write that is gone. So the log records, after each synced batch and before answering any write in
+// it, the batch's revision in ACKED: two 512-byte slots written in turn in place and fdatasynced (no
+// rename, no metadata), so a torn write of one slot leaves the other, one revision older, readable.
+
+export const ACK_FILE = 'ACKED';
+const SLOT = 512;
+
+function ackSlot(revision: number): Buffer {
+  const buf = Buffer.alloc(SLOT);
+  buf.write(`${revision} ${crc32(String(revision))}\n`);
+  return buf;
+}
+
+function parseSlot(buf: Buffer): number | undefined {
+  const m = /^(\d+) (\d+)\n/.exec(buf.toString('latin1'));
+  return m && String(crc32(m[1])) === m[2] && Number.isSafeInteger(Number(m[1])) ? Number(m[1]) : undefined;
+}
+
+/** The last revision acknowledged, and the slot holding it: undefined when there is no ACKED file. */
+export function readAcked(dir: string): { revision: number; slot: number } | undefined {
+  const file = path.join(dir, ACK_FILE);
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StoreDamageError(file, (e as Error).message);
+  }
+  const slots = [0, 1].map((i) => (buf.length >= (i + 1) * SLOT ? parseSlot(buf.subarray(i * SLOT, (i + 1) * SLOT)) : undefined));
+  if (slots[0] === undefined && slots[1] === undefined) throw new StoreDamageError(file, 'fails its checksum');
+  const slot = (slots[1] ?? -1) > (slots[0] ?? -1) ? 1 : 0;
+  return { revision: slots[slot]!, slot };
+}
+
+/** Replaces the ACKED file (both slots) durably: a new store, one from before the file, a repair. */
+export async function writeAcked(dir: string, revision: number, sync = true): Promise<void> {
+  await replaceFile(dir, path.join(dir, ACK_FILE), Buffer.concat([ackSlot(revision), ackSlot(revision)]), sync);
+}
+
+/** The open ACKED file of a running log. advance() calls that queue during a write share one. */
+export class AckMark {
+  private durable: number;
+  private wanted: number;
+  private chain: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly fh: FileHandle, revision: number, private slot: number, private readonly sync: boolean) {
+    this.durable = this.wanted = revision;
+  }
+
+  static async open(dir: string, sync: boolean): Promise<AckMark> {
+    const at = readAcked(dir);
+    if (!at) throw new StoreDamageError(path.join(dir, ACK_FILE), 'is missing');
+    return new AckMark(await open(path.join(dir, ACK_FILE), 'r+'), at.revision, at.slot, sync);
+  }
+
+  /** Resolves once ACKED durably holds revision (or a later one). */
+  advance(revision: number): Promise<void> {
+    this.wanted = Math.max(this.wanted, revision);
+    this.chain = this.chain.then(async () => {
+      if (this.durable >= revision) return;
+      const next = this.wanted;
+      this.slot ^= 1;
+      await this.fh.write(ackSlot(next), 0, SLOT, this.slot * SLOT);
+      if (this.sync) await this.fh.datasync();
+      this.durable = next;
+    });
+    return this.chain;
+  }
+
+  async close(): Promise<void> {
+    await this.chain.catch(() => {});
+    await this.fh.close();
+  }
 }

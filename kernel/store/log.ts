@@ -9,22 +9,26 @@
 //   m:gap:<from hex16>  revisions from+1..value were reserved but never written (an unclean stop)
 //   m:format         "3" (stores without it are upgraded at open)
 // Beside it, the HIGHWATER file (integrity.ts) holds the reserved revision and, after a clean stop,
-// the revision the store ended at. "stored value" is the value after the optional transformer
+// the revision the store ended at; the ACKED file the last revision acknowledged. "stored value" is the value after the optional transformer
 // (encryption at rest); the index, the events and the cache hold the plain value.
 //
 // Writes are checked against an in-memory index (which includes writes still waiting for their
 // sync), assigned the next revision, and queued. One flush at a time writes every queued write in a
 // single synced batch (group commit): concurrent writers share one fsync. A write's promise
-// resolves, and its event reaches onCommit, only after that batch is durable.
+// resolves, and its event reaches onCommit, only after that batch is durable and ACKED holds its
+// revision (that second sync overlaps the next batch's).
 //
-// At open the store is checked (the write-ahead log's record checksums, every record's checksum, the
-// count and digest of current keys, contiguous history, the revision it was stopped at) and a damaged
+// At open the store is checked (its files before LevelDB opens it, the write-ahead log's record
+// checksums, every record's checksum, the count and digest of current keys, contiguous history, the
+// revision acknowledged last and the one it was stopped at) and a damaged
 // store is refused with a StoreDamageError; StorageLog.repair salvages it.
 import { ClassicLevel } from 'classic-level';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts.js';
 import { StatusError } from '../status.js';
-import { checkLogs, HIGH_WATER_FILE, readHighWater, recordCrc, StateDigest, StoreDamageError, writeHighWater, type HighWater } from './integrity.js';
+import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey, validRevisions } from './records.js';
+import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
 
 /** 3: the state digest of integrity.ts; 2 had a sha256 one (its digest is recomputed at open). */
 const FORMAT = '3';
@@ -32,11 +36,6 @@ const FORMAT = '3';
 const RESERVE_BLOCK = 1000;
 /** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
 const UNKNOWN_RESERVATION = 1_000_000;
-
-const TYPE_CODE = { ADDED: 1, MODIFIED: 2, DELETED: 3 } as const;
-const TYPE_NAME = [undefined, 'ADDED', 'MODIFIED', 'DELETED'] as const;
-
-const revKey = (rev: number) => 'h:' + rev.toString(16).padStart(16, '0');
 
 /**
  * The least string above every string that starts with s, in the store's (UTF-8 byte) key order:
@@ -52,71 +51,11 @@ function prefixEnd(s: string): string {
   return '\u{10ffff}';
 }
 
-const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
-/** Fills the first 4 bytes of a record with the CRC of the rest (and of key, for current values). */
-function sealCrc(out: Uint8Array, key?: Uint8Array): Uint8Array {
-  const body = out.subarray(4);
-  new DataView(out.buffer, out.byteOffset, 4).setUint32(0, recordCrc(key ? [key, body] : [body]));
-  return out;
-}
-
-/** The record's body after its checksum is verified; undefined when it fails. Legacy records have none. */
-function verified(buf: Uint8Array, legacy: boolean, key?: Uint8Array): Uint8Array | undefined {
-  if (legacy) return buf;
-  if (buf.length < 4) return undefined;
-  const body = buf.subarray(4);
-  const crc = new DataView(buf.buffer, buf.byteOffset, 4).getUint32(0);
-  return crc === recordCrc(key ? [key, body] : [body]) ? body : undefined;
-}
-
-function encodeCurrent(key: string, modRevision: number, createRevision: number, stored: Uint8Array): Uint8Array {
-  const out = new Uint8Array(20 + stored.length);
-  const dv = new DataView(out.buffer);
-  dv.setFloat64(4, modRevision);
-  dv.setFloat64(12, createRevision);
-  out.set(stored, 20);
-  return sealCrc(out, utf8(key));
-}
-
-/** A current-value record: its revisions and stored value; undefined when damaged. */
-function decodeCurrent(key: string, buf: Uint8Array, legacy: boolean): { modRevision: number; createRevision: number; stored: Uint8Array } | undefined {
-  const body = verified(buf, legacy, utf8(key));
-  if (!body || body.length < 16) return undefined;
-  const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  return { modRevision: dv.getFloat64(0), createRevision: dv.getFloat64(8), stored: body.subarray(16) };
-}
-
-function encodeEvent(ev: StorageEvent, stored: Uint8Array): Uint8Array {
-  const key = utf8(ev.key);
-  const out = new Uint8Array(31 + key.length + stored.length);
-  const dv = new DataView(out.buffer);
-  dv.setUint8(4, TYPE_CODE[ev.type]);
-  dv.setFloat64(5, ev.revision);
-  dv.setFloat64(13, ev.createRevision);
-  dv.setFloat64(21, ev.prevRevision);
-  dv.setUint16(29, key.length);
-  out.set(key, 31);
-  out.set(stored, 31 + key.length);
-  return sealCrc(out);
-}
-
-/** A history record, its value still as stored; undefined when damaged. */
-function decodeEvent(buf: Uint8Array, legacy: boolean): StorageEvent | undefined {
-  const body = verified(buf, legacy);
-  if (!body || body.length < 27) return undefined;
-  const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  const keyLen = dv.getUint16(25);
-  const type = TYPE_NAME[dv.getUint8(0)];
-  if (!type || body.length < 27 + keyLen) return undefined;
-  return {
-    type,
-    revision: dv.getFloat64(1),
-    createRevision: dv.getFloat64(9),
-    prevRevision: dv.getFloat64(17),
-    key: Buffer.from(body.buffer, body.byteOffset + 27, keyLen).toString('utf8'),
-    value: body.subarray(27 + keyLen),
-  };
+/** The damage of acknowledged revisions missing from the end of the store. */
+function lostWrites(rev: number, acked: number): string {
+  const n = acked - rev;
+  return `${n} acknowledged write${n > 1 ? 's are' : ' is'} missing: ${revisionRange(rev + 1, acked)} ${n > 1 ? 'were' : 'was'} acknowledged, but the store ends at revision ${rev} (the end of its write-ahead log is lost)`;
 }
 
 const num = (v: Uint8Array | undefined) => (v === undefined ? undefined : Number(Buffer.from(v).toString()));
@@ -134,7 +73,12 @@ export interface RepairReport {
   revision: number;
   /** The high-water file was missing or damaged, so the revision was raised by a wide margin. */
   highWaterLost: boolean;
+  /** Acknowledged revisions no longer in the store (the end of its log was lost), first and last. */
+  lost?: { from: number; to: number };
 }
+
+/** Revisions from..to as words: "revision 7", "revisions 5 to 7". */
+export const revisionRange = (from: number, to: number) => (from === to ? `revision ${to}` : `revisions ${from} to ${to}`);
 
 interface Pending {
   ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[];
@@ -163,7 +107,32 @@ type Db = ClassicLevel<string, Uint8Array>;
  * default, 16 KiB, is about 16 objects: thousands of round trips for a start-up of 100,000).
  */
 const BULK = { highWaterMarkBytes: 4 << 20 };
-const openDb = (dir: string): Db => new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+/**
+ * A ClassicLevel opens itself in the tick after it is constructed, with the options given here: it is
+ * constructed only once the store's files are checked, and never allowed to create a store over an
+ * existing one (it would take a store without CURRENT for a new one, and delete its tables).
+ */
+const openDb = async (dir: string, isNew: boolean): Promise<Db> => {
+  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', createIfMissing: isNew, errorIfExists: isNew });
+  try {
+    await db.open();
+  } catch (e) {
+    throw openError(dir, e);
+  }
+  return db;
+};
+
+/**
+ * What LevelDB's repair found, from the info log it writes into the store (LOG): the files it could
+ * not read whole ("Table #5: 1061 entries Corruption: ...", "Log #6: ignoring ..."). It moves such
+ * files to store/lost/.
+ */
+function levelDbRepairFindings(dir: string): string[] {
+  let text: string;
+  try { text = readFileSync(path.join(dir, 'LOG'), 'utf8'); } catch { return []; }
+  return text.split('\n').map((l) => /^\S+ \S+ (.*(Corruption|ignoring|error).*)$/i.exec(l)?.[1]).filter((l): l is string => !!l)
+    .map((l) => `${dir}: LevelDB's repair: ${l}`);
+}
 
 /** LevelDB refuses a second opener with its LOCK; say so plainly. */
 function openError(dir: string, e: unknown): Error {
@@ -174,7 +143,8 @@ function openError(dir: string, e: unknown): Error {
 }
 
 export class StorageLog implements StorageBackend {
-  private db: Db;
+  /** Set by open(). */
+  private db!: Db;
   /** Current state including queued writes: conflict checks must see writes not yet synced. */
   private index = new Map<string, KV>();
   private digest = new StateDigest();
@@ -190,6 +160,9 @@ export class StorageLog implements StorageBackend {
   /** The high-water file says no revision above this was handed out. */
   private reserved = 0;
   private listener: (events: StorageEvent[], revision: number) => void = () => {};
+  private ack: AckMark | undefined;
+  /** The last batch's answers, sent once ACKED holds its revision; batches are answered in order. */
+  private delivered: Promise<void> = Promise.resolve();
   private opened = false;
   private failed: Error | undefined;
   private readonly groupCommit: boolean;
@@ -198,7 +171,6 @@ export class StorageLog implements StorageBackend {
   private readonly warn: (msg: string) => void;
 
   constructor(readonly dir: string, opts: LogOptions = {}) {
-    this.db = openDb(dir);
     this.groupCommit = opts.groupCommit ?? true;
     this.sync = opts.sync ?? true;
     this.tx = opts.transformer;
@@ -227,15 +199,14 @@ export class StorageLog implements StorageBackend {
   }
 
   async open(): Promise<void> {
+    // Before LevelDB may create or delete a file: a store is new only when it has no file at all.
+    const isNew = checkStoreFiles(this.dir) === 'new';
     checkLogs(this.dir);
     const hw = readHighWater(this.dir);
-    try {
-      await this.db.open();
-    } catch (e) {
-      throw openError(this.dir, e);
-    }
+    this.db = await openDb(this.dir, isNew);
     try {
       await this.load(hw);
+      this.ack = await AckMark.open(this.dir, this.sync);
     } catch (e) {
       await this.db.close();
       // LevelDB's own reports of damage (a table block it cannot read) are damage too
@@ -250,6 +221,9 @@ export class StorageLog implements StorageBackend {
     const meta = async (k: string) => num(await this.db.get('m:' + k));
     const stored = await this.db.get('m:format');
     const upgraded = stored === undefined;
+    // A store that lost its m:format record is damaged, not one from before checksums: decoding its
+    // records as unchecksummed ones would read checksums as revisions.
+    if (upgraded) for await (const [k, v] of this.db.iterator({ gt: 'c:', lt: 'c;', limit: 1 })) if (decodeCurrent(k.slice(2), v, false)) throw this.damage('the record of the store format is lost');
     if (upgraded) await this.upgrade();
     const format = upgraded ? FORMAT : Buffer.from(stored).toString();
     // format 2 differs only in how the digest is computed: it is recomputed below, unchecked, once
@@ -284,6 +258,10 @@ export class StorageLog implements StorageBackend {
     if (!this.tx) this.openedHistory = opened;
     if (expect !== rev + 1 && rev > this.compactedRev) throw this.damage(`history ends at revision ${expect - 1}, the store at ${rev}: records are lost`);
     await this.dropUnreadableHistory(rev);
+    // An acknowledged write that is gone: the end of the log was lost (cut, or a sync that lied).
+    const acked = readAcked(this.dir);
+    if (!acked && hw?.acked && rev > 0) throw new StoreDamageError(path.join(this.dir, ACK_FILE), 'is missing');
+    if (acked && acked.revision > rev) throw this.damage(lostWrites(rev, acked.revision));
     if (hw?.closedAt !== undefined && hw.closedAt !== rev) {
       throw this.damage(`the store ends at revision ${rev} but was stopped at revision ${hw.closedAt}: the last writes are lost`);
     }
@@ -297,6 +275,8 @@ export class StorageLog implements StorageBackend {
       this.committedRev = this.nextRev = hw.reserved;
     }
     this.reserved = this.nextRev + RESERVE_BLOCK;
+    // a new store, or one from before ACKED: everything it holds counts as acknowledged
+    if (!acked) await writeAcked(this.dir, this.committedRev, this.sync);
     await writeHighWater(this.dir, { reserved: this.reserved }, this.sync);
   }
 
@@ -348,8 +328,10 @@ export class StorageLog implements StorageBackend {
 
   async close(): Promise<void> {
     while (this.flushing || this.queue.length) await new Promise((r) => setTimeout(r, 1));
+    await this.delivered;
     if (!this.opened) return;
     this.opened = false;
+    await this.ack?.close();
     // A clean stop records where the store ends, so that losing its last writes is noticed at open.
     if (!this.failed) await writeHighWater(this.dir, { reserved: this.reserved, closedAt: this.committedRev }, this.sync);
     await this.db.close();
@@ -442,23 +424,39 @@ export class StorageLog implements StorageBackend {
           }
           await this.db.batch(ops as never, { sync: this.sync });
         } catch (err) {
-          // The in-memory index already reflects these writes; after a failed sync it cannot be
-          // trusted, so the log refuses all further writes (the process should restart).
-          this.failed = new StatusError(500, 'InternalError', `storage write failed: ${(err as Error).message}`);
-          for (const p of batch.concat(this.queue.splice(0))) p.reject(this.failed);
+          this.fail(err, batch.concat(this.queue.splice(0)));
           return;
         }
-        this.committedRev = last;
-        const events = batch.map((p) => p.event);
-        try { this.listener(events, last); } catch { /* the cache must not break the log */ }
-        for (const p of batch) {
-          const e = p.event;
-          p.resolve({ ok: true, revision: e.revision, value: e.type === 'DELETED' ? undefined : e.value, createRevision: e.createRevision });
-        }
+        // Answered (and shown to watchers) only once ACKED holds the revision, so that losing this
+        // batch from the log is noticed at the next start; meanwhile the next batch is written.
+        const marked = this.ack!.advance(last);
+        const before = this.delivered;
+        this.delivered = (async () => {
+          let markErr: unknown;
+          await marked.catch((e) => { markErr = e; });
+          await before;
+          if (markErr) return this.fail(markErr, batch);
+          this.committedRev = last;
+          const events = batch.map((p) => p.event);
+          try { this.listener(events, last); } catch { /* the cache must not break the log */ }
+          for (const p of batch) {
+            const e = p.event;
+            p.resolve({ ok: true, revision: e.revision, value: e.type === 'DELETED' ? undefined : e.value, createRevision: e.createRevision });
+          }
+        })();
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  /**
+   * The in-memory index already reflects these writes; after a failed sync it cannot be trusted, so
+   * the log refuses all further writes (the process should restart).
+   */
+  private fail(err: unknown, writes: Pending[]): void {
+    this.failed ??= new StatusError(500, 'InternalError', `storage write failed: ${(err as Error).message}`);
+    for (const p of writes) p.reject(this.failed);
   }
 
   async *history(after: number, prefix = ''): AsyncIterable<StorageEvent> {
@@ -504,21 +502,27 @@ export class StorageLog implements StorageBackend {
   static async repair(dir: string): Promise<RepairReport> {
     const report: RepairReport = { damage: [], dropped: [], kept: 0, revision: 0, highWaterLost: false };
     const note = (f: () => unknown) => { try { f(); } catch (e) { report.damage.push((e as Error).message); } };
+    note(() => checkStoreFiles(dir));
     note(() => checkLogs(dir));
     let hw: HighWater | undefined;
     note(() => { hw = readHighWater(dir); });
+    let acked: number | undefined;
+    note(() => { acked = readAcked(dir)?.revision; });
+    if (acked === undefined && (hw as HighWater | undefined)?.acked) report.damage.push(`${path.join(dir, ACK_FILE)}: is missing`);
     await ClassicLevel.repair(dir);
-    const db = openDb(dir);
+    report.damage.push(...levelDbRepairFindings(dir));
+    const db = await openDb(dir, false);
     try {
-      await db.open();
-    } catch (e) {
-      throw openError(dir, e);
-    }
-    try {
-      const legacy = (await db.get('m:format')) === undefined;
+      // Records without checksums only where none has one: a lost m:format alone must not make
+      // checksums read as revisions.
+      let legacy = (await db.get('m:format')) === undefined;
+      if (legacy) for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) if (decodeCurrent(k.slice(2), v, false)) { legacy = false; break; }
       const ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[] = [];
       const digest = new StateDigest();
-      let top = num(await db.get('m:rev')) ?? 0;
+      const recordedRev = num(await db.get('m:rev')) ?? 0;
+      const recordedCount = num(await db.get('m:count'));
+      const recordedDigest = await db.get('m:digest');
+      let top = recordedRev;
       for await (const [k] of db.iterator({ gt: 'h:', lt: 'h;', values: false })) {
         top = Math.max(top, parseInt(k.slice(2), 16) || 0);
         ops.push({ type: 'del', key: k });
@@ -527,7 +531,7 @@ export class StorageLog implements StorageBackend {
       for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) {
         const key = k.slice(2);
         const r = decodeCurrent(key, v, legacy);
-        if (!r) {
+        if (!r || !validRevisions(r.modRevision, r.createRevision)) {
           report.dropped.push(key);
           ops.push({ type: 'del', key: k });
           continue;
@@ -538,8 +542,23 @@ export class StorageLog implements StorageBackend {
         report.kept++;
       }
       const found = hw as HighWater | undefined;
+      // Acknowledged (or, at a clean stop, written) beyond what is left: the end of the log was lost.
+      const expected = Math.max(acked ?? 0, found?.closedAt ?? 0);
+      if (expected > top) {
+        report.lost = { from: top + 1, to: expected };
+        report.damage.push(`${dir}: ${lostWrites(top, expected)}`);
+      }
+      // What LevelDB's repair left, against what the last batch it kept recorded: records it could
+      // not read (a damaged table block, the rest of a damaged log block) are gone without a trace.
+      if (recordedCount !== undefined && recordedCount > report.kept + report.dropped.length) {
+        const gone = recordedCount - report.kept - report.dropped.length;
+        report.damage.push(`${dir}: ${gone} of the ${recordedCount} objects recorded at revision ${recordedRev} ${gone > 1 ? 'are' : 'is'} gone`);
+      } else if (recordedCount === report.kept && recordedDigest && Buffer.from(recordedDigest).toString() !== digest.toString()) {
+        report.damage.push(`${dir}: the objects left differ from those recorded at revision ${recordedRev} (some are gone or at an older version)`);
+      }
       report.highWaterLost = !found && top > 0;
-      const revision = Math.max(top, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
+      if (report.highWaterLost) report.damage.push(`${path.join(dir, HIGH_WATER_FILE)}: is missing`);
+      const revision = Math.max(top, expected, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
       report.revision = revision;
       for (const [k, v] of [['rev', revision], ['compacted', revision], ['count', report.kept], ['digest', digest.toString()], ['format', FORMAT]] as const) {
         ops.push({ type: 'put', key: 'm:' + k, value: str(v) });
@@ -548,6 +567,7 @@ export class StorageLog implements StorageBackend {
     } finally {
       await db.close();
     }
+    await writeAcked(dir, report.revision);
     await writeHighWater(dir, { reserved: report.revision, closedAt: report.revision });
     return report;
   }

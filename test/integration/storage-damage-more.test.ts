@@ -17,19 +17,21 @@ t.test('256 bytes in the middle of a table file (.ldb) overwritten', async (t) =
   overwrite(biggest, Math.floor(statSync(biggest).size / 2), garbage(256));
   expectRefused(t, s.dataDir, /store(\/\d+\.ldb)?: /);
   // which objects share the damaged block depends on LevelDB's layout: only the invariants are checked
-  await repairAndCheck(t, s, acked, maxRv, () => false);
+  await repairAndCheck(t, s, acked, maxRv, () => false, {
+    output: (out) => t.match(out, /LevelDB's repair: Table #\d+: \d+ entries Corruption/, 'repair says what LevelDB could not read'),
+  });
 });
 
 t.test('whole records cut off the end of the log after a clean stop', async (t) => {
-  // A cut at a record boundary looks like an unfinished last write to LevelDB; the high-water file
-  // knows where the store ended.
+  // A cut at a record boundary looks like an unfinished last write to LevelDB; the ACKED file knows
+  // the last revision acknowledged.
   const { s, acked, maxRv } = await populate(t, 20);
   const log = newestLog(s.dataDir);
   const buf = readFileSync(log);
   // The last record is the last create's batch; cutting 1 byte into it leaves a torn record that
   // LevelDB would silently drop.
   truncateSync(log, buf.length - 1);
-  expectRefused(t, s.dataDir, /stopped at revision \d+: the last writes are lost/);
+  expectRefused(t, s.dataDir, /1 acknowledged write is missing: revision \d+ was acknowledged, but the store ends at revision \d+/);
   await repairAndCheck(t, s, acked, maxRv, (n) => Number(n.slice(3)) < 19);
 });
 
