@@ -9,7 +9,7 @@ import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type O
 import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { depthError, parseJson } from '../workers/decode.js';
 import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
-import { Slicer, joinSliced } from './slicer.js';
+import { Slicer, giveTurn, joinSliced } from './slicer.js';
 import { sendSized, type OutputBudget, type OutputHolder } from './outbudget.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
@@ -19,7 +19,7 @@ import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMet
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, partialListProtobuf, partialProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
-import { runMerge } from '../workers/pool.js';
+import { checkJsonOnWorker, checksJsonOnWorker, runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { proxyConnect, type ConnectOptions } from './proxy.js';
@@ -917,9 +917,28 @@ export class Registry {
   /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */
   async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
     if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
+    const ct = (req.header('content-type') ?? 'application/json').split(';')[0].trim().toLowerCase();
+    if (t.type.schema && (t.subresource === '' || t.subresource === 'status') && checksJsonOnWorker(raw.length) && (ct === 'application/json' || ct === '' || ct === '*/*')) {
+      return this.decodeOnWorker(req, t, raw);
+    }
     const obj = await decodeBody(req.header('content-type'), raw);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
     return obj;
+  }
+
+  /**
+   * A large JSON body: decode() and fieldValidation()'s passes over every key run on a worker
+   * (workers/checkbody.ts), which sends back the pruned object's JSON and its findings; those wait
+   * in `checked` for fieldValidation().
+   */
+  private async decodeOnWorker(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
+    const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
+    const r = await checkJsonOnWorker({ op: 'check-json', text: raw.toString('utf8'), schema: t.type.schema!, definitions: t.type.definitions, fields }, defsKey(t.type));
+    if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${r.message}`);
+    const obj = JSON.parse(r.json) as unknown;
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
+    checked.set(obj, r);
+    return obj as KObject;
   }
 
   /**
@@ -929,21 +948,24 @@ export class Registry {
    */
   fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
+    // Checked already on a worker (decodeOnWorker), pruned there too.
+    const done = patch === undefined ? checked.get(obj) : undefined;
+    if (done) checked.delete(obj);
     // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
-    const typeError = t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
+    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
     if (typeError && patch !== undefined) {
       // A patched object that does not decode is an Invalid on the field "patch", as the reference words it.
       throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);
     }
     if (typeError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${typeError}`);
-    const unknown = mode === 'Ignore' ? [] : unknownFields(t.type, obj);
-    let dups: string[] = [];
-    if (mode !== 'Ignore' && raw) {
+    const unknown = mode === 'Ignore' ? [] : done ? done.unknown : unknownFields(t.type, obj);
+    let dups: string[] = done && raw ? done.duplicates : [];
+    if (mode !== 'Ignore' && raw && !done) {
       const text = raw.toString('utf8');
       dups = /^\s*[{[]/.test(text) ? findDuplicateFields(text) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text);
     }
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
-    if (t.type.schema) pruneUnknown(obj, t.type.schema, t.type.definitions);
+    if (t.type.schema && !done) pruneUnknown(obj, t.type.schema, t.type.definitions);
     if (!unknown.length && !dups.length) return {};
     const msgs = strictErrors(unknown, dups);
     if (mode === 'Strict') {
@@ -985,6 +1007,8 @@ export class Registry {
       this.validate(t, obj, undefined);
       attrs.name = md.name!;
       await this.ctx.admission.validate(attrs);
+      // Validating and serializing a large object each take long: other requests run in between.
+      if ((fm?.size ?? 0) >= LARGE_WRITE_BYTES) await giveTurn();
       if (dryRun) {
         // A dry run answers what the real create would: an existing name is a conflict.
         if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
@@ -1091,6 +1115,7 @@ export class Registry {
       const out = await settle(finish, async (): Promise<{ ok: boolean; value: { code: number; bytes: Buffer } | undefined }> => {
         this.validate(t, obj, old);
         await this.ctx.admission.validate(attrs);
+        if (e.bytes.length + (fm?.size ?? 0) >= LARGE_WRITE_BYTES) await giveTurn();
         // The last finalizer removed from an object being deleted: the object goes.
         if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
           if (dryRun) return { ok: false, value: { code: 200, bytes: Buffer.from(JSON.stringify(obj)) } };
@@ -1474,6 +1499,12 @@ function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
 
 /** The longest delay a Node timer takes as given. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Bytes of a write (body, or body and current object) from which its long steps are separated by a turn of the event loop. */
+const LARGE_WRITE_BYTES = 256 * 1024;
+
+/** Findings of bodies checked on a worker (Registry.decodeOnWorker), by the decoded object, until fieldValidation takes them. */
+const checked = new WeakMap<object, { typeError?: string; unknown: string[]; duplicates: string[] }>();
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
 const defsKeys = new WeakMap<object, string>();
