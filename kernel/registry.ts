@@ -856,11 +856,13 @@ export class Registry {
     await this.ctx.admission.validate(a);
   }
 
-  private validate(t: Target, obj: KObject, old: KObject | undefined) {
+  /** `large`: the structural check and the type's rules each take long; other requests run in between. */
+  private async validate(t: Target, obj: KObject, old: KObject | undefined, large: boolean) {
     const type = t.type;
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
     if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
     causes.push(...compileValidator(type)(obj));
+    if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
     if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
   }
@@ -882,11 +884,22 @@ export class Registry {
   }
 
   /** Commit with the object's resourceVersion set to the revision the log assigns; the stored bytes are what every reader gets. */
-  private async commit(op: 'create' | 'update', key: string, obj: KObject, expect = 0): Promise<WriteResult & { bytes?: Buffer }> {
+  private async commit(op: 'create' | 'update', key: string, obj: KObject, expect = 0, large = false): Promise<WriteResult & { bytes?: Buffer }> {
     let bytes: Buffer | undefined;
+    // A large object is serialized before the write, around a token where the revision goes, and the
+    // event loop gets a turn: serializing and the log's write would otherwise hold it in one go.
+    let around: [Buffer, Buffer] | undefined;
+    if (large) {
+      const token = `capi-rv-${randomBytes(12).toString('hex')}`;
+      obj.metadata!.resourceVersion = token;
+      const text = JSON.stringify(obj);
+      const at = text.indexOf(`"${token}"`);
+      if (at >= 0 && text.indexOf(token, at + token.length) < 0) around = [Buffer.from(text.slice(0, at)), Buffer.from(text.slice(at + token.length + 2))];
+      await giveTurn();
+    }
     const value = (rev: number) => {
       obj.metadata!.resourceVersion = String(rev);
-      return (bytes = Buffer.from(JSON.stringify(obj)));
+      return (bytes = around ? Buffer.concat([around[0], Buffer.from(`"${rev}"`), around[1]]) : Buffer.from(JSON.stringify(obj)));
     };
     const r = op === 'create'
       ? await this.ctx.backend.write({ type: 'create', key, value })
@@ -1003,19 +1016,20 @@ export class Registry {
     const generate = !md.name && !!md.generateName;
     if (generate) md.name = md.generateName + randomSuffix();
     const finish = await type.strategy?.beginCreate?.(obj, { dryRun, user, subresource: t.subresource });
+    // Validating and serializing a large object each take long: other requests run in between.
+    const large = (fm?.size ?? 0) >= LARGE_WRITE_BYTES;
     return settle(finish, async () => {
-      this.validate(t, obj, undefined);
+      await this.validate(t, obj, undefined, large);
       attrs.name = md.name!;
       await this.ctx.admission.validate(attrs);
-      // Validating and serializing a large object each take long: other requests run in between.
-      if ((fm?.size ?? 0) >= LARGE_WRITE_BYTES) await giveTurn();
+      if (large) await giveTurn();
       if (dryRun) {
         // A dry run answers what the real create would: an existing name is a conflict.
         if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
         return { ok: false, value: Buffer.from(JSON.stringify(obj)) };
       }
       for (let attempt = 0; ; attempt++) {
-        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), await this.toStored(type, obj));
+        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), await this.toStored(type, obj), 0, large);
         if (r.ok) return { ok: true, value: (await this.asServed(type, [r.bytes!]))[0] };
         if (r.reason === 'exists' && generate && attempt < MAX_NAME_ATTEMPTS) {
           md.name = md.generateName + randomSuffix();
@@ -1113,9 +1127,10 @@ export class Registry {
       await this.ctx.admission.admit(attrs);
       const finish = await type.strategy?.beginUpdate?.(obj, old, { dryRun, user, subresource: t.subresource });
       const out = await settle(finish, async (): Promise<{ ok: boolean; value: { code: number; bytes: Buffer } | undefined }> => {
-        this.validate(t, obj, old);
+        const large = e.bytes.length + (fm?.size ?? 0) >= LARGE_WRITE_BYTES;
+        await this.validate(t, obj, old, large);
         await this.ctx.admission.validate(attrs);
-        if (e.bytes.length + (fm?.size ?? 0) >= LARGE_WRITE_BYTES) await giveTurn();
+        if (large) await giveTurn();
         // The last finalizer removed from an object being deleted: the object goes.
         if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
           if (dryRun) return { ok: false, value: { code: 200, bytes: Buffer.from(JSON.stringify(obj)) } };
@@ -1132,7 +1147,8 @@ export class Registry {
         const bytes = Buffer.from(JSON.stringify(stored));
         if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
         if (dryRun) return { ok: false, value: { code: 200, bytes: stored === obj ? bytes : Buffer.from(JSON.stringify(obj)) } };
-        const r = await this.commit('update', e.key, stored, e.rev);
+        if (large) await giveTurn();
+        const r = await this.commit('update', e.key, stored, e.rev, large);
         if (r.ok) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [r.bytes!]))[0] } };
         if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
         await this.afterConflict(t, r);
