@@ -961,8 +961,8 @@ export class Registry {
    */
   fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
-    // Checked already on a worker (decodeOnWorker), pruned there too.
-    const done = patch === undefined ? checked.get(obj) : undefined;
+    // Checked already on a worker (decodeOnWorker, or with a patch's merge), pruned there too.
+    const done = checked.get(obj);
     if (done) checked.delete(obj);
     // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
     const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
@@ -1223,9 +1223,12 @@ export class Registry {
       const task: MergeTask = ct === 'application/json-patch+json' ? { op: 'json-patch', doc: cur, patch }
         : ct === 'application/merge-patch+json' ? { op: 'merge-patch', doc: cur, patch }
         : { op: 'strategic', doc: cur, patch, schema: type.schema, definitions: type.definitions };
-      const r = await runMerge(task, size, key);
+      const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
+      const check = type.schema ? { schema: type.schema, definitions: type.definitions, fields, raw: ct === 'application/json-patch+json' ? undefined : text } : undefined;
+      const r = await runMerge(task, size, key, check);
       if (!r.ok) throw mergeError(r.error);
       const out = (r as { value: unknown }).value;
+      if (r.checked && typeof out === 'object' && out !== null) checked.set(out, r.checked);
       if (typeof out !== 'object' || out === null || Array.isArray(out)) throw errors.badRequest('the patch does not result in an object');
       // Merges never nest deeper than their (bounded) inputs; a JSON patch can add a deep value deep down.
       if (task.op === 'json-patch') tooDeep(out);

@@ -21,6 +21,27 @@ export type CheckJsonResult =
   /** `json`: the body as stored (nulls dropped, pruned); unknown and duplicate paths at most 100 each (the reference keeps 100 strict errors). */
   | { ok: true; json: string; typeError?: string; unknown: string[]; duplicates: string[] };
 
+/** fieldValidation()'s checks of a patched object, done where the merge ran (the merged object need not cross back unchecked). */
+export interface MergedCheck {
+  schema: Schema;
+  /** The type's definitions; sent to a worker once, by key, like a merge's. */
+  definitions?: Readonly<Record<string, Schema>>;
+  fields: boolean;
+  /** The patch's text, for duplicate keys (not for JSON patches). */
+  raw?: string;
+}
+export type MergedFindings = { typeError?: string; unknown: string[]; duplicates: string[] };
+
+/** In place, as fieldValidation() in order: the typed-decode check, then unknown and duplicate fields, then pruning (not when the type check failed: that object is refused, and quoted whole). */
+export function checkMerged(value: unknown, check: MergedCheck, definitions: Readonly<Record<string, Schema>> | undefined): MergedFindings {
+  const typeError = decodeTypeError(value, check.schema, definitions, check.raw);
+  if (typeError) return { typeError, unknown: [], duplicates: [] };
+  const unknown = check.fields ? checkFields(value, check.schema, definitions).unknown.slice(0, 100) : [];
+  const duplicates = check.fields && check.raw !== undefined && /^\s*[{[]/.test(check.raw) ? findDuplicateFields(check.raw) : [];
+  pruneUnknown(value, check.schema, definitions);
+  return { unknown, duplicates };
+}
+
 /** What kernel/registry.ts decode() and fieldValidation() do to a JSON body, in their order. */
 export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
   let obj: unknown;

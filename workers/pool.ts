@@ -4,7 +4,7 @@
 import { Piscina } from 'piscina';
 import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
 import { decodeYaml, encodeYaml, type YamlDecoded } from './decode.js';
-import type { CheckJsonResult, CheckJsonTask } from './checkbody.js';
+import type { CheckJsonResult, CheckJsonTask, MergedCheck, MergedFindings } from './checkbody.js';
 
 /**
  * Bytes of input (current object plus request body) from which a merge goes to a worker thread.
@@ -26,8 +26,10 @@ function thePool(): Piscina {
  * Runs a merge task inline or on a worker. Schema definitions are large and the same for every task:
  * workers keep them by key, and receive them only when they ask (the first task they see).
  */
-export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: string): Promise<MergeTaskResult> {
+export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: string, check?: MergedCheck): Promise<MergeTaskResult & { checked?: MergedFindings }> {
   if (!enabled || sizeBytes < WORKER_THRESHOLD_BYTES) return runMergeTask(task);
+  // On a worker, the patched object is also field-checked there (`check`, with the type's definitions).
+  if (check) task = { ...task, check: { ...check, definitions: undefined }, definitions: (task as { definitions?: unknown }).definitions ?? check.definitions } as unknown as MergeTask;
   const defs = (task as { definitions?: unknown }).definitions;
   const slim = defs && defsKey ? { ...task, definitions: undefined, defsKey } : task;
   let r = (await thePool().run(slim)) as string | { needDefinitions: true };

@@ -2,8 +2,8 @@
 // once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
 import { move } from 'piscina';
-import { decodeYamlToJson, encodeYaml } from './decode.js';
-import { checkJsonBody, type CheckJsonTask } from './checkbody.js';
+import { decodeYamlToJson, depthError, encodeYaml } from './decode.js';
+import { checkJsonBody, checkMerged, type CheckJsonTask, type MergedCheck } from './checkbody.js';
 
 const definitions = new Map<string, unknown>();
 
@@ -20,5 +20,12 @@ export default function (task: ((MergeTask | CheckJsonTask) & { defsKey?: string
   if (t.op === 'check-json') return checkJsonBody(t as CheckJsonTask);
   // As JSON text: a structured clone nested deeper than the main thread's stack can take is dropped
   // there ('messageerror', which piscina does not see), and the task would never settle.
-  return JSON.stringify(runMergeTask(t as MergeTask));
+  const r = runMergeTask(t as MergeTask);
+  // A patch's result is checked here too (kernel/registry.ts fieldValidation takes the findings).
+  const check = (t as { check?: MergedCheck }).check;
+  // (Not a JSON patch's result nested too deep: the event loop refuses that before any check.)
+  if (check && r.ok && 'value' in r && typeof r.value === 'object' && r.value !== null && !Array.isArray(r.value) && !depthError(r.value)) {
+    return JSON.stringify({ ...r, checked: checkMerged(r.value, check, t.definitions as never) });
+  }
+  return JSON.stringify(r);
 }

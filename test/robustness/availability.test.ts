@@ -123,6 +123,12 @@ t.test('the longest /livez answer while the heaviest requests run', async (t) =>
       const whole = r.status === 201 && Object.keys(back.json?.data ?? {}).length === 100_000 && back.json.data.k99999 === 'v';
       return { status: whole ? 201 : 500, text: r.text };
     }],
+    // The patched object is field-checked where the merge ran (on a worker, beside the merge).
+    ['merge patch of that ConfigMap', async () => {
+      const r = await s.request('PATCH', `${CM}/keys-100k`, { raw: '{"data":{"k1":"patched"}}', headers: { 'content-type': 'application/merge-patch+json' } });
+      const whole = r.status === 200 && r.json?.data?.k1 === 'patched' && Object.keys(r.json.data).length === 100_000;
+      return { status: whole ? 200 : 500, text: r.text };
+    }],
     [`${(bigCm.length / 2 ** 20).toFixed(1)} MiB JSON ConfigMap of 100,000 keys (over the size bound)`, async () => {
       const r = await s.request('POST', CM, { raw: bigCm, headers: { 'content-type': 'application/json' } });
       const ok = r.status === 422 && r.json?.message === 'ConfigMap "keys-100k-too-big" is invalid: []: Too long: must have at most 1048576 bytes';
