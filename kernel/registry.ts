@@ -9,7 +9,7 @@ import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type O
 import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { depthError, parseJson } from '../workers/decode.js';
 import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
-import { Slicer, joinSliced } from './slicer.js';
+import { Slicer, giveTurn, joinSliced } from './slicer.js';
 import { sendSized, type OutputBudget, type OutputHolder } from './outbudget.js';
 import { gv } from './types.js';
 import type { AdmissionChain } from './admission.js';
@@ -19,7 +19,7 @@ import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMet
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
 import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, partialListProtobuf, partialProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
 import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
-import { runMerge } from '../workers/pool.js';
+import { checkJsonOnWorker, checksJsonOnWorker, runMerge } from '../workers/pool.js';
 import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { proxyConnect, type ConnectOptions } from './proxy.js';
@@ -856,11 +856,13 @@ export class Registry {
     await this.ctx.admission.validate(a);
   }
 
-  private validate(t: Target, obj: KObject, old: KObject | undefined) {
+  /** `large`: the structural check and the type's rules each take long; other requests run in between. */
+  private async validate(t: Target, obj: KObject, old: KObject | undefined, large: boolean) {
     const type = t.type;
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
     if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
     causes.push(...compileValidator(type)(obj));
+    if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
     if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
   }
@@ -882,11 +884,22 @@ export class Registry {
   }
 
   /** Commit with the object's resourceVersion set to the revision the log assigns; the stored bytes are what every reader gets. */
-  private async commit(op: 'create' | 'update', key: string, obj: KObject, expect = 0): Promise<WriteResult & { bytes?: Buffer }> {
+  private async commit(op: 'create' | 'update', key: string, obj: KObject, expect = 0, large = false): Promise<WriteResult & { bytes?: Buffer }> {
     let bytes: Buffer | undefined;
+    // A large object is serialized before the write, around a token where the revision goes, and the
+    // event loop gets a turn: serializing and the log's write would otherwise hold it in one go.
+    let around: [Buffer, Buffer] | undefined;
+    if (large) {
+      const token = `capi-rv-${randomBytes(12).toString('hex')}`;
+      obj.metadata!.resourceVersion = token;
+      const text = JSON.stringify(obj);
+      const at = text.indexOf(`"${token}"`);
+      if (at >= 0 && text.indexOf(token, at + token.length) < 0) around = [Buffer.from(text.slice(0, at)), Buffer.from(text.slice(at + token.length + 2))];
+      await giveTurn();
+    }
     const value = (rev: number) => {
       obj.metadata!.resourceVersion = String(rev);
-      return (bytes = Buffer.from(JSON.stringify(obj)));
+      return (bytes = around ? Buffer.concat([around[0], Buffer.from(`"${rev}"`), around[1]]) : Buffer.from(JSON.stringify(obj)));
     };
     const r = op === 'create'
       ? await this.ctx.backend.write({ type: 'create', key, value })
@@ -917,9 +930,28 @@ export class Registry {
   /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */
   async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
     if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
+    const ct = (req.header('content-type') ?? 'application/json').split(';')[0].trim().toLowerCase();
+    if (t.type.schema && (t.subresource === '' || t.subresource === 'status') && checksJsonOnWorker(raw.length) && (ct === 'application/json' || ct === '' || ct === '*/*')) {
+      return this.decodeOnWorker(req, t, raw);
+    }
     const obj = await decodeBody(req.header('content-type'), raw);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
     return obj;
+  }
+
+  /**
+   * A large JSON body: decode() and fieldValidation()'s passes over every key run on a worker
+   * (workers/checkbody.ts), which sends back the pruned object's JSON and its findings; those wait
+   * in `checked` for fieldValidation().
+   */
+  private async decodeOnWorker(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
+    const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
+    const r = await checkJsonOnWorker({ op: 'check-json', text: raw.toString('utf8'), schema: t.type.schema!, definitions: t.type.definitions, fields }, defsKey(t.type));
+    if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${r.message}`);
+    const obj = JSON.parse(r.json) as unknown;
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
+    checked.set(obj, r);
+    return obj as KObject;
   }
 
   /**
@@ -929,22 +961,25 @@ export class Registry {
    */
   fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown, apply = false): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
+    // Checked already on a worker (decodeOnWorker, or with a patch's merge), pruned there too.
+    const done = checked.get(obj);
+    if (done) checked.delete(obj);
     // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
-    const typeError = t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
+    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
     if (typeError && patch !== undefined) {
       // A patched object that does not decode is an Invalid on the field "patch", as the reference words it.
       throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);
     }
     if (typeError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${typeError}`);
     // An applied configuration's unknown fields are the apply's own error (its typed patch cannot be built), whatever the mode.
-    const unknown = mode === 'Ignore' || apply ? [] : unknownFields(t.type, obj);
-    let dups: string[] = [];
+    const unknown = mode === 'Ignore' || apply ? [] : done ? done.unknown : unknownFields(t.type, obj);
+    let dups: string[] = done && raw ? done.duplicates : [];
     let text: string | undefined;
     const position = new Map<string, number>();
     const json = !!raw && /^\s*[{[]/.test((text = raw.toString('utf8')));
-    if (mode !== 'Ignore' && raw) dups = json ? findDuplicateFields(text!, 100, position) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
+    if (mode !== 'Ignore' && raw && !done) dups = json ? findDuplicateFields(text!, 100, position) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
-    if (t.type.schema && !apply) pruneUnknown(obj, t.type.schema, t.type.definitions);
+    if (t.type.schema && !apply && !done) pruneUnknown(obj, t.type.schema, t.type.definitions);
     if (!unknown.length && !dups.length) return {};
     const msgs = strictErrors(unknown, dups, !raw ? {} : !json ? { yaml: dups.length ? duplicateYamlKeyLines(text!) : [] } : t.type.unstructured ? { unstructured: true } : { position });
     if (mode === 'Strict') {
@@ -982,17 +1017,20 @@ export class Registry {
     const generate = !md.name && !!md.generateName;
     if (generate) md.name = md.generateName + randomSuffix();
     const finish = await type.strategy?.beginCreate?.(obj, { dryRun, user, subresource: t.subresource });
+    // Validating and serializing a large object each take long: other requests run in between.
+    const large = (fm?.size ?? 0) >= LARGE_WRITE_BYTES;
     return settle(finish, async () => {
-      this.validate(t, obj, undefined);
+      await this.validate(t, obj, undefined, large);
       attrs.name = md.name!;
       await this.ctx.admission.validate(attrs);
+      if (large) await giveTurn();
       if (dryRun) {
         // A dry run answers what the real create would: an existing name is a conflict.
         if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
         return { ok: false, value: Buffer.from(JSON.stringify(obj)) };
       }
       for (let attempt = 0; ; attempt++) {
-        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), await this.toStored(type, obj));
+        const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), await this.toStored(type, obj), 0, large);
         if (r.ok) return { ok: true, value: (await this.asServed(type, [r.bytes!]))[0] };
         if (r.reason === 'exists' && generate && attempt < MAX_NAME_ATTEMPTS) {
           md.name = md.generateName + randomSuffix();
@@ -1090,8 +1128,10 @@ export class Registry {
       await this.ctx.admission.admit(attrs);
       const finish = await type.strategy?.beginUpdate?.(obj, old, { dryRun, user, subresource: t.subresource });
       const out = await settle(finish, async (): Promise<{ ok: boolean; value: { code: number; bytes: Buffer } | undefined }> => {
-        this.validate(t, obj, old);
+        const large = e.bytes.length + (fm?.size ?? 0) >= LARGE_WRITE_BYTES;
+        await this.validate(t, obj, old, large);
         await this.ctx.admission.validate(attrs);
+        if (large) await giveTurn();
         // The last finalizer removed from an object being deleted: the object goes.
         if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
           if (dryRun) return { ok: false, value: { code: 200, bytes: Buffer.from(JSON.stringify(obj)) } };
@@ -1108,7 +1148,8 @@ export class Registry {
         const bytes = Buffer.from(JSON.stringify(stored));
         if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
         if (dryRun) return { ok: false, value: { code: 200, bytes: stored === obj ? bytes : Buffer.from(JSON.stringify(obj)) } };
-        const r = await this.commit('update', e.key, stored, e.rev);
+        if (large) await giveTurn();
+        const r = await this.commit('update', e.key, stored, e.rev, large);
         if (r.ok) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [r.bytes!]))[0] } };
         if (clientRv && r.reason === 'conflict') throw errors.conflict(type.group, type.resource, t.name, 'the object has been modified; please apply your changes to the latest version and try again');
         await this.afterConflict(t, r);
@@ -1183,9 +1224,12 @@ export class Registry {
       const task: MergeTask = ct === 'application/json-patch+json' ? { op: 'json-patch', doc: cur, patch }
         : ct === 'application/merge-patch+json' ? { op: 'merge-patch', doc: cur, patch }
         : { op: 'strategic', doc: cur, patch, schema: type.schema, definitions: type.definitions };
-      const r = await runMerge(task, size, key);
+      const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
+      const check = type.schema ? { schema: type.schema, definitions: type.definitions, fields, raw: ct === 'application/json-patch+json' ? undefined : text } : undefined;
+      const r = await runMerge(task, size, key, check);
       if (!r.ok) throw mergeError(r.error);
       const out = (r as { value: unknown }).value;
+      if (r.checked && typeof out === 'object' && out !== null) checked.set(out, r.checked);
       if (typeof out !== 'object' || out === null || Array.isArray(out)) throw errors.badRequest('the patch does not result in an object');
       // Merges never nest deeper than their (bounded) inputs; a JSON patch can add a deep value deep down.
       if (task.op === 'json-patch') tooDeep(out);
@@ -1475,6 +1519,12 @@ function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
 
 /** The longest delay a Node timer takes as given. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Bytes of a write (body, or body and current object) from which its long steps are separated by a turn of the event loop. */
+const LARGE_WRITE_BYTES = 256 * 1024;
+
+/** Findings of bodies checked on a worker (Registry.decodeOnWorker), by the decoded object, until fieldValidation takes them. */
+const checked = new WeakMap<object, { typeError?: string; unknown: string[]; duplicates: string[] }>();
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
 const defsKeys = new WeakMap<object, string>();

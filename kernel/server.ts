@@ -21,7 +21,7 @@ import { proxyRequest, proxyStream } from './proxy.js';
 import { Registry, type Target } from './registry.js';
 import { requestInfo } from './requestinfo.js';
 import { encodeAs, negotiate } from './negotiate.js';
-import { objectProtobuf, statusProtobuf } from './protobuf.js';
+import { isProtobufType, objectProtobuf, statusProtobuf } from './protobuf.js';
 import { dropNullFields } from './fieldvalidation.js';
 import { checkWriteOptions, queryTimeoutMs } from './options.js';
 import { OpenAPIService } from './openapi.js';
@@ -910,13 +910,16 @@ export class Server {
     const acc = negotiate(req.header('accept'), this.brand, false, !!t.type.protobuf);
     const dryRun = checkWriteOptions(req.query, this.brand, 'CreateOptions');
     if (t.subresource && !this.registry.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);
-    const body = await this.registry.decode(req, t, await req.body(this.config.maxRequestBodyBytes));
+    const raw = await req.body(this.config.maxRequestBodyBytes);
+    const body = await this.registry.decode(req, t, raw);
+    // A review's fields are checked as any typed write's: unknown ones are warnings (Strict: a 400), and are not kept.
+    const warnings = t.subresource ? {} : this.registry.fieldValidation(req, t, body, isProtobufType(this.brand, req.header('content-type')) ? undefined : raw);
     dropNullFields(body, undefined);
     if (t.subresource) await this.registry.admitSubresourceCreate(t, user, dryRun, body);
     const out = await handler({ body, user, namespace: t.namespace, name: t.name, dryRun });
     const pb = acc.rep === 'protobuf' ? objectProtobuf(this.brand, t.type, out.object) : undefined;
-    if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType }, pb);
-    res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType }, await encodeAs(acc, JSON.stringify(out.object)));
+    if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType, ...warnings }, pb);
+    res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType, ...warnings }, await encodeAs(acc, JSON.stringify(out.object)));
   }
 
   version() {

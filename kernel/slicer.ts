@@ -15,6 +15,9 @@ export class Slicer {
   }
 }
 
+/** Lets the event loop run once (timers, I/O, other requests): between long steps of one large write. */
+export const giveTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Joins pieces into one buffer of its own memory (so it can be moved to a worker), copying in time slices. */
 export async function joinSliced(pieces: Iterable<Uint8Array>, total: number, slicer = new Slicer()): Promise<Buffer> {
   const out = Buffer.allocUnsafeSlow(total);

@@ -2,21 +2,30 @@
 // once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
 import { move } from 'piscina';
-import { decodeYamlToJson, encodeYaml } from './decode.js';
+import { decodeYamlToJson, depthError, encodeYaml } from './decode.js';
+import { checkJsonBody, checkMerged, type CheckJsonTask, type MergedCheck } from './checkbody.js';
 
 const definitions = new Map<string, unknown>();
 
-export default function (task: (MergeTask & { defsKey?: string }) | { op: 'decode-yaml'; text: string } | { op: 'encode-yaml'; json: Uint8Array }) {
+export default function (task: ((MergeTask | CheckJsonTask) & { defsKey?: string }) | { op: 'decode-yaml'; text: string } | { op: 'encode-yaml'; json: Uint8Array }) {
   if (task.op === 'decode-yaml') return decodeYamlToJson(task.text);
   // The YAML goes back as bytes moved, not copied: the event loop neither copies nor encodes it.
   if (task.op === 'encode-yaml') return move(Buffer.from(encodeYaml(Buffer.from(task.json.buffer, task.json.byteOffset, task.json.byteLength).toString('utf8'))) as never);
-  const t = task as MergeTask & { defsKey?: string; definitions?: unknown };
+  const t = task as (MergeTask | CheckJsonTask) & { defsKey?: string; definitions?: unknown };
   if (t.defsKey) {
     if (t.definitions) definitions.set(t.defsKey, t.definitions);
     else if (definitions.has(t.defsKey)) t.definitions = definitions.get(t.defsKey);
     else return { needDefinitions: true };
   }
+  if (t.op === 'check-json') return checkJsonBody(t as CheckJsonTask);
   // As JSON text: a structured clone nested deeper than the main thread's stack can take is dropped
   // there ('messageerror', which piscina does not see), and the task would never settle.
-  return JSON.stringify(runMergeTask(t as MergeTask));
+  const r = runMergeTask(t as MergeTask);
+  // A patch's result is checked here too (kernel/registry.ts fieldValidation takes the findings).
+  const check = (t as { check?: MergedCheck }).check;
+  // (Not a JSON patch's result nested too deep: the event loop refuses that before any check.)
+  if (check && r.ok && 'value' in r && typeof r.value === 'object' && r.value !== null && !Array.isArray(r.value) && !depthError(r.value)) {
+    return JSON.stringify({ ...r, checked: checkMerged(r.value, check, t.definitions as never) });
+  }
+  return JSON.stringify(r);
 }

@@ -6,6 +6,7 @@ import type { Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type AuthorizationAttributes, type FieldCause, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo, type VirtualHandler, type VirtualRequest } from '../../../kernel/contracts.js';
 import { errors } from '../../../kernel/status.js';
 import { withProtobuf } from '../builtin/protobuf.js';
+import { attachSchema } from '../builtin/schemas.js';
 import { rulesResolvers } from '../../authorizers/rbac/resolvers.js';
 
 type J = Record<string, any>;
@@ -227,9 +228,12 @@ export function accessTypes(brand: Brand, host: PluginHost): TypeDef[] {
     return r;
   };
 
-  const t = (group: string, kind: string, resource: string, namespaced: boolean, virtual: VirtualHandler, version = 'v1'): TypeDef => withProtobuf({
-    group, version, kind, resource, singular: kind.toLowerCase(), namespaced, verbs: ['create'], virtual,
-  }, brand);
+  // Typed as the reference's reviews are: unknown fields are warned about and dropped, wrong types refused.
+  const t = (group: string, kind: string, resource: string, namespaced: boolean, virtual: VirtualHandler, version = 'v1'): TypeDef => {
+    const def = withProtobuf({ group, version, kind, resource, singular: kind.toLowerCase(), namespaced, verbs: ['create'], virtual }, brand);
+    attachSchema(def, group, brand);
+    return def;
+  };
   return [
     t(authz, 'LocalSubjectAccessReview', 'localsubjectaccessreviews', true, localSubjectAccessReview),
     t(authz, 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, selfSubjectAccessReview),

@@ -132,7 +132,18 @@ export class Converter {
   }
 }
 
-/** Reference definition of each catalog kind, found by its group-version-kind extension. */
+/**
+ * Kinds served outside the catalog whose bodies are typed all the same: the access reviews
+ * (plugins/types/access), decoded and field-checked as the reference decodes them.
+ */
+export const REVIEW_KINDS: readonly { group: string; version: string; kind: string }[] = [
+  ...['SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'].map((kind) => ({ group: 'authorization.cluster.io', version: 'v1', kind })),
+  { group: 'authentication.cluster.io', version: 'v1', kind: 'TokenReview' },
+  { group: 'authentication.cluster.io', version: 'v1', kind: 'SelfSubjectReview' },
+  { group: 'authentication.cluster.io', version: 'v1beta1', kind: 'SelfSubjectReview' },
+];
+
+/** Reference definition of each catalog kind (and review kind), found by its group-version-kind extension. */
 export function catalogRoots(defs: Json): Map<string, string> {
   const kube = getBrand('kubernetes');
   const byGvk = new Map<string, string>();
@@ -140,7 +151,7 @@ export function catalogRoots(defs: Json): Map<string, string> {
     for (const g of (d as Json)['x-kubernetes-group-version-kind'] ?? []) byGvk.set(`${g.group}/${g.version}/${g.kind}`, name);
   }
   const roots = new Map<string, string>();
-  for (const r of CATALOG) {
+  for (const r of [...CATALOG, ...REVIEW_KINDS] as { group: string; version: string; kind: string; shapeOf?: string }[]) {
     if (r.shapeOf) continue; // a later release's version: published from another version's definitions
     const found = byGvk.get(`${brandGroup(kube, r.group)}/${r.version}/${r.kind}`);
     if (!found) throw new Error(`reference document has no kind ${r.kind} in ${r.group || 'core'}/${r.version}`);

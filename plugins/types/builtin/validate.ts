@@ -400,7 +400,8 @@ function configMap(o: KObject, old: KObject | undefined): FieldCause[] {
     const b = base64Length(String(v));
     size += k.length + ('bytes' in b ? b.bytes : 0);
   }
-  if (size > MAX_SIZE) out.push(tooLong('', MAX_SIZE));
+  // The reference's path is the empty one, which it prints as "[]".
+  if (size > MAX_SIZE) out.push(tooLong('[]', MAX_SIZE));
   immutableCauses(out, o, old, ['data', 'binaryData']);
   return out;
 }

@@ -1,0 +1,59 @@
+// The body-level steps of a typed JSON write, as one function a worker thread runs for large bodies:
+// decode (with the depth bound), null fields dropped, the type check, unknown and duplicate fields,
+// and pruning. Each is a pass over every key; for 100,000 keys together they held the event loop
+// for over a second. Only the pruned JSON text and the findings come back, so the event loop parses
+// once (a structured clone back would cost as much as the parse).
+import type { Schema } from '../kernel/contracts.js';
+import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from '../kernel/fieldvalidation.js';
+import { parseJson } from './decode.js';
+
+export interface CheckJsonTask {
+  op: 'check-json';
+  text: string;
+  schema: Schema;
+  definitions?: Readonly<Record<string, Schema>>;
+  /** Whether unknown and duplicate fields are wanted (fieldValidation is not Ignore). */
+  fields: boolean;
+}
+
+export type CheckJsonResult =
+  | { ok: false; message: string }
+  /** `json`: the body as stored (nulls dropped, pruned); unknown and duplicate paths at most 100 each (the reference keeps 100 strict errors). */
+  | { ok: true; json: string; typeError?: string; unknown: string[]; duplicates: string[] };
+
+/** fieldValidation()'s checks of a patched object, done where the merge ran (the merged object need not cross back unchecked). */
+export interface MergedCheck {
+  schema: Schema;
+  /** The type's definitions; sent to a worker once, by key, like a merge's. */
+  definitions?: Readonly<Record<string, Schema>>;
+  fields: boolean;
+  /** The patch's text, for duplicate keys (not for JSON patches). */
+  raw?: string;
+}
+export type MergedFindings = { typeError?: string; unknown: string[]; duplicates: string[] };
+
+/** In place, as fieldValidation() in order: the typed-decode check, then unknown and duplicate fields, then pruning (not when the type check failed: that object is refused, and quoted whole). */
+export function checkMerged(value: unknown, check: MergedCheck, definitions: Readonly<Record<string, Schema>> | undefined): MergedFindings {
+  const typeError = decodeTypeError(value, check.schema, definitions, check.raw);
+  if (typeError) return { typeError, unknown: [], duplicates: [] };
+  const unknown = check.fields ? checkFields(value, check.schema, definitions).unknown.slice(0, 100) : [];
+  const duplicates = check.fields && check.raw !== undefined && /^\s*[{[]/.test(check.raw) ? findDuplicateFields(check.raw) : [];
+  pruneUnknown(value, check.schema, definitions);
+  return { unknown, duplicates };
+}
+
+/** What kernel/registry.ts decode() and fieldValidation() do to a JSON body, in their order. */
+export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
+  let obj: unknown;
+  try { obj = parseJson(task.text); } catch (e) { return { ok: false, message: (e as Error).message }; }
+  // Not an object: the caller's own check answers it.
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [] };
+  const { schema, definitions } = task;
+  dropNullFields(obj, schema, definitions);
+  const typeError = decodeTypeError(obj, schema, definitions, task.text);
+  if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [] };
+  const unknown = task.fields ? checkFields(obj, schema, definitions).unknown.slice(0, 100) : [];
+  const duplicates = task.fields && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : [];
+  pruneUnknown(obj, schema, definitions);
+  return { ok: true, json: JSON.stringify(obj), unknown, duplicates };
+}
