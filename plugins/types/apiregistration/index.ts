@@ -78,7 +78,7 @@ export function apiServiceType(brand: Brand): TypeDef {
     columns: [
       { name: 'Service', type: 'string', description: 'The reference to the service that hosts this API endpoint.', cell: (o) => { const s = (o.spec as J | undefined)?.service; return isObj(s) ? `${s.namespace}/${s.name}` : 'Local'; } },
       { name: 'Available', type: 'string', description: 'Whether this service is available.', cell: (o) => { const c = ((o.status as J | undefined)?.conditions ?? []).find((x: J) => x?.type === 'Available'); return c ? (c.status === 'True' ? 'True' : `${c.status} (${c.reason})`) : 'Unknown'; } },
-      { name: 'Age', type: 'date', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', cell: (o, now) => age(o.metadata?.creationTimestamp, now) },
+      { name: 'Age', type: 'string', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', cell: (o, now) => age(o.metadata?.creationTimestamp, now) },
     ],
   }, brand);
 }

@@ -191,8 +191,9 @@ export function hpaColumns(age: TableColumn): TableColumn[] {
     { name: 'Reference', type: 'string', description: 'The scale target: Kind/Name.', cell: cell((o) => `${text(at(o, 'spec.scaleTargetRef.kind'))}/${text(at(o, 'spec.scaleTargetRef.name'))}`) },
     { name: 'Targets', type: 'string', description: 'Current and target values of each metric.', cell: cell((o) => hpaTargets(o as KObject)) },
     { name: 'MinPods', type: 'string', description: 'Lower limit of the number of pods.', cell: cell((o) => { const m = at(o, 'spec.minReplicas'); return m == null ? '<unset>' : show(m); }) },
-    { name: 'MaxPods', type: 'integer', description: 'Upper limit of the number of pods.', cell: cell((o) => Number(at(o, 'spec.maxReplicas') ?? 0)) },
-    { name: 'Replicas', type: 'integer', description: 'Current number of replicas.', cell: cell((o) => Number(at(o, 'status.currentReplicas') ?? 0)) },
+    // numbers in the cells; the reference's printer declares these columns strings
+    { name: 'MaxPods', type: 'string', description: 'Upper limit of the number of pods.', cell: cell((o) => Number(at(o, 'spec.maxReplicas') ?? 0)) },
+    { name: 'Replicas', type: 'string', description: 'Current number of replicas.', cell: cell((o) => Number(at(o, 'status.currentReplicas') ?? 0)) },
     age,
   ];
 }

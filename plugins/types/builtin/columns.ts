@@ -513,7 +513,8 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
     'horizontalpodautoscalers.autoscaling': hpaColumns(AGE),
     'flowschemas.flowcontrol.apiserver.cluster.io': [
       col('PriorityLevel', 'string', 'Priority level of the matched requests.', (o) => text(at(o, 'spec.priorityLevelConfiguration.name'))),
-      col('MatchingPrecedence', 'integer', 'Order among flow schemas (lower first).', (o) => num(at(o, 'spec.matchingPrecedence'))),
+      // a number in the cell, but the reference declares the column a string
+      col('MatchingPrecedence', 'string', 'Order among flow schemas (lower first).', (o) => num(at(o, 'spec.matchingPrecedence'))),
       col('DistinguisherMethod', 'string', 'How flows are told apart.', (o) => text(at(o, 'spec.distinguisherMethod.type')) || '<none>'),
       AGE,
       col('MissingPL', 'string', 'Whether the priority level is missing (the Dangling condition).', (o) => text(list(at(o, 'status.conditions')).find((c) => c.type === 'Dangling')?.status) || '?'),
@@ -568,11 +569,7 @@ export function columnsFor(brand: Brand): Record<string, TableColumn[]> {
       AGE,
     ],
     'runtimeclasses.node.cluster.io': [col('Handler', 'string', 'Runtime handler of the class.', (o) => text(o.handler)), AGE],
-    // The reference prints no age for storage capacities.
-    'csistoragecapacities.storage.cluster.io': [
-      col('StorageClassName', 'string', 'Storage class the capacity is for.', (o) => text(o.storageClassName)),
-      col('Capacity', 'string', 'Capacity available for new volumes.', (o) => text(o.capacity)),
-    ],
+    // (storage capacities have no printer in the reference: the default Name and Created At)
     'clusterroles.rbac.authorization.cluster.io': [CREATED_AT],
     'roles.rbac.authorization.cluster.io': [CREATED_AT],
     'clusterrolebindings.rbac.authorization.cluster.io': bindingColumns,
