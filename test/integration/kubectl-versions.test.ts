@@ -1,4 +1,4 @@
-// Stock kubectl releases 1.27, 1.28, 1.30, 1.32 and 1.33 in their default form against the
+// Stock kubectl releases 1.27 to 1.33, each in its default form, against the
 // kubernetes brand. 1.32 and later send Protobuf bodies for built-in types (create, token, auth
 // can-i, auth whoami, DeleteOptions); every release must create, read, watch, apply and delete.
 // Each release works in its own namespace of one server, so the whole file stays within a minute.
@@ -7,7 +7,7 @@ import { withServer } from '../lib/server.js';
 import { kubectl, kubectlRelease, startKubectl } from '../lib/kubectl.js';
 import { eventually as until } from '../lib/poll.js';
 
-const RELEASES = ['1.27', '1.28', '1.30', '1.32', '1.33'];
+const RELEASES = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'];
 
 const missing = RELEASES.filter((v) => !kubectlRelease(v));
 t.test('stock kubectl releases create, read, watch, apply and delete', { skip: missing.length ? `kubectl ${missing.join(', ')} not installed under /usr/lib/google-cloud-sdk/bin (.ci/run installs them)` : false }, async (t) => {

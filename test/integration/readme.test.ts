@@ -34,6 +34,9 @@ t.test('README quick start: two commands to a working kubectl get namespaces', {
   t.teardown(() => { server.kill(); });
   await until(() => out, (o) => o.includes('is serving'), 60_000);
   t.match(out, /cluster-apiserver is serving https:\/\/127\.0\.0\.1:\d+ \(brand kubernetes/);
+  // At the default verbosity the banner is not buried: the serving line at most, before it.
+  const before = out.slice(0, out.indexOf('cluster-apiserver is serving')).split('\n').filter((l) => /^[IWE]\d{4} /.test(l));
+  t.ok(before.length <= 2, `log lines before the banner: ${before.length}\n${before.join('\n')}`);
   t.ok(existsSync(path.join(cwd, 'data/admin.kubeconfig')), './data/admin.kubeconfig');
 
   const run = (line: string) => {
