@@ -976,7 +976,8 @@ export class Registry {
     let dups: string[] = done && raw ? done.duplicates : [];
     let text: string | undefined;
     const position = new Map<string, number>();
-    const json = !!raw && /^\s*[{[]/.test((text = raw.toString('utf8')));
+    // (a body checked on a worker was JSON, and is not copied into a string again here)
+    const json = !!raw && (!!done || /^\s*[{[]/.test((text = raw.toString('utf8'))));
     if (mode !== 'Ignore' && raw && !done) dups = json ? findDuplicateFields(text!, 100, position) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
     if (t.type.schema && !apply && !done) pruneUnknown(obj, t.type.schema, t.type.definitions);
