@@ -380,10 +380,30 @@ export function groupVersionPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
 
-/** Builds all documents from the served types. Pure: same types in, same bytes out. */
-export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersion: string }): OpenAPIDocuments {
-  const ext = brand.ext;
-  const title = upper(brand.name);
+/**
+ * What every document is built from: the definitions by name, each type's kind definition, the
+ * group-version-kinds each definition carries, and the types of each group-version.
+ */
+interface Catalog {
+  types: TypeDef[];
+  defs: Record<string, Schema>;
+  kindDef: Map<TypeDef, string>;
+  /** Definitions a type publishes as they are (custom resources), by name and flavor. */
+  published: Map<string, { 2: Json; 3: Json }>;
+  gvks: Map<string, { group: string; kind: string; version: string }[]>;
+  gvs: Map<string, TypeDef[]>;
+  ctx: Context;
+  ext: string;
+  info: Json;
+}
+
+const SECURITY = { BearerToken: { description: 'Bearer token authentication', in: 'header', name: 'authorization', type: 'apiKey' } };
+const listNameOf = (c: Catalog, t: TypeDef) => c.kindDef.get(t)! + 'List';
+
+/** A type publishes its own definitions (a custom resource); the others are the server's built-in API. */
+const builtIn = (t: TypeDef) => !t.openapi;
+
+function catalog(types: TypeDef[], brand: Brand, version: { gitVersion: string }): Catalog {
   const root = definitionRoot(brand);
   const meta = (n: string) => definitionName(brand, n);
 
@@ -411,7 +431,6 @@ export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersi
     kindDef.set(t, name);
   }
   const listName = (t: TypeDef) => kindDef.get(t)! + 'List';
-  // Definitions a type publishes as they are (custom resources), by name and flavor.
   const published = new Map<string, { 2: Json; 3: Json }>();
   for (const t of types) {
     if (!t.openapi) continue;
@@ -424,15 +443,10 @@ export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersi
       defs[ln] = obj({ ...TYPE_FIELDS, items: { type: 'array', items: { type: 'ref', ref: kindDef.get(t)! } }, metadata: { type: 'ref', ref: meta('meta.v1.ListMeta') } }, { required: ['items'] });
     }
   }
-  // Anything referred to but defined nowhere reads as an open object rather than a dangling $ref.
-  const pending = Object.values(defs);
-  while (pending.length) {
-    const refs = new Set<string>();
-    refsOf(pending.pop(), refs);
-    for (const r of refs) if (!defs[r]) pending.push((defs[r] = { type: 'object', preserveUnknown: true }));
-  }
 
-  // group-version-kind extensions: each kind and its list; DeleteOptions and WatchEvent in every group-version.
+  // group-version-kind extensions: each kind and its list; DeleteOptions and WatchEvent in every
+  // group-version of the built-in API. As in the reference, custom resources' group-versions are not
+  // listed there (its list comes from the built-in scheme): a new definition changes no other document.
   const gvks = new Map<string, { group: string; kind: string; version: string }[]>();
   const addGvk = (name: string, group: string, version: string, kind: string) => {
     const l = gvks.get(name) ?? [];
@@ -449,81 +463,100 @@ export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersi
   }
   addGvk(meta('meta.v1.Status'), '', 'v1', 'Status');
   for (const ts of gvs.values()) {
+    if (!ts.some(builtIn)) continue;
     addGvk(meta('meta.v1.DeleteOptions'), ts[0].group, ts[0].version, 'DeleteOptions');
     addGvk(meta('meta.v1.WatchEvent'), ts[0].group, ts[0].version, 'WatchEvent');
   }
   if (types.some((t) => t.subresources?.includes('scale'))) addGvk(meta('autoscaling.v1.Scale'), 'autoscaling', 'v1', 'Scale');
 
-  const renderDefs = (names: Iterable<string>, flavor: Flavor): Json => {
-    const out: Json = {};
-    for (const n of [...names].sort()) {
-      const own = published.get(n);
-      const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(defs[n], flavor, ext);
-      const g = gvks.get(n);
-      if (g) d[`x-${ext}-group-version-kind`] = g.map((x) => ({ ...x }));
-      out[n] = d;
-    }
-    return out;
-  };
-  const closure = (start: Iterable<string>): Set<string> => {
-    const seen = new Set<string>();
-    const stack = [...start];
-    while (stack.length) {
-      const n = stack.pop()!;
-      if (seen.has(n) || !defs[n]) continue;
-      seen.add(n);
-      const refs = new Set<string>();
-      refsOf(defs[n], refs);
-      stack.push(...refs);
-    }
-    return seen;
-  };
-
   const ctx: Context = {
     brand, list: listName, def: (t) => kindDef.get(t)!, status: meta('meta.v1.Status'), deleteOptions: meta('meta.v1.DeleteOptions'),
     watchEvent: meta('meta.v1.WatchEvent'), patch: meta('meta.v1.Patch'), scale: meta('autoscaling.v1.Scale'),
   };
-  const perGv = new Map<string, Record<string, PathItem>>();
-  for (const [gv, ts] of gvs) {
-    const paths: Record<string, PathItem> = {};
-    for (const t of ts) Object.assign(paths, typePaths(t, ctx));
-    perGv.set(gv, paths);
-  }
-  const sortedKeys = <T>(o: Record<string, T>) => Object.keys(o).sort();
-  const info = { title, version: version.gitVersion };
-  const security = { BearerToken: { description: 'Bearer token authentication', in: 'header', name: 'authorization', type: 'apiKey' } };
+  return { types, defs, kindDef, published, gvks, gvs, ctx, ext: brand.ext, info: { title: upper(brand.name), version: version.gitVersion } };
+}
 
+/**
+ * The definitions reachable from `start`. Anything referred to but defined nowhere reads as an open
+ * object rather than a dangling $ref.
+ */
+function closure(c: Catalog, start: Iterable<string>): Set<string> {
+  const seen = new Set<string>();
+  const stack = [...start];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    if (!c.defs[n]) {
+      c.defs[n] = { type: 'object', preserveUnknown: true };
+      continue;
+    }
+    const refs = new Set<string>();
+    refsOf(c.defs[n], refs);
+    stack.push(...refs);
+  }
+  return seen;
+}
+
+function renderDefs(c: Catalog, names: Iterable<string>, flavor: Flavor): Json {
+  const out: Json = {};
+  for (const n of [...names].sort()) {
+    const own = c.published.get(n);
+    const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(c.defs[n], flavor, c.ext);
+    const g = c.gvks.get(n);
+    if (g) d[`x-${c.ext}-group-version-kind`] = g.map((x) => ({ ...x }));
+    out[n] = d;
+  }
+  return out;
+}
+
+function gvPaths(c: Catalog, gv: string): Record<string, PathItem> {
+  const paths: Record<string, PathItem> = {};
+  for (const t of c.gvs.get(gv)!) Object.assign(paths, typePaths(t, c.ctx));
+  return paths;
+}
+
+/** The OpenAPI 3.0 document of one group-version ("api/v1", "apis/apps/v1"). */
+function v3Document(c: Catalog, gv: string): Json {
+  const paths = gvPaths(c, gv);
+  const ts = c.gvs.get(gv)!;
+  const keys = Object.keys(paths).sort();
+  const schemas = renderDefs(c, closure(c, [...opRefs(keys.map((p) => paths[p])), ...ts.map((t) => c.kindDef.get(t)!), ...ts.map((t) => listNameOf(c, t))]), 3);
+  return {
+    components: { schemas, securitySchemes: SECURITY }, info: c.info, openapi: '3.0.0',
+    paths: Object.fromEntries(keys.map((p) => [p, pathV3(paths[p], c.ext)])),
+  };
+}
+
+/** The Swagger 2.0 document of every group-version. */
+function v2Document(c: Catalog): Json {
   const v2Paths: Json = {};
   const allItems: PathItem[] = [];
-  for (const gv of [...perGv.keys()].sort()) {
-    const paths = perGv.get(gv)!;
-    for (const p of sortedKeys(paths)) {
-      v2Paths[p] = pathV2(paths[p], ext);
+  for (const gv of [...c.gvs.keys()].sort()) {
+    const paths = gvPaths(c, gv);
+    for (const p of Object.keys(paths).sort()) {
+      v2Paths[p] = pathV2(paths[p], c.ext);
       allItems.push(paths[p]);
     }
   }
-  const v2 = {
-    definitions: renderDefs(closure([...opRefs(allItems), ...kindDef.values(), ...types.map(listName)]), 2),
-    info, parameters: Object.fromEntries(Object.values(P).filter((p) => p.name !== 'fieldValidation').sort((a, b) => (a.name < b.name ? -1 : 1)).map((p) => [p.name, paramV2(p)])),
+  return {
+    definitions: renderDefs(c, closure(c, [...opRefs(allItems), ...c.kindDef.values(), ...c.types.map((t) => listNameOf(c, t))]), 2),
+    info: c.info, parameters: Object.fromEntries(Object.values(P).filter((p) => p.name !== 'fieldValidation').sort((a, b) => (a.name < b.name ? -1 : 1)).map((p) => [p.name, paramV2(p)])),
     paths: Object.fromEntries(Object.keys(v2Paths).sort().map((k) => [k, v2Paths[k]])),
-    security: [{ BearerToken: [] }], securityDefinitions: security, swagger: '2.0',
+    security: [{ BearerToken: [] }], securityDefinitions: SECURITY, swagger: '2.0',
   };
+}
 
+/** Builds all documents from the served types. Pure: same types in, same bytes out. */
+export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersion: string }): OpenAPIDocuments {
+  const c = catalog(types, brand, version);
   const v3: Record<string, Json> = {};
   const discovery: OpenAPIDocuments['v3Discovery'] = { paths: {} };
-  for (const gv of [...perGv.keys()].sort()) {
-    const paths = perGv.get(gv)!;
-    const ts = gvs.get(gv)!;
-    const items = sortedKeys(paths).map((p) => paths[p]);
-    const schemas = renderDefs(closure([...opRefs(items), ...ts.map((t) => kindDef.get(t)!), ...ts.map(listName)]), 3);
-    const doc = {
-      components: { schemas, securitySchemes: security }, info, openapi: '3.0.0',
-      paths: Object.fromEntries(sortedKeys(paths).map((p) => [p, pathV3(paths[p], ext)])),
-    };
-    v3[gv] = doc;
-    discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${sha512Hex(JSON.stringify(doc))}` };
+  for (const gv of [...c.gvs.keys()].sort()) {
+    v3[gv] = v3Document(c, gv);
+    discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${sha512Hex(JSON.stringify(v3[gv]))}` };
   }
-  return { v2, v3, v3Discovery: discovery };
+  return { v2: v2Document(c), v3, v3Discovery: discovery };
 }
 
 // ---------------------------------------------------------------- v2 as protobuf
@@ -749,12 +782,23 @@ function rendered(body: string | Uint8Array, contentType: string): Rendered {
   return { body, hash: sha512Hex(body), contentType };
 }
 
+/** Identity of a TypeDef object across rebuilds (the served types keep their objects while unchanged). */
+const typeIds = new WeakMap<TypeDef, number>();
+let nextTypeId = 0;
+const typeId = (t: TypeDef) => typeIds.get(t) ?? (typeIds.set(t, ++nextTypeId), nextTypeId);
+
 /**
  * Answers the OpenAPI endpoints: /openapi/v2 (JSON or protobuf), /openapi/v3 and /openapi/v3/<group-version>.
- * Documents are built on the first request and kept until reset(). Returns undefined for any other path.
+ * Documents are built on the first request after a change (reset()), and only those whose inputs
+ * changed: a group-version's document is kept while its types are the same objects and the built-in
+ * API is unchanged, so a new custom resource costs its own document, not all of them (with a few
+ * hundred definitions a whole rebuild held the event loop for seconds). The v2 document, one for
+ * every group, is built only when asked for. Returns undefined for any other path.
  */
 export class OpenAPIService {
-  private docs?: { v2: Json; v2Json: Rendered; v2Proto?: Rendered; v3: Map<string, Rendered>; discovery: Rendered };
+  private current?: { catalog: Catalog; discovery: Rendered };
+  private v3 = new Map<string, { key: string; doc: Rendered }>();
+  private v2?: { doc: Json; json: Rendered; proto?: Rendered };
 
   /**
    * `remoteV3` lists the OpenAPI v3 documents of group-versions other servers serve (aggregation),
@@ -762,29 +806,43 @@ export class OpenAPIService {
    */
   constructor(private readonly types: () => TypeDef[], private readonly brand: Brand, private readonly version: { gitVersion: string }, private readonly remoteV3: () => Iterable<[string, string]> = () => []) {}
 
-  /** Drop the cached documents (call when the served types change). */
+  /** Mark the documents stale (call when the served types change); they are rebuilt when next asked for. */
   reset(): void {
-    this.docs = undefined;
+    this.current = undefined;
+    this.v2 = undefined;
   }
 
   private render() {
-    if (!this.docs) {
-      const d = buildOpenAPI(this.types(), this.brand, this.version);
-      const v3 = new Map(Object.entries(d.v3).map(([k, doc]) => [k, rendered(JSON.stringify(doc), JSON_TYPE)]));
-      for (const [gv, text] of this.remoteV3()) {
-        if (v3.has(gv)) continue;
-        const r = rendered(text, JSON_TYPE);
-        v3.set(gv, r);
-        d.v3Discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${r.hash}` };
-      }
-      this.docs = {
-        v2: d.v2,
-        v2Json: rendered(JSON.stringify(d.v2), JSON_TYPE),
-        v3,
-        discovery: rendered(JSON.stringify(d.v3Discovery), JSON_TYPE),
-      };
+    if (this.current) return this.current;
+    const c = catalog(this.types(), this.brand, this.version);
+    const builtInKey = c.types.filter(builtIn).map(typeId).join(',');
+    const v3 = new Map<string, { key: string; doc: Rendered }>();
+    const discovery: OpenAPIDocuments['v3Discovery'] = { paths: {} };
+    for (const gv of [...c.gvs.keys()].sort()) {
+      const key = `${c.gvs.get(gv)!.map(typeId).join(',')}|${builtInKey}`;
+      let kept = this.v3.get(gv);
+      if (kept?.key !== key) kept = { key, doc: rendered(JSON.stringify(v3Document(c, gv)), JSON_TYPE) };
+      v3.set(gv, kept);
+      discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${kept.doc.hash}` };
     }
-    return this.docs;
+    for (const [gv, text] of this.remoteV3()) {
+      if (v3.has(gv)) continue;
+      let kept = this.v3.get(gv);
+      if (kept?.key !== text) kept = { key: text, doc: rendered(text, JSON_TYPE) };
+      v3.set(gv, kept);
+      discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${kept.doc.hash}` };
+    }
+    this.v3 = v3;
+    this.current = { catalog: c, discovery: rendered(JSON.stringify(discovery), JSON_TYPE) };
+    return this.current;
+  }
+
+  private renderV2() {
+    if (!this.v2) {
+      const doc = v2Document(this.render().catalog);
+      this.v2 = { doc, json: rendered(JSON.stringify(doc), JSON_TYPE) };
+    }
+    return this.v2;
   }
 
   /**
@@ -801,16 +859,17 @@ export class OpenAPIService {
     if (!chosen) {
       return { code: 406, headers: { 'content-type': JSON_TYPE }, body: statusBody(406, 'NotAcceptable', `only the following media types are accepted: ${offers.join(', ')}`) };
     }
-    const docs = this.render();
     let doc: Rendered;
     let hashed = false;
     if (path === '/openapi/v2') {
-      if (chosen !== JSON_TYPE) doc = docs.v2Proto ??= rendered(encodeOpenAPIV2(docs.v2), OPENAPI_V2_PROTOBUF);
-      else doc = docs.v2Json;
-    } else if (path === '/openapi/v3') doc = docs.discovery;
+      const v2 = this.renderV2();
+      if (chosen !== JSON_TYPE) doc = v2.proto ??= rendered(encodeOpenAPIV2(v2.doc), OPENAPI_V2_PROTOBUF);
+      else doc = v2.json;
+    } else if (path === '/openapi/v3') doc = this.render().discovery;
     else {
       const gv = path.slice('/openapi/v3/'.length);
-      const found = docs.v3.get(gv);
+      this.render();
+      const found = this.v3.get(gv)?.doc;
       if (!found) return { code: 404, headers: { 'content-type': JSON_TYPE }, body: statusBody(404, 'NotFound', 'the server could not find the requested resource') };
       doc = found;
       const want = params.get('hash');

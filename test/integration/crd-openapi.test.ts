@@ -61,3 +61,21 @@ t.test('custom resource definitions in /openapi/v2 and /openapi/v3 as the refere
   for (let i = 0; i < 100 && !(await gone()); i++) await new Promise((r) => setTimeout(r, 100));
   t.ok(await gone(), 'removed with the definition');
 });
+
+t.test('a new definition changes its own v3 document only; DeleteOptions lists the built-in group-versions', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const before = (await s.get('/openapi/v3')).json.paths;
+  await establish(s, CRD);
+  const after = (await s.get('/openapi/v3')).json.paths;
+  t.ok(after['apis/example.com/v1'], 'the new group-version is listed');
+  const changed = Object.keys(before).filter((gv) => before[gv].serverRelativeURL !== after[gv]?.serverRelativeURL);
+  t.same(changed, [], 'every other document keeps its hash');
+  // As the reference (whose list comes from its built-in scheme): custom resources' group-versions
+  // are not in DeleteOptions' group-version-kinds, in their own document or any other.
+  for (const gv of ['api/v1', 'apis/example.com/v1']) {
+    const schemas = (await s.get(after[gv].serverRelativeURL)).json.components.schemas;
+    const listed = schemas['io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions']['x-kubernetes-group-version-kind'].map((g: any) => `${g.group}/${g.version}`);
+    t.ok(listed.includes('apps/v1') && listed.includes('/v1'), `${gv}: built-in group-versions listed`);
+    t.notOk(listed.includes('example.com/v1'), `${gv}: the custom group-version is not`);
+  }
+});
