@@ -498,15 +498,18 @@ function closure(c: Catalog, start: Iterable<string>): Set<string> {
   return seen;
 }
 
+/** One definition as published: the type's own (custom resources) or rendered from its schema, with its group-version-kinds. */
+function renderDef(c: Catalog, n: string, flavor: Flavor): Json {
+  const own = c.published.get(n);
+  const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(c.defs[n], flavor, c.ext);
+  const g = c.gvks.get(n);
+  if (g) d[`x-${c.ext}-group-version-kind`] = g.map((x) => ({ ...x }));
+  return d;
+}
+
 function renderDefs(c: Catalog, names: Iterable<string>, flavor: Flavor): Json {
   const out: Json = {};
-  for (const n of [...names].sort()) {
-    const own = c.published.get(n);
-    const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(c.defs[n], flavor, c.ext);
-    const g = c.gvks.get(n);
-    if (g) d[`x-${c.ext}-group-version-kind`] = g.map((x) => ({ ...x }));
-    out[n] = d;
-  }
+  for (const n of [...names].sort()) out[n] = renderDef(c, n, flavor);
   return out;
 }
 
@@ -528,23 +531,70 @@ function v3Document(c: Catalog, gv: string): Json {
   };
 }
 
-/** The Swagger 2.0 document of every group-version. */
-function v2Document(c: Catalog): Json {
-  const v2Paths: Json = {};
-  const allItems: PathItem[] = [];
-  for (const gv of [...c.gvs.keys()].sort()) {
-    const paths = gvPaths(c, gv);
-    for (const p of Object.keys(paths).sort()) {
-      v2Paths[p] = pathV2(paths[p], c.ext);
-      allItems.push(paths[p]);
+const V2_PARAMETERS = Object.fromEntries(Object.values(P).filter((p) => p.name !== 'fieldValidation').sort((a, b) => (a.name < b.name ? -1 : 1)).map((p) => [p.name, paramV2(p)]));
+const V2_SECURITY = [{ BearerToken: [] }];
+
+/** A piece of the v2 document, kept between builds, rendered in each form when first needed. */
+interface Piece { json?: string; pb?: Uint8Array }
+interface PathPiece extends Piece { path: string; item: PathItem }
+interface DefPiece extends Piece { name: string; src: object; gvk: string }
+
+/**
+ * The Swagger 2.0 document of every group-version, assembled from pieces kept between builds: each
+ * type's paths and each definition, as JSON text and as protobuf entries. A change renders only the
+ * pieces whose inputs changed (the type objects, a definition's schema, its group-version-kinds):
+ * with a few hundred custom resources the document is ~20 MB, and rendering it whole after each new
+ * definition held the event loop for seconds on every kubectl apply.
+ */
+class V2Document {
+  private byType = new WeakMap<TypeDef, PathPiece[]>();
+  private byDef = new Map<string, DefPiece>();
+
+  /** The pieces of catalog `c`'s document, in document order. */
+  select(c: Catalog): { c: Catalog; paths: PathPiece[]; defs: DefPiece[] } {
+    // A later type's path wins, as in the per-group-version documents; then in path order.
+    const byPath = new Map<string, PathPiece>();
+    for (const gv of [...c.gvs.keys()].sort()) {
+      for (const t of c.gvs.get(gv)!) {
+        let ps = this.byType.get(t);
+        if (!ps) this.byType.set(t, (ps = Object.entries(typePaths(t, c.ctx)).map(([path, item]) => ({ path, item }))));
+        for (const p of ps) byPath.set(p.path, p);
+      }
     }
+    const paths = [...byPath.values()].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+    const names = [...closure(c, [...opRefs(paths.map((p) => p.item)), ...c.kindDef.values(), ...c.types.map((t) => listNameOf(c, t))])].sort();
+    const defs = names.map((name) => {
+      const src = c.published.get(name)?.[2] ?? c.defs[name];
+      const gvks = c.gvks.get(name);
+      const gvk = gvks ? JSON.stringify(gvks) : '';
+      let d = this.byDef.get(name);
+      if (d?.src !== src || d.gvk !== gvk) this.byDef.set(name, (d = { name, src, gvk }));
+      return d;
+    });
+    if (this.byDef.size > defs.length) {
+      const live = new Set(names);
+      for (const n of this.byDef.keys()) if (!live.has(n)) this.byDef.delete(n);
+    }
+    return { c, paths, defs };
   }
-  return {
-    definitions: renderDefs(c, closure(c, [...opRefs(allItems), ...c.kindDef.values(), ...c.types.map((t) => listNameOf(c, t))]), 2),
-    info: c.info, parameters: Object.fromEntries(Object.values(P).filter((p) => p.name !== 'fieldValidation').sort((a, b) => (a.name < b.name ? -1 : 1)).map((p) => [p.name, paramV2(p)])),
-    paths: Object.fromEntries(Object.keys(v2Paths).sort().map((k) => [k, v2Paths[k]])),
-    security: [{ BearerToken: [] }], securityDefinitions: SECURITY, swagger: '2.0',
-  };
+
+  static json(d: { c: Catalog; paths: PathPiece[]; defs: DefPiece[] }): string {
+    const { c } = d;
+    const defs = d.defs.map((x) => (x.json ??= `${JSON.stringify(x.name)}:${JSON.stringify(renderDef(c, x.name, 2))}`));
+    const paths = d.paths.map((x) => (x.json ??= `${JSON.stringify(x.path)}:${JSON.stringify(pathV2(x.item, c.ext))}`));
+    // the key order of JSON.stringify on the whole document: sorted
+    return `{"definitions":{${defs.join(',')}},"info":${JSON.stringify(c.info)},"parameters":${JSON.stringify(V2_PARAMETERS)},`
+      + `"paths":{${paths.join(',')}},"security":${JSON.stringify(V2_SECURITY)},"securityDefinitions":${JSON.stringify(SECURITY)},"swagger":"2.0"}`;
+  }
+
+  static protobuf(d: { c: Catalog; paths: PathPiece[]; defs: DefPiece[] }): Uint8Array {
+    const { c } = d;
+    return pbDocument(
+      { info: c.info, parameters: V2_PARAMETERS, security: V2_SECURITY, securityDefinitions: SECURITY, swagger: '2.0' },
+      d.paths.map((x) => (x.pb ??= pbPathEntry(x.path, pathV2(x.item, c.ext)))),
+      d.defs.map((x) => (x.pb ??= pbDefinitionEntry(x.name, renderDef(c, x.name, 2)))),
+    );
+  }
 }
 
 /** Builds all documents from the served types. Pure: same types in, same bytes out. */
@@ -556,7 +606,7 @@ export function buildOpenAPI(types: TypeDef[], brand: Brand, version: { gitVersi
     v3[gv] = v3Document(c, gv);
     discovery.paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${sha512Hex(JSON.stringify(v3[gv]))}` };
   }
-  return { v2: v2Document(c), v3, v3Discovery: discovery };
+  return { v2: JSON.parse(V2Document.json(new V2Document().select(c))), v3, v3Discovery: discovery };
 }
 
 // ---------------------------------------------------------------- v2 as protobuf
@@ -687,25 +737,33 @@ function pbOperation(w: PB, o: Json) {
 
 const PATH_OPS: [string, number][] = [['get', 2], ['put', 3], ['post', 4], ['delete', 5], ['patch', 8]];
 
-/** The v2 document (as buildOpenAPI writes it) in protobuf. */
-export function encodeOpenAPIV2(doc: Json): Uint8Array {
+/** One entry of the Paths message (NamedPathItem, field 2), with its key and length. */
+function pbPathEntry(path: string, item: Json): Uint8Array {
+  const w = new PB();
+  w.message(2, (n) => {
+    n.string(1, path);
+    n.message(2, (pi) => {
+      for (const [m, f] of PATH_OPS) if (item[m]) pi.message(f, (x) => pbOperation(x, item[m]));
+      for (const p of item.parameters ?? []) pi.message(9, (x) => pbParametersItem(x, p));
+    });
+  });
+  return w.finish();
+}
+
+/** One entry of the Definitions message (NamedSchema, field 1), with its key and length. */
+function pbDefinitionEntry(name: string, schema: Json): Uint8Array {
+  const w = new PB();
+  w.message(1, (n) => { n.string(1, name); n.message(2, (x) => pbSchema(x, schema)); });
+  return w.finish();
+}
+
+/** The Document message from its head fields and its already encoded path and definition entries. */
+function pbDocument(doc: Json, paths: Uint8Array[], definitions: Uint8Array[]): Uint8Array {
   const w = new PB();
   w.string(1, doc.swagger);
   w.message(2, (i) => { i.string(1, doc.info?.title); i.string(2, doc.info?.version); });
-  w.message(8, (ps) => {
-    for (const [path, item] of Object.entries(doc.paths as Json)) {
-      ps.message(2, (n) => {
-        n.string(1, path);
-        n.message(2, (pi) => {
-          for (const [m, f] of PATH_OPS) if ((item as Json)[m]) pi.message(f, (x) => pbOperation(x, (item as Json)[m]));
-          for (const p of (item as Json).parameters ?? []) pi.message(9, (x) => pbParametersItem(x, p));
-        });
-      });
-    }
-  });
-  w.message(9, (ds) => {
-    for (const [name, s] of Object.entries(doc.definitions as Json)) ds.message(1, (n) => { n.string(1, name); n.message(2, (x) => pbSchema(x, s)); });
-  });
+  w.bytes(8, Buffer.concat(paths));
+  w.bytes(9, Buffer.concat(definitions));
   if (doc.parameters) {
     w.message(10, (pd) => {
       for (const [name, p] of Object.entries(doc.parameters as Json)) pd.message(1, (n) => { n.string(1, name); n.message(2, (x) => pbParameter(x, p)); });
@@ -727,6 +785,15 @@ export function encodeOpenAPIV2(doc: Json): Uint8Array {
     });
   }
   return w.finish();
+}
+
+/** The v2 document (as buildOpenAPI writes it) in protobuf. */
+export function encodeOpenAPIV2(doc: Json): Uint8Array {
+  return pbDocument(
+    doc,
+    Object.entries(doc.paths as Json).map(([p, item]) => pbPathEntry(p, item)),
+    Object.entries(doc.definitions as Json).map(([n, d]) => pbDefinitionEntry(n, d)),
+  );
 }
 
 // ---------------------------------------------------------------- serving
@@ -798,7 +865,8 @@ const typeId = (t: TypeDef) => typeIds.get(t) ?? (typeIds.set(t, ++nextTypeId), 
 export class OpenAPIService {
   private current?: { catalog: Catalog; discovery: Rendered };
   private v3 = new Map<string, { key: string; doc: Rendered }>();
-  private v2?: { doc: Json; json: Rendered; proto?: Rendered };
+  private v2Pieces = new V2Document();
+  private v2?: { pieces: ReturnType<V2Document['select']>; json?: Rendered; proto?: Rendered };
 
   /**
    * `remoteV3` lists the OpenAPI v3 documents of group-versions other servers serve (aggregation),
@@ -837,12 +905,10 @@ export class OpenAPIService {
     return this.current;
   }
 
-  private renderV2() {
-    if (!this.v2) {
-      const doc = v2Document(this.render().catalog);
-      this.v2 = { doc, json: rendered(JSON.stringify(doc), JSON_TYPE) };
-    }
-    return this.v2;
+  private renderV2(form: 'json' | 'proto'): Rendered {
+    this.v2 ??= { pieces: this.v2Pieces.select(this.render().catalog) };
+    if (form === 'json') return (this.v2.json ??= rendered(V2Document.json(this.v2.pieces), JSON_TYPE));
+    return (this.v2.proto ??= rendered(V2Document.protobuf(this.v2.pieces), OPENAPI_V2_PROTOBUF));
   }
 
   /**
@@ -862,9 +928,7 @@ export class OpenAPIService {
     let doc: Rendered;
     let hashed = false;
     if (path === '/openapi/v2') {
-      const v2 = this.renderV2();
-      if (chosen !== JSON_TYPE) doc = v2.proto ??= rendered(encodeOpenAPIV2(v2.doc), OPENAPI_V2_PROTOBUF);
-      else doc = v2.json;
+      doc = this.renderV2(chosen === JSON_TYPE ? 'json' : 'proto');
     } else if (path === '/openapi/v3') doc = this.render().discovery;
     else {
       const gv = path.slice('/openapi/v3/'.length);

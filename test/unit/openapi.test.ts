@@ -276,3 +276,41 @@ t.test('protobuf encoding is well-formed', async (t) => {
   t.equal(i, bytes.length, 'ends on a field boundary');
   t.same([...seen].sort((a, b) => a - b), [1, 2, 8, 9, 10, 12, 13], 'swagger, info, paths, definitions, parameters, security, securityDefinitions');
 });
+
+t.test('documents rebuilt after a change are the documents built afresh', async (t) => {
+  const crdLike = (group: string, kind: string): TypeDef => {
+    const def = { type: 'object', description: `A ${kind}.`, properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } };
+    return {
+      group, version: 'v1', kind, resource: kind.toLowerCase() + 's', singular: kind.toLowerCase(), namespaced: true, subresources: ['status', 'scale'],
+      openapi: { v2: def, v3: def, listV2: { type: 'object', description: `${kind}List` }, listV3: { type: 'object', description: `${kind}List` } },
+    };
+  };
+  const types = [...builtinTypes(kube), crdLike('a.example.com', 'Apple')];
+  const svc = new OpenAPIService(() => types, kube, VERSION);
+  const body = (s: OpenAPIService, path: string, accept = 'application/json') => s.serveOpenAPI(path, { accept })!.body;
+  const same = (label: string) => {
+    const fresh = new OpenAPIService(() => types, kube, VERSION);
+    const json = body(svc, '/openapi/v2');
+    t.equal(json, body(fresh, '/openapi/v2'), `${label}: v2 JSON`);
+    const pb = Buffer.from(body(svc, '/openapi/v2', OPENAPI_V2_PROTOBUF) as Uint8Array);
+    t.ok(pb.equals(Buffer.from(body(fresh, '/openapi/v2', OPENAPI_V2_PROTOBUF) as Uint8Array)), `${label}: v2 protobuf`);
+    t.ok(pb.equals(Buffer.from(encodeOpenAPIV2(JSON.parse(String(json))))), `${label}: the protobuf pieces encode the JSON document`);
+    const disc = body(svc, '/openapi/v3');
+    t.equal(disc, body(fresh, '/openapi/v3'), `${label}: v3 discovery`);
+    for (const gv of Object.keys(JSON.parse(String(disc)).paths)) {
+      if (body(svc, `/openapi/v3/${gv}`) !== body(fresh, `/openapi/v3/${gv}`)) t.fail(`${label}: ${gv} differs`);
+    }
+  };
+  same('first build');
+  types.push(crdLike('b.example.com', 'Banana'));
+  svc.reset();
+  same('a type added');
+  t.ok(JSON.parse(String(body(svc, '/openapi/v2'))).definitions['com.example.b.v1.Banana'], 'the new definition is published');
+  types.splice(types.findIndex((x) => x.kind === 'Apple'), 1);
+  svc.reset();
+  same('a type removed');
+  t.notOk(JSON.parse(String(body(svc, '/openapi/v2'))).definitions['com.example.a.v1.Apple'], 'the removed definition is gone');
+  types[types.length - 1] = { ...crdLike('b.example.com', 'Banana'), subresources: [] };
+  svc.reset();
+  same('a type replaced');
+});
