@@ -32,8 +32,8 @@ export interface CacheEvent {
 }
 
 /** Storage keys: /<group or "core">/<resource>/<namespace>/<name> or /<group>/<resource>/<name>. */
-export function resourcePrefix(type: Pick<TypeDef, 'group' | 'resource' | 'storageResource'>): string {
-  return `/${type.group || 'core'}/${type.storageResource ?? type.resource}/`;
+export function resourcePrefix(type: Pick<TypeDef, 'group' | 'resource' | 'storageResource' | 'storageGroup'>): string {
+  return `/${(type.storageGroup ?? type.group) || 'core'}/${type.storageResource ?? type.resource}/`;
 }
 /** The resource prefix of a storage key ("/<group>/<resource>/"). */
 function prefixOf(key: string): string {
