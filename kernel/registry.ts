@@ -867,7 +867,8 @@ export class Registry {
     causes.push(...compileValidator(type)(obj));
     if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
-    if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
+    // The reference names the kind it validates: the stored group's, for a type stored with another group's resource.
+    if (causes.length) throw errors.invalid(type.storageGroup ?? type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
   }
 
   private checkTypeMeta(t: Target, obj: KObject) {

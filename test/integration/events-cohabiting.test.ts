@@ -101,9 +101,14 @@ for (const brand of ['kubernetes', 'cluster'] as const) {
       const cur = (await s.get(`${CORE}/c1`)).json;
       t.same([cur.metadata.labels, cur.metadata.annotations, cur.message], [{ via: 'events-strategic' }, { a: 'b' }, 'm']);
       t.equal((await s.get(`${EV}/e1`)).json.metadata.labels.via, 'core-merge');
-      const put = await s.request('PUT', `${EV}/c1`, { body: { ...(await s.get(`${EV}/c1`)).json, note: 'changed' } });
+      const before = (await s.get(`${EV}/c1`)).json;
+      const put = await s.request('PUT', `${EV}/c1`, { body: { ...before, metadata: { ...before.metadata, labels: { via: 'events-put' } } } });
       t.equal(put.status, 200, put.text);
-      t.equal((await s.get(`${CORE}/c1`)).json.message, 'changed', 'an update through the events group is the core object\'s');
+      t.same((await s.get(`${CORE}/c1`)).json.metadata.labels, { via: 'events-put' }, 'an update through the events group is the core object\'s');
+      const core = (await s.get(`${CORE}/c1`)).json;
+      const coreput = await s.request('PUT', `${CORE}/c1`, { body: { ...core, message: 'changed' } });
+      t.equal(coreput.status, 200, coreput.text);
+      t.equal((await s.get(`${EV}/c1`)).json.note, 'changed', 'and the other way');
     });
 
     t.test('watches of both groups see writes through either, and deletions', async (t) => {
@@ -124,6 +129,23 @@ for (const brand of ['kubernetes', 'cluster'] as const) {
       t.ok(await eventually(() => !!(found(we.seen, 'DELETED', 'w1') && found(wc.seen, 'DELETED', 'w2'))), 'a delete through one group is DELETED on the other\'s watch');
       t.equal((await s.get(`${EV}/w1`)).status, 404);
       t.equal((await s.get(`${CORE}/w2`)).status, 404);
+    });
+
+    t.test('validation per request version, with the reference\'s causes', async (t) => {
+      const strict = await s.request('POST', EV, { body: { apiVersion: `${group}/v1`, kind: 'Event', metadata: { name: 'bad1' }, deprecatedCount: 3, type: 'Foo', series: { count: 1 } } });
+      t.equal(strict.status, 422);
+      t.equal(strict.json.message, 'Event "bad1" is invalid: [series.count: Invalid value: "": should be at least 2, series.lastObservedTime: Required value, eventTime: Required value, type: Invalid value: "": has invalid value: Foo, count: Invalid value: "": needs to be unset]');
+      t.equal(strict.json.details.group, undefined, 'the stored (core) kind is named');
+      const legacy = await s.request('POST', CORE, { body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'bad2' }, eventTime: '2024-01-01T00:00:00.000000Z', involvedObject: { kind: 'Pod', namespace: 'other' } } });
+      t.equal(legacy.status, 422);
+      t.equal(legacy.json.message, 'Event "bad2" is invalid: [reportingComponent: Required value, reportingComponent: Invalid value: "": name part must be non-empty, reportingComponent: Invalid value: "": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\'), reportingInstance: Required value, action: Required value, reason: Required value]');
+      const ns = await s.request('POST', CORE, { body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'bad3' }, involvedObject: { kind: 'Pod', namespace: 'other' } } });
+      t.equal(ns.json.message, 'Event "bad3" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace');
+      const e = (await s.request('POST', EV, { body: newEvent(group, 'imm') })).json;
+      const upd = await s.request('PUT', `${EV}/imm`, { body: { ...e, note: 'changed', reason: 'Other', action: 'B' } });
+      t.equal(upd.json.message, 'Event "imm" is invalid: [reason: Invalid value: "Other": field is immutable, message: Invalid value: "changed": field is immutable, action: Invalid value: "B": field is immutable]');
+      const viaCore = await s.request('PATCH', `${CORE}/imm`, { body: { message: 'via core' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      t.equal(viaCore.status, 200, 'core v1 updates are not held to the strict rules');
     });
 
     t.test('discovery lists both groups, with the stored resource\'s hash', async (t) => {
