@@ -533,6 +533,20 @@ export interface TypeDef {
   definitionName?: string;
   /** Storage key prefix override (defaults to "/<group or core>/<resource>"). */
   storageResource?: string;
+  /**
+   * Stored with another group's resource of the same name (the reference's cohabiting resources:
+   * events.<domain>/v1 Events are core v1 Events): the group whose storage prefix this type shares,
+   * and with it the objects, uids, resourceVersions, history and watch fan-out. `storageVersion` then
+   * names a version of that group, and `convert` / `convertObject` move objects between the two.
+   */
+  storageGroup?: string;
+  /**
+   * The field selector labels this type accepts, each mapped to the stored resource's field it reads
+   * (the reference's field label conversion): a type stored with another group's resource names the
+   * fields after its own schema while `fieldSelectors` read the stored form. Without it, the keys of
+   * `fieldSelectors` (and metadata.name / metadata.namespace) are the labels.
+   */
+  fieldLabels?: Record<string, string>;
   /** A deprecated API version (Part A, Versioning): requests get the `<domain>/deprecated` audit annotation and count in apiserver_requested_deprecated_apis. */
   deprecated?: boolean;
   /** Release the deprecated version is removed in, e.g. "1.25" (the metric's removed_release label). */
@@ -549,23 +563,24 @@ export interface TypeDef {
   subresourceFields?: Record<string, string>;
   /**
    * Versions stored apart (a custom resource with several versions): converts objects, whatever
-   * version they were stored in, into `version`. Reads convert into this TypeDef's version; writes
-   * convert into `storageVersion` before storing. Throw a StatusError to fail the request.
+   * version they were stored in, into `apiVersion` ("example.com/v1"; "v1" for the core group). Reads
+   * convert into this TypeDef's apiVersion; writes convert into the stored one (`storageVersion` of
+   * `storageGroup`, see storedApiVersion) before storing. Throw a StatusError to fail the request.
    */
-  convert?: (objs: KObject[], version: string) => Promise<KObject[]>;
+  convert?: (objs: KObject[], apiVersion: string) => Promise<KObject[]>;
   /**
    * The same conversion for one object, in process and synchronous (the built-in catalog's
    * multi-version groups set both). With it a watch converts each event once per served version
    * and every watcher of that version shares the bytes; without it each watcher converts its own.
    */
-  convertObject?: (obj: KObject, version: string) => KObject;
+  convertObject?: (obj: KObject, apiVersion: string) => KObject;
   /**
    * Defaults applied when objects are read, not written back (the reference defaults custom resources
    * on read): for objects stored before a `default` was added. `pending` names the stored objects that
    * lack some (kept small: objects written since have them); `apply` returns the defaulted object.
    */
   readDefaults?: { any(): boolean; pending(namespace: string, name: string): boolean; apply(obj: KObject): KObject };
-  /** The version objects are stored in, when it is not this one (with `convert`). */
+  /** The version objects are stored in, when it is not this one (with `convert`); a version of `storageGroup` when that is set. */
   storageVersion?: string;
   /** Decoded as unstructured JSON (custom resources): strict errors list duplicates, then the unknown fields pruning found, sorted. */
   unstructured?: boolean;

@@ -85,7 +85,7 @@ function resourceEntry(t: TypeDef) {
   if (t.shortNames?.length) e.shortNames = t.shortNames;
   if (t.categories?.length) e.categories = t.categories;
   // Stored types only: clients compare it to tell whether the stored form changed (a storage migration).
-  if (!t.virtual && !t.computed) e.storageVersionHash = storageVersionHash(t.group, t.storageVersion ?? t.version, t.kind);
+  if (!t.virtual && !t.computed) e.storageVersionHash = storageVersionHash(t.storageGroup ?? t.group, t.storageVersion ?? t.version, t.kind);
   return e;
 }
 

@@ -11,7 +11,7 @@ import { depthError, parseJson } from '../workers/decode.js';
 import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
 import { Slicer, giveTurn, joinSliced } from './slicer.js';
 import { sendSized, type OutputBudget, type OutputHolder } from './outbudget.js';
-import { gv } from './types.js';
+import { gv, storedApiVersion } from './types.js';
 import type { AdmissionChain } from './admission.js';
 import type { AuditContext } from './audit.js';
 import type { WatchHub, Watcher, EventType } from './watch.js';
@@ -151,7 +151,7 @@ export class Registry {
     const objs = bytes.map((b) => JSON.parse(b.toString('utf8')) as KObject);
     const idx = objs.flatMap((o, i) => (o.apiVersion !== want ? [i] : []));
     if (!idx.length) return bytes;
-    const converted = await type.convert(idx.map((i) => objs[i]), type.version);
+    const converted = await type.convert(idx.map((i) => objs[i]), want);
     const out = [...bytes];
     idx.forEach((i, j) => { out[i] = Buffer.from(JSON.stringify(converted[j])); });
     return out;
@@ -167,12 +167,13 @@ export class Registry {
   }
 
   private async fromStored(type: TypeDef, obj: KObject): Promise<KObject> {
-    return type.convert && obj.apiVersion !== gv(type) ? (await type.convert([obj], type.version))[0] : obj;
+    return type.convert && obj.apiVersion !== gv(type) ? (await type.convert([obj], gv(type)))[0] : obj;
   }
 
-  /** The object as it is stored: in the storage version, when that is not this one. */
+  /** The object as it is stored: in the storage version (or the other group's, for a resource stored with it), when that is not this one. */
   private async toStored(type: TypeDef, obj: KObject): Promise<KObject> {
-    return type.convert && type.storageVersion && type.storageVersion !== type.version ? (await type.convert([obj], type.storageVersion))[0] : obj;
+    const stored = storedApiVersion(type);
+    return type.convert && stored !== gv(type) ? (await type.convert([obj], stored))[0] : obj;
   }
 
   /** A watch's output for a version stored apart: each event's object converted, in order. */
@@ -185,7 +186,7 @@ export class Registry {
       const out: string[] = [];
       for (const line of lines) {
         const ev = JSON.parse(line) as { type: string; object: KObject };
-        if (ev.object?.kind === type.kind && ev.object.apiVersion && ev.object.apiVersion !== want) ev.object = (await type.convert!([ev.object], type.version))[0];
+        if (ev.object?.kind === type.kind && ev.object.apiVersion && ev.object.apiVersion !== want) ev.object = (await type.convert!([ev.object], want))[0];
         out.push(JSON.stringify(ev) + '\n');
       }
       return Buffer.from(out.join(''));
@@ -316,10 +317,12 @@ export class Registry {
     const fs = q.get('fieldSelector') ?? '';
     let label, field;
     try { label = ls ? parseLabelSelector(ls) : undefined; } catch (e) { throw errors.badRequest(`unable to parse requirement: ${(e as Error).message}`.replace('unable to parse requirement: unable to parse requirement: ', 'unable to parse requirement: ')); }
-    const supported = new Set(['metadata.name', 'metadata.namespace', ...Object.keys(type.fieldSelectors ?? {})]);
+    // A type stored with another group's resource names the stored fields after its own schema (fieldLabels).
+    const labels = type.fieldLabels;
+    const supported = new Set(['metadata.name', 'metadata.namespace', ...Object.keys(labels ?? type.fieldSelectors ?? {})]);
     try { field = fs ? parseFieldSelector(fs, supported) : undefined; } catch (e) { throw errors.badRequest((e as Error).message); }
     const matches = label || field
-      ? (e: Entry) => (!label || matchLabels(label, e.labels)) && (!field || matchFields(field, (f) => e.fields[f] ?? ''))
+      ? (e: Entry) => (!label || matchLabels(label, e.labels)) && (!field || matchFields(field, (f) => e.fields[labels?.[f] ?? f] ?? ''))
       : undefined;
     const name = field ? exactFieldValue(field, 'metadata.name') : undefined;
     const namespace = field ? exactFieldValue(field, 'metadata.namespace') : undefined;
@@ -602,7 +605,7 @@ export class Registry {
       const e = this.readDefaulted(type, stored);
       if (!inline || printsStored) return e;
       const obj = parse(e);
-      return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, type.version))), pb: undefined };
+      return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, want))), pb: undefined };
     };
     const metaApi = `meta.${brand.domain}/${acc.metaVersion}`;
     /** A metadata-only watch (metadata informers): each event's object is its PartialObjectMetadata. */
@@ -864,7 +867,8 @@ export class Registry {
     causes.push(...compileValidator(type)(obj));
     if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
-    if (causes.length) throw errors.invalid(type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
+    // The reference names the kind it validates: the stored group's, for a type stored with another group's resource.
+    if (causes.length) throw errors.invalid(type.storageGroup ?? type.group, type.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
   }
 
   private checkTypeMeta(t: Target, obj: KObject) {
@@ -1119,7 +1123,8 @@ export class Registry {
       if (omd.deletionGracePeriodSeconds !== undefined) nmd.deletionGracePeriodSeconds = omd.deletionGracePeriodSeconds; else delete nmd.deletionGracePeriodSeconds;
       // A version converted in process compares the stored forms: a spec change the served version
       // cannot show (another version's field, an order) is still a change.
-      const inStorage = type.convertObject && type.storageVersion && type.storageVersion !== type.version ? (o: KObject) => type.convertObject!(o, type.storageVersion!) : undefined;
+      const storedAs = storedApiVersion(type);
+      const inStorage = type.convertObject && storedAs !== gv(type) ? (o: KObject) => type.convertObject!(o, storedAs) : undefined;
       // A status write never bumps generation (the reference's status strategies keep the stored spec).
       if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (sub !== 'status' && (inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
       else delete nmd.generation;

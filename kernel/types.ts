@@ -2,6 +2,8 @@
 import type { TypeDef } from './contracts.js';
 
 export const gv = (t: Pick<TypeDef, 'group' | 'version'>) => (t.group ? `${t.group}/${t.version}` : t.version);
+/** The apiVersion a type's objects are stored in: its own, or another version's (and group's, for a resource stored with another group's). */
+export const storedApiVersion = (t: Pick<TypeDef, 'group' | 'version' | 'storageGroup' | 'storageVersion'>) => gv({ group: t.storageGroup ?? t.group, version: t.storageVersion ?? t.version });
 
 export class TypeRegistry {
   private byResource = new Map<string, TypeDef>();

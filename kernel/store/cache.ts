@@ -32,8 +32,8 @@ export interface CacheEvent {
 }
 
 /** Storage keys: /<group or "core">/<resource>/<namespace>/<name> or /<group>/<resource>/<name>. */
-export function resourcePrefix(type: Pick<TypeDef, 'group' | 'resource' | 'storageResource'>): string {
-  return `/${type.group || 'core'}/${type.storageResource ?? type.resource}/`;
+export function resourcePrefix(type: Pick<TypeDef, 'group' | 'resource' | 'storageResource' | 'storageGroup'>): string {
+  return `/${(type.storageGroup ?? type.group) || 'core'}/${type.storageResource ?? type.resource}/`;
 }
 /** The resource prefix of a storage key ("/<group>/<resource>/"). */
 function prefixOf(key: string): string {
@@ -191,6 +191,8 @@ export class ObjectCache {
     const p = resourcePrefix(type);
     let rc = this.resources.get(p);
     if (rc) {
+      // A type stored with another group's resource leaves the cache that group's (its objects, its metrics name).
+      if (type.storageGroup !== undefined && type.storageGroup !== type.group) return rc;
       // A type served again with other field selectors (a custom resource's selectableFields):
       // the current objects' field values follow.
       const before = Object.keys(rc.type.fieldSelectors ?? {}).join('\0');

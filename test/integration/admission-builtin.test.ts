@@ -453,13 +453,14 @@ t.test('optional admission plugins (cluster brand)', async (t) => {
   });
 
   await t.test('EventRateLimit: 429 after the burst', async (t) => {
-    const ev = (name: string) => ({ apiVersion: 'v1', kind: 'Event', metadata: { name }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'Test', message: 'm', type: 'Normal' });
+    // involvedObject.namespace is the event's own: the reference's validation refuses another
+    const ev = (name: string, namespace = 'default') => ({ apiVersion: 'v1', kind: 'Event', metadata: { name }, involvedObject: { kind: 'Pod', name: 'p', namespace }, reason: 'Test', message: 'm', type: 'Normal' });
     for (let i = 0; i < 3; i++) t.equal((await post('/api/v1/namespaces/default/events', ev(`e${i}`))).status, 201, `event ${i} within the burst`);
     const r = await post('/api/v1/namespaces/default/events', ev('e3'));
     t.equal(r.status, 429);
     t.equal(r.json.reason, 'TooManyRequests');
     t.equal(r.json.message, 'Too many requests: limit reached on type Namespace for key default');
-    t.equal((await post('/api/v1/namespaces/made-on-demand/events', ev('e0'))).status, 201, 'another namespace has its own bucket');
+    t.equal((await post('/api/v1/namespaces/made-on-demand/events', ev('e0', 'made-on-demand'))).status, 201, 'another namespace has its own bucket');
   });
 
   await t.test('NodeRestriction: a node agent writes only its own Node and mirror pods', async (t) => {

@@ -72,7 +72,7 @@ function finalizersOf(obj: KObject | undefined): string[] {
   return Array.isArray(f) ? f.filter((x): x is string => typeof x === 'string') : [];
 }
 
-const storagePrefix = (t: TypeDef) => `/${t.group || 'core'}/${t.storageResource ?? t.resource}/`;
+const storagePrefix = (t: TypeDef) => `/${(t.storageGroup ?? t.group) || 'core'}/${t.storageResource ?? t.resource}/`;
 
 function splitApiVersion(apiVersion: string): { group: string; version: string } | undefined {
   const parts = apiVersion.split('/');

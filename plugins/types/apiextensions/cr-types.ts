@@ -107,7 +107,8 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
       : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: AGE_DESCRIPTION }];
     t.columns = cols.map(column);
     if (v.deprecated === true) t.deprecationWarning = str(v.deprecationWarning) || `${group}/${name} ${str(names.kind)} is deprecated`;
-    if (convert) { t.convert = convert; t.storageVersion = storageVersion; }
+    // The kernel asks for an apiVersion; the converter (None or webhook) takes a version of the CRD's group.
+    if (convert) { t.convert = (objs, apiVersion) => convert(objs, apiVersion.slice(apiVersion.indexOf('/') + 1)); t.storageVersion = storageVersion; }
     if (terminating) t.createForbidden = 'create not allowed while custom resource definition is terminating';
     const values = compileValues(props);
     // Rules are compiled on the first write too, not when the version is served.

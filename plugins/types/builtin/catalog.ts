@@ -197,6 +197,17 @@ const coreEventFields = fields(
   { reportingComponent: (o) => str(o.reportingComponent), source: (o) => str(at(o, 'source.component')) || str(o.reportingComponent) },
 );
 
+/**
+ * Field selector labels of a type whose objects are stored as another group's (the reference's
+ * field label conversion): each label the type accepts, mapped to the stored field it selects.
+ */
+export const FIELD_LABELS: Record<string, Record<string, string>> = {
+  'events.events.cluster.io': {
+    reason: 'reason', type: 'type', reportingController: 'reportingComponent',
+    ...Object.fromEntries(['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'].map((f) => [`regarding.${f}`, `involvedObject.${f}`])),
+  },
+};
+
 export const FIELD_SELECTORS: Record<string, Record<string, (o: KObject) => string>> = {
   pods: fields(['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.nominatedNodeName'], {
     'spec.hostNetwork': (o) => String(at(o, 'spec.hostNetwork') === true),
@@ -204,11 +215,8 @@ export const FIELD_SELECTORS: Record<string, Record<string, (o: KObject) => stri
     'status.podIP': (o) => str(at(list(at(o, 'status.podIPs'))[0], 'ip') ?? at(o, 'status.podIP')),
   }),
   events: coreEventFields,
-  // events.cluster.io/v1 names the same fields after its own schema.
-  'events.events.cluster.io': fields(
-    ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'regarding.apiVersion',
-      'regarding.resourceVersion', 'regarding.fieldPath', 'reason', 'reportingController', 'type'],
-  ),
+  // events.cluster.io/v1 objects are stored as core Events: the stored fields, named as FIELD_LABELS says.
+  'events.events.cluster.io': coreEventFields,
   secrets: fields(['type']),
   namespaces: fields(['status.phase']),
   nodes: { 'spec.unschedulable': (o) => String(at(o, 'spec.unschedulable') === true) },

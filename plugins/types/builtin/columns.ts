@@ -249,8 +249,12 @@ function externalIP(o: J): string {
 
 // ---------------------------------------------------------------- events
 
-/** An events.cluster.io/v1 Event renamed into the core Event's fields, so one printer serves both. */
+/**
+ * An events.cluster.io/v1 Event renamed into the core Event's fields, so one printer serves both;
+ * rows are usually printed from the stored form, which is already the core one.
+ */
 function asCoreEvent(o: J): J {
+  if (o.apiVersion === 'v1') return o;
   return {
     metadata: o.metadata, type: o.type, reason: o.reason, message: o.note, involvedObject: o.regarding,
     source: o.deprecatedSource, firstTimestamp: o.deprecatedFirstTimestamp, lastTimestamp: o.deprecatedLastTimestamp,

@@ -2,7 +2,7 @@
 // per-type hooks (defaulting, validation, table columns, field selectors) by row key.
 import { brandGroup, type Brand } from '../../../kernel/brand.js';
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts.js';
-import { CATALOG, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
+import { CATALOG, FIELD_LABELS, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
@@ -54,6 +54,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     else if (checks.length) t.validate = (o, old, brand, sub) => checks.flatMap((v) => v(o, old, brand, sub));
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
+    if (FIELD_LABELS[key]) t.fieldLabels = FIELD_LABELS[key];
     const st = strategy(key);
     if (st) t.strategy = st;
     if (subresourceFields[key]) t.subresourceFields = subresourceFields[key];

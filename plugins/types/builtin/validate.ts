@@ -3,6 +3,7 @@
 // "Invalid value: <v>: <detail>") so that clients see the same 422 causes. Name syntax and object
 // metadata are the kernel's job; these run after defaulting.
 import { validateHpa } from './autoscaling.js';
+import { validateCoreEvent, validateEventsV1 } from './events.js';
 import type { Brand } from '../../../kernel/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
@@ -634,6 +635,8 @@ export const VALIDATORS: Record<string, Validator> = {
   'jobs.batch': (o, old) => jobSpecCauses(isObj(o.spec) ? o.spec : {}, 'spec', old?.spec),
   'cronjobs.batch': cronJob,
   'horizontalpodautoscalers.autoscaling': validateHpa,
+  events: validateCoreEvent,
+  'events.events.cluster.io': validateEventsV1,
   'ingresses.networking.cluster.io': ingress,
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
   'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),

@@ -6,16 +6,24 @@
 // A group adds a small module of pure functions `convert(obj, from, to)` and one entry below, keyed
 // as the catalog's hook tables are ("horizontalpodautoscalers.autoscaling"). Every version of that
 // resource is a catalog row; the rows share storage (the resource's prefix), the first row listed is
-// the preferred version.
-import type { Brand } from '../../../../kernel/brand.js';
+// the preferred version. A resource stored with another group's (events.<domain> Events with core
+// Events) sets `storageGroup`: its row shares that group's prefix and its objects are converted to
+// and from that group's storage version.
+import { brandGroup, type Brand } from '../../../../kernel/brand.js';
 import type { KObject, TypeDef } from '../../../../kernel/contracts.js';
 import { StatusError } from '../../../../kernel/status.js';
 import { hpaConversion } from './autoscaling.js';
 import { flowcontrolConversion } from './flowcontrol.js';
+import { eventsConversion } from './events.js';
 
 /** One multi-version resource: where its objects are stored, and how to move between versions. */
 export interface ResourceConversion {
   storageVersion: string;
+  /**
+   * Set when the objects are stored with another group's resource (written with the placeholder
+   * domain; "" is core): `storageVersion` is that group's, and `from`/`to` are apiVersions.
+   */
+  storageGroup?: string;
   /** Returns a new object in version `to` (group-less version name: "v1"); `from` is the object's. Never mutates `obj`. */
   convert(obj: KObject, from: string, to: string, brand: Brand): KObject;
 }
@@ -24,6 +32,8 @@ export const CONVERSIONS: Record<string, ResourceConversion> = {
   'horizontalpodautoscalers.autoscaling': hpaConversion,
   'flowschemas.flowcontrol.apiserver.cluster.io': flowcontrolConversion,
   'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': flowcontrolConversion,
+  // stored as core v1 Events, as the reference stores them
+  'events.events.cluster.io': eventsConversion,
 };
 
 /** "autoscaling/v2" → "v2"; "v1" → "v1". */
@@ -36,18 +46,22 @@ function versionOf(apiVersion: unknown): string {
 export function attachConversion(t: TypeDef, key: string, brand: Brand): void {
   const c = CONVERSIONS[key];
   if (!c) return;
-  const one = (obj: KObject, version: string): KObject => {
-    const from = versionOf(obj.apiVersion);
-    if (from === version) return obj;
+  // The kernel names apiVersions; a conversion within one group takes version names.
+  const cross = c.storageGroup !== undefined;
+  const one = (obj: KObject, apiVersion: string): KObject => {
+    const from = cross ? String(obj.apiVersion ?? '') : versionOf(obj.apiVersion);
+    const to = cross ? apiVersion : versionOf(apiVersion);
+    if (from === to) return obj;
     try {
-      return c.convert(obj, from, version, brand);
+      return c.convert(obj, from, to, brand);
     } catch (e) {
       if (e instanceof StatusError) throw e;
       // Malformed round-trip data (an annotation that is not the JSON it should be): the request is bad.
-      throw new StatusError(400, 'BadRequest', `converting ${t.kind} from ${from} to ${version}: ${(e as Error).message}`);
+      throw new StatusError(400, 'BadRequest', `converting ${t.kind} from ${from} to ${to}: ${(e as Error).message}`);
     }
   };
   t.convertObject = one;
-  t.convert = async (objs, version) => objs.map((o) => one(o, version));
+  t.convert = async (objs, apiVersion) => objs.map((o) => one(o, apiVersion));
   t.storageVersion = c.storageVersion;
+  if (cross) t.storageGroup = brandGroup(brand, c.storageGroup!);
 }
