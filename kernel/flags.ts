@@ -62,6 +62,7 @@ export interface ParsedFlags {
   shutdownDelaySeconds?: number;
   livezGracePeriodSeconds?: number;
   storageRetentionSeconds?: number;
+  eventTTLSeconds?: number;
   storageGroupCommit?: boolean;
   enablePriorityAndFairness?: boolean;
   maxRequestsInflight?: number;
@@ -164,6 +165,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'feature-gates': { key: 'featureGates', kind: 'gates', help: 'Feature gates: Name=true|false,...' },
   'shutdown-delay-duration': { key: 'shutdownDelaySeconds', kind: 'duration', help: 'Time to keep serving after a termination signal (e.g. 10s).' },
   'livez-grace-period': { key: 'livezGracePeriodSeconds', kind: 'duration', help: 'Time after start during which /livez does not fail (e.g. 1m).' },
+  'event-ttl': { key: 'eventTTLSeconds', kind: 'duration', help: 'How long Events are kept after their last write (default 1h): the options of the event-ttl controller.' },
   'storage-retention': { key: 'storageRetentionSeconds', kind: 'duration', help: 'How long the embedded store keeps history for watch resume (default 5m).' },
   'storage-group-commit': { key: 'storageGroupCommit', kind: 'bool', help: 'Batch concurrent writes into one durable commit (default true).' },
   'enable-priority-and-fairness': { key: 'enablePriorityAndFairness', kind: 'bool', help: 'API Priority and Fairness (the apf flow-control plugin; default true); false limits by --max-requests-inflight / --max-mutating-requests-inflight instead.' },
@@ -590,6 +592,11 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
   applyFlowControlFlags(c, f);
+  if (f.eventTTLSeconds !== undefined) {
+    // the flag says Events expire: the controller runs even if a configuration file left it out
+    if (!c.controllers.some((r) => r.plugin === 'event-ttl')) c.controllers = [...c.controllers, { plugin: 'event-ttl' }];
+    c.controllers = c.controllers.map((r) => (r.plugin === 'event-ttl' ? { ...r, options: { ...r.options, ttlSeconds: f.eventTTLSeconds } } : r));
+  }
   // The signing flags set the options of every configured signer (the built-in ones read them).
   const signing = given({ certFile: f.clusterSigningCertFile, keyFile: f.clusterSigningKeyFile, durationSeconds: f.clusterSigningDurationSeconds });
   if (Object.keys(signing).length) c.signers = c.signers.map((r) => ({ ...r, options: { ...r.options, ...signing } }));
