@@ -94,6 +94,11 @@ t.test('durations', async (t) => {
   const rt = apply('--request-timeout=2s');
   t.equal(rt.requestTimeoutSeconds, 2);
   t.equal(rt.flowControl.options?.queueWaitSeconds, 0.5);
+  // --event-ttl sets the event-ttl controller's options, adding the controller when a file left it out
+  t.same(apply('--event-ttl=2m').controllers.find((r) => r.plugin === 'event-ttl'), { plugin: 'event-ttl', options: { ttlSeconds: 120 } });
+  const without = defaultConfig();
+  without.controllers = without.controllers.filter((r) => r.plugin !== 'event-ttl');
+  t.same(applyFlags(without, parseFlags(['--event-ttl=1h'])).controllers.at(-1), { plugin: 'event-ttl', options: { ttlSeconds: 3600 } });
 });
 
 t.test('admission plugins', async (t) => {
