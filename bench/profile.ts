@@ -1,0 +1,79 @@
+// Where a server's CPU goes, from a V8 CPU profile (`npm run bench -- <scenario> --cpu-prof DIR`):
+// self time by stage of the server (transport, pipeline, registry, store, watch, ...) and the top
+// functions, as shares of the busy time and, with --ops, as microseconds per operation.
+//
+//   node dist/bench/profile.js DIR/create.cpuprofile [--ops 9768] [--top 15]
+//
+// The stage of a sample is the file its function is in; what Node and V8 run on the server's behalf
+// (streams, crypto, the garbage collector) is counted apart.
+import { readFileSync } from 'node:fs';
+
+interface Frame { functionName: string; url: string; lineNumber: number }
+interface ProfileNode { id: number; callFrame: Frame; children?: number[] }
+interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+
+/** Stages by the path of a function's file, first match wins. */
+const STAGES: [string, RegExp][] = [
+  ['http transport (uWS, front, framing)', /kernel\/http\//],
+  ['storage log (LevelDB and its bindings)', /kernel\/store\/log|kernel\/store\/records|kernel\/store\/integrity|classic-level|abstract-level|level-transcoder|module-error/],
+  ['object cache', /kernel\/store\/cache|kernel\/store\//],
+  ['watch fan-out and output budget', /kernel\/watch|kernel\/outbudget|kernel\/slicer/],
+  ['authentication', /plugins\/authenticators\//],
+  ['authorization', /plugins\/authorizers\//],
+  ['flow control', /plugins\/flowcontrol\//],
+  ['admission', /plugins\/admission\/|kernel\/admission/],
+  ['managed fields, apply, patch', /plugins\/lib\/merge|\/merge\//],
+  ['validation and defaults', /kernel\/validation|kernel\/fieldvalidation|plugins\/types\/|\/ajv\//],
+  ['encoding (JSON, Protobuf, Table, negotiation)', /kernel\/protobuf|kernel\/negotiate|kernel\/table|protobufjs/],
+  ['registry (read and write paths)', /kernel\/registry|kernel\/writequeue|kernel\/selectors|kernel\/options/],
+  ['request pipeline (server, routing, audit, metrics)', /kernel\/server|kernel\/requestinfo|kernel\/audit|kernel\/metrics|kernel\/types|kernel\/proxy/],
+  ['controllers', /plugins\/controllers\//],
+  ['workers and pool', /workers\/|piscina/],
+  ['other project code', /\/(kernel|plugins)\//],
+  ['Node.js and V8 internals', /^node:|^$|internal\//],
+];
+
+function stageOf(f: Frame): string {
+  if (f.functionName === '(idle)') return 'idle';
+  if (f.functionName === '(garbage collector)') return 'garbage collector';
+  if (f.functionName === '(program)') return 'V8 (program)';
+  for (const [name, re] of STAGES) if (re.test(f.url)) return name;
+  return 'other dependencies';
+}
+
+function main() {
+  const args = process.argv.slice(2);
+  const file = args.find((a) => !a.startsWith('--') && !/^\d+$/.test(a));
+  const flag = (n: string) => { const i = args.indexOf(n); return i >= 0 ? Number(args[i + 1]) : undefined; };
+  if (!file) {
+    process.stderr.write('usage: node dist/bench/profile.js <file.cpuprofile> [--ops <operations in the profile>] [--top <n>]\n');
+    process.exit(2);
+  }
+  const ops = flag('--ops');
+  const top = flag('--top') ?? 15;
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  const stages = new Map<string, number>();
+  const fns = new Map<string, number>();
+  let total = 0;
+  let idle = 0;
+  for (const [id, us] of self) {
+    const f = byId.get(id)!.callFrame;
+    const stage = stageOf(f);
+    total += us;
+    if (stage === 'idle') { idle += us; continue; }
+    stages.set(stage, (stages.get(stage) ?? 0) + us);
+    const name = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+    fns.set(name, (fns.get(name) ?? 0) + us);
+  }
+  const busy = total - idle;
+  const line = (label: string, us: number) => `${(us / 1000).toFixed(0).padStart(8)} ms ${(100 * us / busy).toFixed(1).padStart(5)} %${ops ? `${(us / ops).toFixed(1).padStart(8)} µs/op` : ''}  ${label}`;
+  process.stdout.write(`${file}\nmain thread: ${(total / 1e6).toFixed(2)} s profiled, ${(busy / 1e6).toFixed(2)} s busy (${(100 * busy / total).toFixed(0)} %)${ops ? `, ${(busy / ops).toFixed(1)} µs busy per operation over ${ops} operations` : ''}\n\nby stage (self time):\n`);
+  for (const [s, us] of [...stages].sort((a, b) => b[1] - a[1])) process.stdout.write(line(s, us) + '\n');
+  process.stdout.write(`\ntop ${top} functions (self time):\n`);
+  for (const [n, us] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(line(n, us) + '\n');
+}
+
+main();
