@@ -3,8 +3,9 @@
 // drains. Each watch has its own cap; this bounds their sum. Over the budget, the streams holding
 // the most are closed first until the total is back under three quarters of it (a watch's client
 // resumes from the last revision it received, as after any closed watch; a list's client retries).
-// Only streams backed up for at least STALLED_MS are closed: a client that reads, but whose socket
-// was momentarily full when a large piece was written, is not taken for one that stopped.
+// Streams backed up for at least STALLED_MS are closed first: a client that reads, but whose socket
+// was momentarily full when a large piece was written, is not taken for one that stopped. Younger
+// watches are closed when those are not enough, so what watches queue never stays above the budget.
 
 import type { KResponse } from './http/types.js';
 import { Slicer } from './slicer.js';
@@ -37,12 +38,21 @@ export class OutputBudget {
 
   add(h: OutputHolder): void { this.holders.add(h); }
 
+  /** How many holders have bytes queued now. */
+  backedUp(): number {
+    let n = 0;
+    for (const h of this.holders) if (h.queued > 0) n++;
+    return n;
+  }
+
   /** Counts bytes a holder's socket did not take; sheds the largest stalled holders when over the budget. */
   queue(h: OutputHolder, bytes: number): void {
     if (!h.since) h.since = performance.now();
     h.queued += bytes;
     this.total += bytes;
-    if (this.total > this.limitBytes) this.shed();
+    // Shedding goes down to three quarters of the budget, so the holders are sorted once per quarter
+    // of the budget queued, not once per event per stalled stream (nor while young lists wait for a recheck).
+    if (this.total > this.limitBytes && !this.recheck) this.shed();
   }
 
   /** Closes one holder that went over its own cap (reported like a shed one). */
@@ -70,17 +80,28 @@ export class OutputBudget {
     const target = this.limitBytes * 0.75;
     const now = performance.now();
     const worst = [...this.holders].filter((h) => h.queued > 0).sort((a, b) => b.queued - a.queued);
-    let wait = Infinity;
-    for (const h of worst) {
-      if (this.total <= target) break;
-      const stalledFor = now - (h.since || now);
-      if (stalledFor < this.stalledMs) { wait = Math.min(wait, this.stalledMs - stalledFor); continue; }
+    const close = (h: OutputHolder) => {
       const queued = h.queued;
       this.remove(h);
       this.onShed({ holder: h, queued, total, reason: 'server budget' });
       h.close();
+    };
+    const spared: OutputHolder[] = [];
+    let wait = Infinity;
+    for (const h of worst) {
+      if (this.total <= target) break;
+      const stalledFor = now - (h.since || now);
+      if (stalledFor < this.stalledMs) { spared.push(h); wait = Math.min(wait, this.stalledMs - stalledFor); continue; }
+      close(h);
     }
-    // Still over, with holders not stalled long enough yet: look again when the first of them is.
+    // Not enough streams backed up for STALLED_MS: the largest younger watches go too, since what a
+    // watch queues grows with every event (its client resumes from its last revision, as after any
+    // closed watch). A list's answer is only as large as it is, and is left its STALLED_MS.
+    for (const h of spared) {
+      if (this.total <= target) break;
+      if (h.kind === 'watch') close(h);
+    }
+    // Still over with young lists only: look again when the first of them has had its time.
     if (this.total > this.limitBytes && wait < Infinity && !this.recheck) {
       this.recheck = setTimeout(() => { this.recheck = undefined; if (this.total > this.limitBytes) this.shed(); }, Math.ceil(wait) + 1);
       this.recheck.unref?.();

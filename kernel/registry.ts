@@ -648,10 +648,28 @@ export class Registry {
     // Every write goes through here, initial state included. Bytes the socket does not take stay in
     // memory: a watcher that cannot keep up is closed past its own cap (the client resumes from the
     // last revision it received), and all watchers share the server's budget (largest closed first).
+    // Once one write is not taken whole, the transport is given nothing more until it drains: later
+    // bytes wait in `backlog` as the very buffers every watcher shares (no copy per watcher), so the
+    // transport's own buffer (uWS's, the TLS front's, node's) holds at most that one write, plus
+    // what its write() reported as taken (`heldBeyond`); both count, with the backlog.
+    let backlog: Buffer[] | undefined;
+    let backlogBytes = 0;
+    const count = (bytes: number) => {
+      if (holder.queued + bytes > this.ctx.watchBudgetBytes) budget.closeOver(holder);
+      else budget.queue(holder, bytes);
+    };
     const put = (b: Buffer): boolean => {
-      if (closed || sink.write(b)) return true;
-      if (holder.queued + b.length > this.ctx.watchBudgetBytes) budget.closeOver(holder);
-      else budget.queue(holder, b.length);
+      if (closed) return true;
+      if (backlog) {
+        backlog.push(b);
+        backlogBytes += b.length;
+        count(b.length);
+        return false;
+      }
+      if (sink.write(b)) return true;
+      backlog = [];
+      backlogBytes = 0;
+      count(b.length + heldBeyond);
       return false;
     };
     // While the initial state or history is replayed, events committed meanwhile wait in `queued`
@@ -659,10 +677,25 @@ export class Registry {
     let held = 0;
     let replaying = true;
     let wakeReplay: (() => void) | undefined;
+    let heldBeyond = 0;
     const drained = () => {
       budget.drained(holder);
+      // The backlog goes out until the socket backs up again; what is left counts anew.
+      const q = backlog;
+      backlog = undefined;
+      if (q) {
+        for (let i = 0; i < q.length; i++) {
+          if (closed) return;
+          backlogBytes -= q[i].length;
+          if (sink.write(q[i])) continue;
+          backlog = q.slice(i + 1);
+          count(q[i].length + heldBeyond + backlogBytes);
+          break;
+        }
+      }
+      if (closed) return;
       if (held) budget.queue(holder, held);
-      wakeReplay?.();
+      if (!backlog) wakeReplay?.();
     };
     budget.add(holder);
     const pinned = sel.indexed;
@@ -687,7 +720,8 @@ export class Registry {
         if (closed || !pending.length) return;
         const lines = pending;
         pending = [];
-        if (perMessage) for (const line of lines) put(line);
+        // A backed-up watcher keeps the shared lines themselves: joining them would copy them for it alone.
+        if (perMessage || backlog) for (const line of lines) put(line);
         else put(lines.length === 1 ? lines[0] : Buffer.concat(lines));
       },
     };
@@ -827,6 +861,7 @@ export class Registry {
     res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' }, pb ? 'frames' : 'lines');
     const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
     sink = pb || inline || acc.rep === 'partial' ? http : this.convertingSink(type, http);
+    heldBeyond = res.heldBeyond ?? 0;
     res.onDrain(drained);
     res.onClose(() => finish());
     await begin();

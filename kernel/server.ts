@@ -497,10 +497,29 @@ export class Server {
   private outputBudget(): OutputBudget {
     const terminated = this.metrics.registry.counter('apiserver_terminated_watchers_total', 'Counter of watchers closed due to unresponsiveness broken by resource type.', ['group', 'resource']);
     const cut = this.metrics.registry.counter('apiserver_output_budget_closed_lists_total', 'Counter of list answers cut short because their client stopped reading while the server\'s output budget was exceeded, by resource type.', ['group', 'resource']);
-    return new OutputBudget(OUTPUT_BUDGET_BYTES, ({ holder, queued, total, reason }) => {
+    const budget = new OutputBudget(OUTPUT_BUDGET_BYTES, ({ holder, queued, total, reason }) => {
       (holder.kind === 'watch' ? terminated : cut).inc({ group: holder.group, resource: holder.resource });
       this.log.warn('closed a stream that stopped reading', { stream: holder.what, reason, queuedBytes: queued, serverQueuedBytes: total });
     });
+    const r = this.metrics.registry;
+    const queued = r.gauge('apiserver_output_queued_bytes', 'Bytes written to watch and list streams that their clients have not taken yet, counted in the server\'s output budget.');
+    const limit = r.gauge('apiserver_output_budget_bytes', 'The server\'s output budget: the most bytes all streams together may hold for clients that do not read.');
+    const streams = r.gauge('apiserver_output_backed_up_streams', 'Streams (watches and list answers) whose clients have bytes queued now.');
+    // The process's memory beside it, as the reference's process collector and Node's client libraries name it.
+    const rss = r.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
+    const mem = r.gauge('nodejs_memory_bytes', 'process.memoryUsage(): the V8 heap used and total, external memory and ArrayBuffers (Buffers included).', ['kind']);
+    r.collect(() => {
+      queued.set({}, budget.total);
+      limit.set({}, budget.limitBytes);
+      streams.set({}, budget.backedUp());
+      const m = process.memoryUsage();
+      rss.set({}, m.rss);
+      mem.set({ kind: 'heap_used' }, m.heapUsed);
+      mem.set({ kind: 'heap_total' }, m.heapTotal);
+      mem.set({ kind: 'external' }, m.external);
+      mem.set({ kind: 'array_buffers' }, m.arrayBuffers);
+    });
+    return budget;
   }
 
   private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller' | 'audit', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {

@@ -21,6 +21,14 @@ import { listenError } from './listen.js';
 import type { FrontHead } from './framer.js';
 
 const SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
+/**
+ * The most the front holds for one connection whose client stopped reading: it stops reading from
+ * uWS once the TLS socket refuses a write (past its 16 KiB high-water mark), so it holds what the
+ * TLS socket had queued, the read that was refused (up to 64 KiB) and a TLS record. The rest waits
+ * in uWS, where the output budget counts it (kernel/outbudget.ts).
+ */
+export const FRONT_HELD_BYTES = 16 * 1024 + 64 * 1024 + 17 * 1024;
+
 /** Text form uWS gives a handle address: the first four groups of 100::/64. */
 export const HANDLE_PREFIX = '0100:0000:0000:0000:';
 

@@ -21,6 +21,8 @@ class NodeResponse implements KResponse {
   private finished = false;
   /** node:http sends no body for a HEAD request by itself; a stream (a watch) just ends after its head. */
   private readonly headOnly: boolean;
+  /** A write node:http reported as taken may still sit in the socket's stream, up to its high-water mark. */
+  get heldBeyond() { return this.res.socket?.writableHighWaterMark ?? 16 * 1024; }
   constructor(private res: ServerResponse) {
     this.headOnly = res.req.method === 'HEAD';
     res.on('close', () => {

@@ -40,6 +40,13 @@ export interface KResponse {
   write(chunk: Uint8Array | string): boolean;
   /** Called each time queued data has drained after write returned false. */
   onDrain(cb: () => void): void;
+  /**
+   * The most bytes this connection's transport may hold beyond what write() returning false
+   * reports: what a write it reported as taken still left in its buffers (uWS's cork buffer; node's
+   * stream up to its high-water mark) and the TLS front's buffers for the connection. A stalled
+   * stream counts it in the output budget.
+   */
+  readonly heldBeyond?: number;
   /** Called once if the client goes away. */
   onClose(cb: () => void): void;
   /** Ends a streaming response. */

@@ -7,7 +7,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSock
 import type { BodySink, Handler, KRequest, KResponse, Listener, StreamFraming, WebSocketHandlers } from './types.js';
 import { errors } from '../status.js';
 import { probeListenFailure } from './listen.js';
-import { HANDLE_PREFIX, type PeerTable } from './front.js';
+import { FRONT_HELD_BYTES, HANDLE_PREFIX, type PeerTable } from './front.js';
 import { HEAD_REF, type FrontHead } from './framer.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -55,7 +55,11 @@ class UwsResponse implements KResponse {
   /** Set by makeRequest while a request body is still arriving: the answer waits for it (below). */
   bodyPending?: { discard(): void; then: (() => void) | undefined };
 
-  constructor(private res: HttpResponse) {
+  /** What a write reported as taken may still leave in uWS's buffer (one cork piece), and, behind the front, the front's buffers. */
+  readonly heldBeyond: number;
+
+  constructor(private res: HttpResponse, frontHeld = 0) {
+    this.heldBeyond = CORK_PIECE + frontHeld;
     res.onAborted(() => {
       this.aborted = true;
       for (const cb of this.closeCbs.splice(0)) cb();
@@ -377,7 +381,7 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
   const front = opts.behindFront;
   const app: TemplatedApp = opts.tls && !front ? lib.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile }) : lib.App();
   const serve = (res: HttpResponse, req: HttpRequest, wsContext?: unknown) => {
-    const kres = new UwsResponse(res);
+    const kres = new UwsResponse(res, front ? FRONT_HELD_BYTES : 0);
     const kreq = makeRequest(res, req, kres, front?.peers);
     if (wsContext) {
       const key = req.getHeader('sec-websocket-key');
