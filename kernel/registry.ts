@@ -108,6 +108,11 @@ export interface Target {
   warnings?: string[];
 }
 
+/** Where a watch's bytes go: the transport, or a converting stage before it. write() false: backed up. */
+interface Sink { write(b: Buffer): boolean; end(): void; resume?(): void }
+/** Bytes a watch may hand a converting sink beyond what it has converted and written. */
+const CONVERTING_AHEAD = 64 * 1024;
+
 export class Registry {
   private guards = new Map<string, WriteGuard[]>();
   /** Clients' writes to one object wait for each other (see WriteQueue). */
@@ -176,11 +181,20 @@ export class Registry {
     return type.convert && stored !== gv(type) ? (await type.convert([obj], stored))[0] : obj;
   }
 
-  /** A watch's output for a version stored apart: each event's object converted, in order. */
-  private convertingSink(type: TypeDef, inner: { write(b: Buffer): boolean; end(): void }): { write(b: Buffer): boolean; end(): void } {
+  /**
+   * A watch's output for a version stored apart: each event's object converted, in order. Conversion
+   * may wait on a webhook, so the sink takes more only while less than CONVERTING_AHEAD bytes wait
+   * for it and the socket takes what it writes; otherwise write() says "backed up", the watch keeps
+   * later events in its counted backlog, and `onRoom` (the watch's drain) is called once there is room.
+   * `resume()` tells it the socket drained.
+   */
+  private convertingSink(type: TypeDef, inner: Sink, onRoom: () => void): Sink {
     if (!type.convert) return inner;
     const want = gv(type);
     let chain = Promise.resolve();
+    let waiting = 0;
+    let socketFull = false;
+    let refused = false;
     const convert = async (b: Buffer): Promise<Buffer> => {
       const lines = b.toString('utf8').split('\n').filter(Boolean);
       const out: string[] = [];
@@ -191,15 +205,25 @@ export class Registry {
       }
       return Buffer.from(out.join(''));
     };
+    const room = () => waiting < CONVERTING_AHEAD && !socketFull;
     return {
       write: (b) => {
-        chain = chain.then(async () => { inner.write(await convert(b)); }).catch((e) => {
+        waiting += b.length;
+        chain = chain.then(async () => {
+          const out = await convert(b);
+          waiting -= b.length;
+          if (!inner.write(out)) socketFull = true;
+          if (refused && room()) { refused = false; onRoom(); }
+        }).catch((e) => {
           inner.write(Buffer.from(`{"type":"ERROR","object":${JSON.stringify(errors.internal(String((e as Error)?.message ?? e)).toStatus())}}\n`));
           inner.end();
         });
-        return true;
+        if (room()) return true;
+        refused = true;
+        return false;
       },
       end: () => { chain = chain.then(() => inner.end()); },
+      resume: () => { socketFull = false; },
     };
   }
 
@@ -631,7 +655,7 @@ export class Registry {
     const ws = req.header('upgrade')?.toLowerCase() === 'websocket' && res.upgrade;
     let closed = false;
     let lastRev = 0;
-    let sink: { write(b: Buffer): boolean; end(): void };
+    let sink: Sink;
     const budget = this.ctx.outputBudget;
     const holder: OutputHolder = { what: `watch ${req.path}`, kind: 'watch', group: type.group, resource: type.resource, queued: 0, close: () => finish() };
     const finish = () => {
@@ -679,6 +703,7 @@ export class Registry {
     let wakeReplay: (() => void) | undefined;
     let heldBeyond = 0;
     const drained = () => {
+      sink?.resume?.();
       budget.drained(holder);
       // The backlog goes out until the socket backs up again; what is left counts anew.
       const q = backlog;
@@ -849,7 +874,7 @@ export class Registry {
           // One event per text frame, without the newline that separates events on HTTP.
           perMessage = true;
           const ws = { write: (b: Buffer) => s.send(pb ? b.subarray(4) : b.subarray(0, b.length - 1).toString('utf8')), end: () => { try { s.end(1000); } catch { /* already closed */ } } };
-          sink = pb || inline || acc.rep === 'partial' ? ws : this.convertingSink(type, ws);
+          sink = pb || inline || acc.rep === 'partial' ? ws : this.convertingSink(type, ws, drained);
           void begin();
         },
         drain: drained,
@@ -860,7 +885,7 @@ export class Registry {
     }
     res.start(200, { 'content-type': pb ? `${brand.protobufType};stream=watch` : 'application/json', 'cache-control': 'no-cache, private' }, pb ? 'frames' : 'lines');
     const http = { write: (b: Buffer) => res.write(b), end: () => res.end() };
-    sink = pb || inline || acc.rep === 'partial' ? http : this.convertingSink(type, http);
+    sink = pb || inline || acc.rep === 'partial' ? http : this.convertingSink(type, http, drained);
     heldBeyond = res.heldBeyond ?? 0;
     res.onDrain(drained);
     res.onClose(() => finish());

@@ -9,6 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { sleep, withServer } from '../lib/server.js';
 import { generateCA, signCert } from '../../kernel/pki.js';
 import { establish } from '../lib/crd.js';
+import { metric } from '../lib/metrics.js';
+import { until } from '../lib/poll.js';
+import tls from 'node:tls';
 
 type J = Record<string, any>;
 const CRDS = '/apis/apiextensions.cluster.io/v1/customresourcedefinitions';
@@ -134,4 +137,30 @@ t.test('conversion None: apiVersion only', async (t) => {
   const g = await s.get(`${V2}/n`);
   t.equal(g.json.apiVersion, 'conv.example.com/v2');
   t.same(g.json.spec, { host: 'h', port: 1 });
+});
+
+t.test('a stalled watch converted by the webhook is held to the output budget', async (t) => {
+  // Before: the converting stage took every event at once and queued its conversions without bound,
+  // so nothing was counted and the stalled watch was never closed.
+  const MiB = 1024 * 1024;
+  const s = await withServer(t, { env: { CAPI_OUTPUT_BUDGET_BYTES: String(4 * MiB), CAPI_WATCH_BUDGET_BYTES: String(MiB) } });
+  await establish(s, crd('v1'));
+  const host = 'h'.repeat(32 * 1024);
+  t.equal((await s.request('POST', V1, { body: { apiVersion: 'conv.example.com/v1', kind: 'Backend', metadata: { name: 'big' }, spec: { host, port: 1 } } })).status, 201);
+  const sock = tls.connect({ host: '127.0.0.1', port: s.port, ca: s.ca, servername: 'localhost' }, () => {
+    sock.write(`GET ${V2}?watch=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token}\r\n\r\n`);
+    sock.pause();
+  });
+  sock.on('error', () => {});
+  t.teardown(() => sock.destroy());
+  await until(() => metric(s, 'apiserver_registered_watchers'), (n) => n === 1);
+  let maxQueued = 0;
+  for (let i = 2; i < 2000 && await metric(s, 'apiserver_registered_watchers') === 1; i++) {
+    const r = await s.request('PATCH', `${V1}/big`, { body: { spec: { port: i } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    if (r.status !== 200) { t.fail(`write ${i}: ${r.status}`); break; }
+    maxQueued = Math.max(maxQueued, await metric(s, 'apiserver_output_queued_bytes'));
+  }
+  t.equal(await metric(s, 'apiserver_registered_watchers'), 0, 'the stalled converted watch was closed');
+  t.ok(await metric(s, 'apiserver_terminated_watchers_total') > 0, 'by the budget');
+  t.ok(maxQueued > 0 && maxQueued <= 4 * MiB, `what it held was counted and within the budget (at most ${(maxQueued / MiB).toFixed(2)} MiB)`);
 });

@@ -7,6 +7,7 @@ import tls from 'node:tls';
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
 import { until } from '../lib/poll.js';
+import { metric } from '../lib/metrics.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const KiB = 1024;
@@ -21,16 +22,6 @@ function stalledWatch(s: TestServer): tls.TLSSocket {
   });
   sock.on('error', () => {});
   return sock;
-}
-
-/** A metric's value (summed over its series); a family with labels has no series until its first. */
-async function metric(s: TestServer, name: string): Promise<number> {
-  const text = (await s.get('/metrics')).text;
-  let n = 0;
-  let found = false;
-  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) { n += Number(m[1]); found = true; }
-  if (!found && !text.includes(`# TYPE ${name} `)) throw new Error(`no ${name} in /metrics`);
-  return n;
 }
 
 t.test('stalled watchers are bounded by the output budget, closed, and leave nothing counted', async (t) => {
