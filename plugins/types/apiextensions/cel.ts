@@ -387,7 +387,19 @@ function oldItem(item: unknown, old: unknown, keys: string[] | undefined): unkno
   return old.find((o) => isObj(o) && keys.every((k) => o[k] === item[k]));
 }
 
-/** Evaluates the compiled rules against an object (and the old object on update). */
+/** Whether an evaluation went past its meter's limit (thrown, or returned as a CEL error value). */
+const overLimit = (meter: Meter, result: unknown) =>
+  meter.used > meter.limit || result instanceof CostExceeded || (isCelError(result) && /actual cost limit exceeded/.test(String(result.message)));
+
+const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
+const MAX_MESSAGE_BYTES = 5 * 1024;
+
+/**
+ * Evaluates the compiled rules against an object (and the old object on update), as the reference
+ * does: a rule or message expression past the per-call limit, or past what is left of the object's
+ * budget, ends all validation with one cause (the budget's message when the cost overran what was
+ * left, the per-call one otherwise); causes found before it stay.
+ */
 export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCause[] {
   const errs: FieldCause[] = [];
   let budget = RUNTIME_BUDGET;
@@ -395,43 +407,57 @@ export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCaus
   const visit = (n: Node, v: unknown, o: unknown, path: string) => {
     if (stop || v === undefined || v === null) return;
     const type = typeof n.props.type === 'string' ? n.props.type : isObj(v) ? 'object' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : 'string';
+    // The reference checks the budget before a node's rules, so a budget spent exactly stops here.
+    if (n.rules.length && budget <= 0) { errs.push(fieldError.invalid(path, type, OUT_OF_BUDGET)); stop = true; return; }
+    // The reference moves a node's error path to a failed rule's fieldPath and keeps it there for
+    // the node's later causes (theirs too, cost ones included); fieldPaths of later failures add on.
+    let at = path;
     for (const r of n.rules) {
       if (r.usesOld && o === undefined) continue;
       const meter = new Meter(Math.min(PER_CALL_LIMIT, budget));
-      const where = r.fieldPath ? join(path, r.fieldPath) : path;
       let result: unknown;
       try {
         result = r.program({ self: toCel(v, n.props, meter), ...(r.usesOld ? { oldSelf: toCel(o, n.props, meter) } : {}) } as never);
       } catch (e) { result = e; }
-      budget -= meter.used;
-      const costly = meter.used > meter.limit || result instanceof CostExceeded || (isCelError(result) && /actual cost limit exceeded/.test(String(result.message)));
-      if (costly) {
-        errs.push(fieldError.invalid(path, type, meter.limit < PER_CALL_LIMIT
-          ? 'validation failed due to running out of cost budget, no further validation rules will be run'
+      if (overLimit(meter, result)) {
+        errs.push(fieldError.invalid(at, type, meter.used > budget ? OUT_OF_BUDGET
           : `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
         stop = true;
         return;
       }
+      budget -= meter.used;
       if (result === true) continue;
       if (result !== false) {
         const msg = isCelError(result) ? String(result.message) : result instanceof Error ? result.message : `rule returned ${String(result)}, not a bool`;
-        errs.push(fieldError.invalid(path, type, `${msg} evaluating rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
+        errs.push(fieldError.invalid(at, type, `${msg} evaluating rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
         continue;
       }
+      if (r.fieldPath) at = join(at, r.fieldPath);
       let detail = trimmed(r.src.message) ? trimmed(r.src.message) : `failed rule: ${trimmed(r.rule)}`;
       if (r.message) {
         const m = new Meter(Math.min(PER_CALL_LIMIT, budget));
+        let out: unknown;
         try {
-          const out = r.message({ self: toCel(v, n.props, m), ...(r.usesOld ? { oldSelf: toCel(o, n.props, m) } : {}) } as never);
-          if (typeof out === 'string' && out.trim() && !out.includes('\n')) detail = out.trim();
-        } catch { /* the static message stands */ }
+          out = r.message({ self: toCel(v, n.props, m), ...(r.usesOld ? { oldSelf: toCel(o, n.props, m) } : {}) } as never);
+        } catch (e) { out = e; }
+        // Over its limit, the message expression's cause replaces the rule's and ends validation.
+        if (overLimit(m, out)) {
+          errs.push(fieldError.invalid(at, type, m.used > budget
+            ? 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'
+            : `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${goQuote(String(r.src.messageExpression))}`));
+          stop = true;
+          return;
+        }
         budget -= m.used;
+        // Otherwise a message that is not a usable string leaves the static one.
+        const text = typeof out === 'string' ? out.trim() : '';
+        if (text && !text.includes('\n') && Buffer.byteLength(text) <= MAX_MESSAGE_BYTES) detail = text;
       }
       switch (r.src.reason) {
-        case 'FieldValueForbidden': errs.push(fieldError.forbidden(where, detail)); break;
-        case 'FieldValueRequired': errs.push(fieldError.required(where, detail)); break;
-        case 'FieldValueDuplicate': errs.push({ reason: 'FieldValueDuplicate', field: where, message: `Duplicate value: ${JSON.stringify(type)}` }); break;
-        default: errs.push(fieldError.invalid(where, type, detail));
+        case 'FieldValueForbidden': errs.push(fieldError.forbidden(at, detail)); break;
+        case 'FieldValueRequired': errs.push(fieldError.required(at, detail)); break;
+        case 'FieldValueDuplicate': errs.push({ reason: 'FieldValueDuplicate', field: at, message: `Duplicate value: ${JSON.stringify(type)}` }); break;
+        default: errs.push(fieldError.invalid(at, type, detail));
       }
     }
     if (isObj(v)) {
