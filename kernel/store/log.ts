@@ -422,7 +422,14 @@ export class StorageLog implements StorageBackend {
             await writeHighWater(this.dir, { reserved: last + RESERVE_BLOCK }, this.sync);
             this.reserved = last + RESERVE_BLOCK;
           }
-          await this.db.batch(ops as never, { sync: this.sync });
+          // A chained batch: the array form clones and re-checks every operation in JavaScript
+          // (measured: about a quarter of the batch's main-thread cost at ten creates a batch).
+          const b = this.db.batch();
+          for (const o of ops) {
+            if (o.type === 'put') b.put(o.key, o.value as never);
+            else b.del(o.key);
+          }
+          await b.write({ sync: this.sync } as never);
         } catch (err) {
           this.fail(err, batch.concat(this.queue.splice(0)));
           return;
