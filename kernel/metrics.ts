@@ -6,6 +6,7 @@
 // Hot path: a series is found by walking a trie of Maps keyed by label values (no key string is
 // built per observation); the kernel passes its label values in a reused array, so counting a
 // request allocates nothing once its series exists.
+import { finalWarnings, joinWarnings } from './warnings.js';
 import type { MetricCounter, MetricGauge, MetricHistogram, MetricLabels, PluginMetrics, RequestInfo, TypeDef } from './contracts.js';
 import type { KRequest, KResponse, StreamFraming, WebSocketHandlers } from './http/types.js';
 import type { ResourceCache } from './store/cache.js';
@@ -225,8 +226,8 @@ export class ResponseTap implements KResponse {
   warning?: string;
   private withExtra(headers: Record<string, string>): Record<string, string> {
     const h = this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers;
-    if (!this.warning) return h;
-    return { ...h, warning: h.warning ? `${this.warning}, ${h.warning}` : this.warning };
+    const warning = joinWarnings(this.warning, h.warning);
+    return warning ? { ...h, warning: finalWarnings(warning) } : h;
   }
   /**
    * Set once the request's deadline answered for it: the work behind it may still run, and what it

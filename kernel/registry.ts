@@ -1,5 +1,6 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
+import { joinWarnings, warningValue } from './warnings.js';
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteFinisher, WriteGuard, WriteResult, UpstreamTarget } from './contracts.js';
 import type { Brand } from './brand.js';
@@ -93,8 +94,7 @@ async function collectWarnings<T>(t: Target, fn: (t: Target) => Promise<T>): Pro
 /** Headers plus the collected warnings, appended to any Warning header already there. */
 function withWarnings(headers: Record<string, string>, warned: string[]): Record<string, string> {
   if (!warned.length) return headers;
-  const more = warned.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
-  return { ...headers, warning: headers.warning ? `${headers.warning}, ${more}` : more };
+  return { ...headers, warning: joinWarnings(headers.warning, ...warned.map(warningValue))! };
 }
 
 export interface Target {
@@ -1052,7 +1052,7 @@ export class Registry {
       // A patch's strict errors are an Invalid on the field "patch", the patch printed as a Go map.
       throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(goPrint(patch))}: strict decoding error: ${msgs.join(', ')}` }]);
     }
-    return { warning: msgs.map((m) => `299 - ${JSON.stringify(m)}`).join(', ') };
+    return { warning: msgs.map(warningValue).join('\n') };
   }
 
   async createObject(t: Target, obj: KObject, user: UserInfo, dryRun: boolean, fm?: FieldManagement): Promise<Buffer> {

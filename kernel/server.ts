@@ -1,5 +1,6 @@
 // The server: loads the plugins the configuration names, warms the object cache from storage,
 // and runs every request through authenticate → authorize → admit → store.
+import { warningValue } from './warnings.js';
 import path from 'node:path';
 import { getBrand, type Brand } from './brand.js';
 import type { Config } from './config.js';
@@ -859,7 +860,7 @@ export class Server {
       this.metrics.deprecatedRequest(type, sub);
       audit?.deprecated(type);
     }
-    if (type.deprecationWarning && res instanceof ResponseTap) res.warning = `299 - ${JSON.stringify(type.deprecationWarning)}`;
+    if (type.deprecationWarning && res instanceof ResponseTap) res.warning = warningValue(type.deprecationWarning);
     const t: Target = { type, namespace: type.namespaced ? info.namespace : '', name: pathName, subresource: sub, audit };
     const r = this.registry;
     const stream = sub ? this.streamHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`) : undefined;

@@ -33,19 +33,19 @@ class NodeResponse implements KResponse {
   send(code: number, headers: Record<string, string>, body: Uint8Array | string = '') {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.res.writeHead(code, { ...headers, 'content-length': Buffer.byteLength(body as string) });
+    this.res.writeHead(code, { ...multi(headers), 'content-length': Buffer.byteLength(body as string) });
     this.res.end(body);
   }
   start(code: number, headers: Record<string, string>) {
     if (this.aborted) return;
-    this.res.writeHead(code, this.headOnly ? { ...headers, 'transfer-encoding': 'chunked' } : headers);
+    this.res.writeHead(code, this.headOnly ? { ...multi(headers), 'transfer-encoding': 'chunked' } : multi(headers));
     if (this.headOnly) return this.end();
     this.res.flushHeaders();
   }
   write(chunk: Uint8Array | string) { return this.aborted || this.finished ? false : this.res.write(chunk); }
   startSized(code: number, headers: Record<string, string>, total: number) {
     if (this.aborted) return;
-    this.res.writeHead(code, { ...headers, 'content-length': total });
+    this.res.writeHead(code, { ...multi(headers), 'content-length': total });
     if (total === 0) this.end();
   }
   close() { this.finished = true; this.res.destroy(); }
@@ -56,6 +56,13 @@ class NodeResponse implements KResponse {
     this.finished = true;
     this.res.end();
   }
+}
+
+/** Several values of one header (Warning) travel joined by "\n": node writes an array as a line each. */
+function multi(headers: Record<string, string>): Record<string, string | string[]> {
+  let out: Record<string, string | string[]> | undefined;
+  for (const k in headers) if (headers[k].includes('\n')) (out ??= { ...headers })[k] = headers[k].split('\n');
+  return out ?? headers;
 }
 
 /**
@@ -73,7 +80,7 @@ class UpgradeResponse implements KResponse {
   get aborted() { return this.socket.destroyed; }
   private writeHead(code: number, headers: Record<string, string>, length?: number) {
     let out = `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}\r\n`;
-    for (const k in headers) out += `${k}: ${headers[k]}\r\n`;
+    for (const k in headers) for (const v of headers[k].split('\n')) out += `${k}: ${v}\r\n`;
     if (length !== undefined) out += `Content-Length: ${length}\r\n`;
     this.socket.write(`${out}Connection: close\r\n\r\n`);
   }

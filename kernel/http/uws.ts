@@ -68,7 +68,12 @@ class UwsResponse implements KResponse {
 
   private head(code: number, headers: Record<string, string>) {
     this.res.writeStatus(statusLine(code));
-    for (const k in headers) this.res.writeHeader(k, headers[k]);
+    for (const k in headers) {
+      const v = headers[k];
+      // several values of one header (Warning) travel joined by "\n": a header line each
+      if (v.includes('\n')) for (const line of v.split('\n')) this.res.writeHeader(k, line);
+      else this.res.writeHeader(k, v);
+    }
   }
 
   send(code: number, headers: Record<string, string>, body: Uint8Array | string = ''): void {
