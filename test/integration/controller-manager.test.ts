@@ -4,14 +4,14 @@
 // neither its log nor ours shows error loops where our own built-in controllers do the same work.
 // Also, without the controller manager: the default policy served over HTTP is the reference's
 // (REF_RBAC_POLICY or /work/ref/policy).
-import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { until } from '../lib/poll.js';
 import { makeRequest } from '../lib/csr.js';
 import { comparePolicy, readRefPolicy, refPolicyDir, refPolicySkip } from '../lib/ref-policy.js';
 import { withServer, type TestServer } from '../lib/server.js';
+import { badLines, startComponent } from '../lib/ref-component.js';
 
 const KCM = process.env.KUBE_CONTROLLER_MANAGER;
 const kcmSkip = KCM && existsSync(KCM) ? false : 'KUBE_CONTROLLER_MANAGER does not name a kube-controller-manager binary (e.g. KUBE_CONTROLLER_MANAGER=/path/to/kube-controller-manager v1.28)';
@@ -29,8 +29,6 @@ t.test('the default policy served over HTTP is the reference\'s', { skip: refPol
   t.same(comparePolicy('RoleBinding', ref.rolebindings, await ours('rolebindings')), []);
 });
 
-/** Refusals, failed lists and watches, decode errors: never expected in the controller manager's log. */
-const NEVER = /forbidden|Failed to watch|failed to list|no kind|unable to decode|ended with: an error/i;
 /** Without a cloud provider these controllers do not start, in every kubeadm cluster alike. */
 const EXPECTED = /no cloud provider provided/;
 /**
@@ -44,25 +42,6 @@ const WANTED = /exceeded quota: one-pod/;
  * contents the other namespace controller is deleting at the same moment.
  */
 const RACE = /Operation cannot be fulfilled|already exists|not found|unexpected items still remain in namespace/;
-/** More of one message than this is a loop (a controller retrying forever backs off, but not this slowly). */
-const LOOP = 6;
-
-/** The controller manager's log lines that show something wrong: any of NEVER; error lines other than races; a race repeated more than LOOP times (a loop). */
-function badLines(log: string[]): string[] {
-  const seen = new Map<string, number>();
-  const bad: string[] = [];
-  for (const l of log) {
-    if (WANTED.test(l)) continue;
-    if (NEVER.test(l)) { bad.push(l); continue; }
-    if (!/^E\d{4}/.test(l) || EXPECTED.test(l)) continue;
-    if (!RACE.test(l)) { bad.push(l); continue; }
-    const msg = l.replace(/^E\S+ \S+\s+\d+ /, '');
-    const n = (seen.get(msg) ?? 0) + 1;
-    seen.set(msg, n);
-    if (n > LOOP) bad.push(l);
-  }
-  return bad;
-}
 
 function startKcm(t: { teardown(fn: () => unknown): void }, s: TestServer) {
   const d = s.dataDir;
@@ -73,20 +52,8 @@ function startKcm(t: { teardown(fn: () => unknown): void }, s: TestServer) {
     '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0', '--controllers=*',
     // a short grace so that the node test below sees the lifecycle controller act within seconds
     '--node-monitor-grace-period=8s', '--node-monitor-period=2s'];
-  const proc = spawn(KCM!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const log: string[] = [];
-  let buf = '';
-  const onData = (c: Buffer) => {
-    buf += c.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) { log.push(buf.slice(0, i)); buf = buf.slice(i + 1); }
-  };
-  proc.stdout.on('data', onData);
-  proc.stderr.on('data', onData);
-  t.teardown(() => new Promise<void>((r) => { if (proc.exitCode !== null) r(); else { proc.once('exit', () => r()); proc.kill('SIGTERM'); } }));
   // KCM_LOG_FILE keeps the whole log for a look after the run.
-  if (process.env.KCM_LOG_FILE) t.teardown(() => writeFileSync(process.env.KCM_LOG_FILE!, `${log.join('\n')}\n`));
-  return { proc, log };
+  return startComponent(t, KCM!, args, process.env.KCM_LOG_FILE);
 }
 
 t.test('the reference controller manager against this server', { skip: kcmSkip }, async (t) => {
@@ -266,7 +233,7 @@ t.test('the reference controller manager against this server', { skip: kcmSkip }
   });
 
   await t.test('no refusals, failed watches, decode errors or error loops in either log', async (t) => {
-    const kcmBad = badLines(kcm.log);
+    const kcmBad = badLines(kcm.log, { wanted: WANTED, expected: EXPECTED, race: RACE });
     t.same(kcmBad, [], `controller manager log (${kcm.log.length} lines):\n${kcmBad.slice(0, 40).join('\n')}`);
     const ours = s.logs.filter((l) => /^[EW]\d{4}|level=(warn|error)|"level":"(warn|error)"/.test(l));
     t.same(ours, [], `server log:\n${ours.slice(0, 40).join('\n')}`);

@@ -1,0 +1,52 @@
+// A reference control-plane component (kube-controller-manager, kube-scheduler) run against a test
+// server: its log kept line by line, stopped at teardown, and read for lines that show something wrong.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+
+/** Refusals, failed lists and watches, decode errors: never expected in a component's log. */
+export const NEVER = /forbidden|Failed to watch|failed to list|no kind|unable to decode|ended with: an error/i;
+/** More of one message than this is a loop (a component retrying forever backs off, but not this slowly). */
+const LOOP = 6;
+
+export interface LogRules {
+  /** Lines the workload asks for: not counted at all. */
+  wanted?: RegExp;
+  /** Error lines every cluster of this kind shows (a missing cloud provider): not counted. */
+  expected?: RegExp;
+  /** Lost races, retried by the component: counted, bad only when repeated more than LOOP times. */
+  race?: RegExp;
+}
+
+/** The log lines that show something wrong: any of NEVER; error lines other than races; a race repeated more than LOOP times. */
+export function badLines(log: string[], rules: LogRules = {}): string[] {
+  const seen = new Map<string, number>();
+  const bad: string[] = [];
+  for (const l of log) {
+    if (rules.wanted?.test(l)) continue;
+    if (NEVER.test(l)) { bad.push(l); continue; }
+    if (!/^E\d{4}/.test(l) || rules.expected?.test(l)) continue;
+    if (!rules.race?.test(l)) { bad.push(l); continue; }
+    const msg = l.replace(/^E\S+ \S+\s+\d+ /, '');
+    const n = (seen.get(msg) ?? 0) + 1;
+    seen.set(msg, n);
+    if (n > LOOP) bad.push(l);
+  }
+  return bad;
+}
+
+/** Starts `binary` with `args`, keeping its log; stopped with SIGTERM at teardown. `logFile` keeps the whole log after the run. */
+export function startComponent(t: { teardown(fn: () => unknown): void }, binary: string, args: string[], logFile?: string) {
+  const proc = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const log: string[] = [];
+  let buf = '';
+  const onData = (c: Buffer) => {
+    buf += c.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) { log.push(buf.slice(0, i)); buf = buf.slice(i + 1); }
+  };
+  proc.stdout.on('data', onData);
+  proc.stderr.on('data', onData);
+  t.teardown(() => new Promise<void>((r) => { if (proc.exitCode !== null) r(); else { proc.once('exit', () => r()); proc.kill('SIGTERM'); } }));
+  if (logFile) t.teardown(() => writeFileSync(logFile, `${log.join('\n')}\n`));
+  return { proc, log };
+}
