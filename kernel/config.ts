@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { brands } from './brand.js';
-import { applyFlags, parseFlags, usage, defaultAdmission } from './flags.js';
+import { applyFlags, parseFlags, usage, serverDefaultAdmission } from './flags.js';
 
 export interface PluginRef {
   plugin: string;
@@ -191,8 +191,8 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
       { plugin: 'anonymous' },
     ],
     authorization: [{ plugin: 'node' }, { plugin: 'rbac' }],
-    // the default-on admission plugins that exist in this build, in the reference order
-    admission: defaultAdmission().map((plugin) => ({ plugin })),
+    // the default-on admission plugins that exist in this build, and NodeRestriction, in the reference order
+    admission: serverDefaultAdmission().map((plugin) => ({ plugin })),
     // The certificate controllers under the reference's --controllers names.
     controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'cluster-authentication-trust', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner', 'event-ttl'].map((plugin) => ({ plugin })),
     // the reference controller manager's lease timings

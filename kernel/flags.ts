@@ -273,6 +273,13 @@ export const DEFAULT_ADMISSION_PLUGINS: readonly string[] = [
   'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition', 'ValidatingAdmissionWebhook',
 ];
 
+/**
+ * Plugins this server turns on by default beyond the reference's default-on list, as every kubeadm
+ * cluster does: the default authorizers include Node, whose role lets any node write any Node and pod
+ * status; NodeRestriction keeps each node to its own (without it, one node's credentials reach all).
+ */
+export const SECURE_DEFAULT_ADMISSION: readonly string[] = ['NodeRestriction'];
+
 /** Whether this build ships the built-in admission plugin (dist/plugins/admission/<name>/index.js). */
 export function admissionPluginExists(name: string): boolean {
   if (!/^[A-Za-z0-9][\w.-]*$/.test(name)) return false;
@@ -293,6 +300,11 @@ export function orderAdmission(names: string[]): string[] {
 /** The default-on plugins this build has, in order: the default admission list. */
 export function defaultAdmission(): string[] {
   return orderAdmission(DEFAULT_ADMISSION_PLUGINS.filter(admissionPluginExists));
+}
+
+/** What the server runs with no configuration: the reference's default-on plugins and SECURE_DEFAULT_ADMISSION. */
+export function serverDefaultAdmission(): string[] {
+  return orderAdmission([...defaultAdmission(), ...SECURE_DEFAULT_ADMISSION.filter(admissionPluginExists)]);
 }
 
 /** Default-on plugins not implemented yet: silently skipped, listed here so start-up can mention them. */

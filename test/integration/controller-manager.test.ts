@@ -11,7 +11,7 @@ import { until } from '../lib/poll.js';
 import { makeRequest } from '../lib/csr.js';
 import { comparePolicy, readRefPolicy, refPolicyDir, refPolicySkip } from '../lib/ref-policy.js';
 import { withServer, type TestServer } from '../lib/server.js';
-import { badLines, startComponent } from '../lib/ref-component.js';
+import { badLines, controllerManagerArgs, startComponent } from '../lib/ref-component.js';
 
 const KCM = process.env.KUBE_CONTROLLER_MANAGER;
 const kcmSkip = KCM && existsSync(KCM) ? false : 'KUBE_CONTROLLER_MANAGER does not name a kube-controller-manager binary (e.g. KUBE_CONTROLLER_MANAGER=/path/to/kube-controller-manager v1.28)';
@@ -44,12 +44,7 @@ const WANTED = /exceeded quota: one-pod/;
 const RACE = /Operation cannot be fulfilled|already exists|not found|unexpected items still remain in namespace/;
 
 function startKcm(t: { teardown(fn: () => unknown): void }, s: TestServer) {
-  const d = s.dataDir;
-  const kc = path.join(d, 'admin.kubeconfig');
-  const args = ['--kubeconfig', kc, '--authentication-kubeconfig', kc, '--authorization-kubeconfig', kc, '--use-service-account-credentials',
-    '--service-account-private-key-file', path.join(d, 'pki/apiserver.key'), '--root-ca-file', path.join(d, 'pki/ca.crt'),
-    '--cluster-signing-cert-file', path.join(d, 'pki/ca.crt'), '--cluster-signing-key-file', path.join(d, 'pki/ca.key'),
-    '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0', '--controllers=*',
+  const args = [...controllerManagerArgs(s, path.join(s.dataDir, 'admin.kubeconfig')),
     // a short grace so that the node test below sees the lifecycle controller act within seconds
     '--node-monitor-grace-period=8s', '--node-monitor-period=2s'];
   // KCM_LOG_FILE keeps the whole log for a look after the run.

@@ -4,36 +4,16 @@
 // Pending with the reason, honours a node selector, records its events through events.k8s.io (read
 // back through the core API: one stored resource), holds its leader Lease — and its log shows no
 // refusal, failed list or watch, or decode error.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import t from 'tap';
-import { signCert } from '../../kernel/pki.js';
 import { until } from '../lib/poll.js';
-import { badLines, startComponent } from '../lib/ref-component.js';
-import { withServer, type TestServer } from '../lib/server.js';
+import { badLines, componentKubeconfig, startComponent } from '../lib/ref-component.js';
+import { withServer } from '../lib/server.js';
 
 const SCHED = process.env.KUBE_SCHEDULER;
 const skip = SCHED && existsSync(SCHED) ? false : 'KUBE_SCHEDULER does not name a kube-scheduler binary (e.g. KUBE_SCHEDULER=/path/to/kube-scheduler v1.28)';
 const WAIT = 60_000;
 const NS = 'sched-work';
-
-/** A kubeconfig for `CN` by a client certificate from the server's CA, as kubeadm writes scheduler.conf. */
-async function componentKubeconfig(s: TestServer, CN: string): Promise<string> {
-  const pki = path.join(s.dataDir, 'pki');
-  const cert = await signCert({
-    caCertPem: readFileSync(path.join(pki, 'ca.crt'), 'utf8'), caKeyPem: readFileSync(path.join(pki, 'ca.key'), 'utf8'),
-    subject: { CN }, usages: ['clientAuth'], days: 1,
-  });
-  const b64 = (x: string | Buffer) => Buffer.from(x).toString('base64');
-  const file = path.join(s.dataDir, `${CN.replace(/:/g, '-')}.kubeconfig`);
-  writeFileSync(file, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    clusters: [{ name: 'c', cluster: { server: s.url, 'certificate-authority-data': b64(s.ca) } }],
-    users: [{ name: 'u', user: { 'client-certificate-data': b64(cert.certPem), 'client-key-data': b64(cert.keyPem) } }],
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-  }));
-  return file;
-}
 
 t.test('the reference scheduler against this server', { skip }, async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });

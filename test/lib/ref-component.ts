@@ -1,7 +1,10 @@
 // A reference control-plane component (kube-controller-manager, kube-scheduler) run against a test
 // server: its log kept line by line, stopped at teardown, and read for lines that show something wrong.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { signCert } from '../../kernel/pki.js';
+import type { TestServer } from './server.js';
 
 /** Refusals, failed lists and watches, decode errors: never expected in a component's log. */
 export const NEVER = /forbidden|Failed to watch|failed to list|no kind|unable to decode|ended with: an error/i;
@@ -49,4 +52,35 @@ export function startComponent(t: { teardown(fn: () => unknown): void }, binary:
   t.teardown(() => new Promise<void>((r) => { if (proc.exitCode !== null) r(); else { proc.once('exit', () => r()); proc.kill('SIGTERM'); } }));
   if (logFile) t.teardown(() => writeFileSync(logFile, `${log.join('\n')}\n`));
   return { proc, log };
+}
+
+/**
+ * A kubeconfig for `CN` (in groups `O`) by a client certificate from the server's CA, as kubeadm
+ * writes a component's (scheduler.conf, a kubelet's): the component gets what the default policy
+ * gives that identity, no more.
+ */
+export async function componentKubeconfig(s: TestServer, CN: string, O: string[] = []): Promise<string> {
+  const pki = path.join(s.dataDir, 'pki');
+  const cert = await signCert({
+    caCertPem: readFileSync(path.join(pki, 'ca.crt'), 'utf8'), caKeyPem: readFileSync(path.join(pki, 'ca.key'), 'utf8'),
+    subject: { CN, O }, usages: ['clientAuth'], days: 1,
+  });
+  const b64 = (x: string | Buffer) => Buffer.from(x).toString('base64');
+  const file = path.join(s.dataDir, `${CN.replace(/:/g, '-')}.kubeconfig`);
+  writeFileSync(file, JSON.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+    clusters: [{ name: 'c', cluster: { server: s.url, 'certificate-authority-data': b64(s.ca) } }],
+    users: [{ name: 'u', user: { 'client-certificate-data': b64(cert.certPem), 'client-key-data': b64(cert.keyPem) } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+  }));
+  return file;
+}
+
+/** kube-controller-manager's flags as kubeadm sets them, one service account per controller. */
+export function controllerManagerArgs(s: TestServer, kubeconfig: string): string[] {
+  const d = s.dataDir;
+  return ['--kubeconfig', kubeconfig, '--authentication-kubeconfig', kubeconfig, '--authorization-kubeconfig', kubeconfig, '--use-service-account-credentials',
+    '--service-account-private-key-file', path.join(d, 'pki/apiserver.key'), '--root-ca-file', path.join(d, 'pki/ca.crt'),
+    '--cluster-signing-cert-file', path.join(d, 'pki/ca.crt'), '--cluster-signing-key-file', path.join(d, 'pki/ca.key'),
+    '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0', '--controllers=*'];
 }

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultConfig, fillServiceOptions, loadConfig, configSchema } from '../../kernel/config.js';
-import { DEFAULT_ADMISSION_PLUGINS } from '../../kernel/flags.js';
+import { DEFAULT_ADMISSION_PLUGINS, SECURE_DEFAULT_ADMISSION } from '../../kernel/flags.js';
 
 const noEnv = {};
 
@@ -38,8 +38,9 @@ t.test('defaults', async (t) => {
   t.same(c.signers.map((r) => r.plugin), ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown']);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.7' });
   t.equal(c.configFile, undefined);
-  // only default-on plugins that exist in this build
-  for (const r of c.admission) t.ok(DEFAULT_ADMISSION_PLUGINS.includes(r.plugin), r.plugin);
+  // only default-on plugins that exist in this build, and NodeRestriction (with the Node authorizer)
+  for (const r of c.admission) t.ok(DEFAULT_ADMISSION_PLUGINS.includes(r.plugin) || SECURE_DEFAULT_ADMISSION.includes(r.plugin), r.plugin);
+  t.ok(c.admission.some((r) => r.plugin === 'NodeRestriction'), 'NodeRestriction is on');
   t.same(configSchema.type, 'object');
 });
 

@@ -1,11 +1,15 @@
 // Node (--authorization-mode=Node): what a node agent (user system:node:<name> in group
 // system:nodes) may do because of the pods bound to it. A graph kept by watches links each node to
 // its pods and each pod to the secrets, config maps, claims and service account it references (and
-// claims to their volumes). A node may read those objects, get/update/patch its own Node (and its
-// status) and update the status of its pods. Anything else a node asks, and every request of a
-// non-node user, gets no opinion, so a later authorizer (RBAC's system:node role) may still allow it.
+// claims to their volumes). As in the reference, a node reads those objects only through the graph,
+// its own Lease and CSINode by name, and everything else by the rules of the `system:node` role
+// (which the default policy binds to nobody: they are evaluated here), NodeRestriction admission
+// keeping its writes to its own Node and pods. Every request of a non-node user gets no opinion.
 import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type KObject, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
+import { brandGroup } from '../../../kernel/brand.js';
 import { registerRulesResolver } from '../rbac/resolvers.js';
+import { defaultPolicy } from '../rbac/defaults.js';
+import { rulesAllow, rulesOf, type PolicyRule } from '../rbac/rules.js';
 
 export const NODES_GROUP = 'system:nodes';
 export const NODE_PREFIX = 'system:node:';
@@ -123,36 +127,65 @@ export class NodeGraph {
   }
 }
 
-const READ_VERBS = new Set(['get', 'list', 'watch']);
-/** Namespaced objects a node may read when one of its pods references them. */
-const GRAPH_RESOURCES = new Set(['secrets', 'configmaps', 'persistentvolumeclaims', 'serviceaccounts', 'persistentvolumes']);
+const no = (reason?: string): AuthorizationDecision => (reason ? { decision: 'no-opinion', reason } : { decision: 'no-opinion' });
+const OWN_OBJECT_VERBS = new Set(['get', 'create', 'update', 'patch', 'delete']);
 
-export function nodeDecision(graph: NodeGraph, a: AuthorizationAttributes): AuthorizationDecision {
+/**
+ * The reference's decision for a node identity: reads of what its pods reference through the graph
+ * only; its Lease and CSINode by name; everything else by the `system:node` role's rules (the
+ * reference binds that role to nobody and evaluates it here, with NodeRestriction admission limiting
+ * writes to the node's own objects). `nodeRules` are those rules in the server's brand.
+ */
+export function nodeDecision(graph: NodeGraph, a: AuthorizationAttributes, nodeRules: PolicyRule[], groups: { coordination: string; storage: string; resource: string; leaseNamespace: string }): AuthorizationDecision {
+  if (!a.user.username.startsWith(NODE_PREFIX) || !(a.user.groups ?? []).includes(NODES_GROUP)) return no();
   const node = nodeName(a.user);
-  if (!node) return { decision: 'no-opinion' };
-  if (!a.isResourceRequest || a.apiGroup !== '') return { decision: 'no-opinion' };
-  const noRelation = { decision: 'no-opinion' as const, reason: `no relationship found between node '${node}' and this object` };
-  if (GRAPH_RESOURCES.has(a.resource)) {
-    if (a.resource === 'serviceaccounts' && a.subresource === 'token') {
-      if (a.verb !== 'create') return { decision: 'no-opinion', reason: 'can only create tokens for individual service accounts' };
-    } else if (!READ_VERBS.has(a.verb)) {
-      return { decision: 'no-opinion', reason: 'can only read resources of this type' };
-    } else if (a.subresource) {
-      return { decision: 'no-opinion', reason: 'cannot read subresource' };
+  if (!node) return no(`unknown node for user "${a.user.username}"`);
+  const related = (resource: string) => {
+    if (!a.name) return no('No Object name found');
+    return graph.related(node, resource, a.namespace, a.name) ? { decision: 'allow' as const } : no(`no relationship found between node '${node}' and this object`);
+  };
+  const get = (resource: string) => {
+    if (a.verb !== 'get') return no('can only get individual resources of this type');
+    if (a.subresource) return no('cannot get subresource');
+    return related(resource);
+  };
+  const ownByName = (what: string, check?: () => AuthorizationDecision | undefined) => {
+    if (!OWN_OBJECT_VERBS.has(a.verb)) return no(`can only get, create, update, patch, or delete ${what}`);
+    const refused = check?.();
+    if (refused) return refused;
+    // create is checked by NodeRestriction admission: the name is not known here
+    if (a.verb !== 'create' && a.name !== node) return no(`can only access ${what === 'a node lease' ? 'node lease' : what.replace(/^a /, '')} with the same name as the requesting node`);
+    return { decision: 'allow' as const };
+  };
+  if (a.isResourceRequest) {
+    const r = `${a.apiGroup}/${a.resource}`;
+    switch (r) {
+      case '/secrets':
+      case '/configmaps':
+        if (!['get', 'list', 'watch'].includes(a.verb)) return no('can only read resources of this type');
+        if (a.subresource) return no('cannot read subresource');
+        if (!a.namespace) return no('can only read namespaced object of this type');
+        return related(a.resource);
+      case '/persistentvolumeclaims':
+        if (a.subresource === 'status') return ['update', 'patch'].includes(a.verb) ? related(a.resource) : no('can only get/update/patch this type');
+        return get(a.resource);
+      case '/persistentvolumes':
+        return get(a.resource);
+      case `${groups.resource}/resourceclaims`:
+      case `${groups.storage}/volumeattachments`:
+        // not in this server's graph: no relationship is known
+        return get(a.resource);
+      case '/serviceaccounts':
+        if (a.verb !== 'create' || !a.name) return no('can only create tokens for individual service accounts');
+        if (a.subresource !== 'token') return no('can only create token subresource of serviceaccount');
+        return related(a.resource);
+      case `${groups.coordination}/leases`:
+        return ownByName('a node lease', () => (a.namespace !== groups.leaseNamespace ? no(`can only access leases in the "${groups.leaseNamespace}" system namespace`) : undefined));
+      case `${groups.storage}/csinodes`:
+        return ownByName('a CSINode', () => (a.subresource ? no('cannot authorize CSINode subresources') : undefined));
     }
-    if (!a.name) return { decision: 'no-opinion', reason: 'No Object name found' };
-    return graph.related(node, a.resource, a.namespace, a.name) ? { decision: 'allow' } : noRelation;
   }
-  if (a.resource === 'nodes') {
-    if (a.name !== node) return { decision: 'no-opinion' };
-    if (a.subresource === '' && ['get', 'update', 'patch'].includes(a.verb)) return { decision: 'allow' };
-    if (a.subresource === 'status' && ['get', 'update', 'patch'].includes(a.verb)) return { decision: 'allow' };
-    return { decision: 'no-opinion' };
-  }
-  if (a.resource === 'pods' && a.subresource === 'status' && ['get', 'update', 'patch'].includes(a.verb) && a.name) {
-    return graph.related(node, 'pods', a.namespace, a.name) ? { decision: 'allow' } : noRelation;
-  }
-  return { decision: 'no-opinion' };
+  return rulesAllow(a, nodeRules) ? { decision: 'allow' } : no();
 }
 
 const plugin: PluginModule<'authorizer'> = {
@@ -161,6 +194,8 @@ const plugin: PluginModule<'authorizer'> = {
   name: 'node',
   create(_options, host): Authorizer {
     const graph = new NodeGraph();
+    const nodeRules = rulesOf(defaultPolicy(host.brand).clusterRoles.find((r) => r.metadata?.name === 'system:node'));
+    const groups = { coordination: brandGroup(host.brand, 'coordination.cluster.io'), storage: brandGroup(host.brand, 'storage.cluster.io'), resource: brandGroup(host.brand, 'resource.cluster.io'), leaseNamespace: host.brand.nodeLeaseNamespace };
     const unwatch: (() => void)[] = [];
     let initialized = false;
     const feeds: [string, (t: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void][] = [
@@ -196,9 +231,9 @@ const plugin: PluginModule<'authorizer'> = {
 
     return {
       authorize(attrs) {
-        if (!nodeName(attrs.user)) return { decision: 'no-opinion' };
-        if (initialized) return nodeDecision(graph, attrs);
-        return init.then(() => nodeDecision(graph, attrs));
+        if (!attrs.user.username.startsWith(NODE_PREFIX)) return { decision: 'no-opinion' };
+        if (initialized) return nodeDecision(graph, attrs, nodeRules, groups);
+        return init.then(() => nodeDecision(graph, attrs, nodeRules, groups));
       },
       ready: () => initialized,
       async close() {
