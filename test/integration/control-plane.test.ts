@@ -97,6 +97,8 @@ t.test('controller manager, scheduler and two kubelets run a Deployment on this 
     t.same(left.map((o) => o.metadata.name), []);
   });
 
+  // our own log: no error line (warnings are allowed: a lost race is retried)
+  t.same(s.logs.filter((l) => /^E\d{4}/.test(l)), [], 'this server logged no error');
   for (const [who, log] of Object.entries(logs)) {
     const bad = badLines(log, { race: RACE, expected: EXPECTED });
     t.same(bad, [], `${who}: no refusal, failed list or watch, decode error or error loop`);
