@@ -104,7 +104,7 @@ export interface LogOptions {
 type Db = ClassicLevel<string, Uint8Array>;
 
 /** Values read at open are copied into slabs of this size (smaller than a slab's quarter: one each). */
-const SLAB_BYTES = 1 << 20;
+const SLAB_BYTES = 64 << 10;
 
 /**
  * The current values read at open, copied into shared slabs: LevelDB hands each value over in a
@@ -139,9 +139,15 @@ const BULK = { highWaterMarkBytes: 4 << 20 };
  */
 async function eachEntry(db: Db, range: { gt?: string; lt?: string; lte?: string }, f: (k: string, v: Uint8Array) => void): Promise<void> {
   const it = db.iterator({ ...range, ...BULK });
+  let next = it.nextv(10_000);
   try {
-    for (let batch = await it.nextv(10_000); batch.length; batch = await it.nextv(10_000)) for (const [k, v] of batch) f(k, v);
+    // LevelDB's thread reads the next batch while this one is checked
+    for (let batch = await next; batch.length; batch = await next) {
+      next = it.nextv(10_000);
+      for (const [k, v] of batch) f(k, v);
+    }
   } finally {
+    await next.catch(() => undefined);
     await it.close();
   }
 }
