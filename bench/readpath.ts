@@ -381,6 +381,9 @@ export async function benchRestart(objects: number, keepDataDir = false): Promis
     const started = performance.now();
     const again = await startBenchServer([], [], { dataDir, keepData: true });
     const serving = (performance.now() - started) / 1000;
+    // CPU to serving (all threads; on a shared machine steadier than wall time) and how busy the machine was
+    const servingCpu = procCpuSeconds(again.pid);
+    const load = os.loadavg()[0].toFixed(2);
     const t2: Target = { ...t, port: again.port, pid: again.pid };
     // the first LIST (one item, so it measures readiness, not transfer)
     const agent = new https.Agent({ keepAlive: true });
@@ -389,7 +392,7 @@ export async function benchRestart(objects: number, keepDataDir = false): Promis
     }
     agent.destroy();
     const answered = (performance.now() - started) / 1000;
-    out.push({ scenario: 'restart', case: 'restarted', 'serving s': serving.toFixed(1), 'first list s': answered.toFixed(1), 'RSS MiB': rssMiB(again.pid) });
+    out.push({ scenario: 'restart', case: 'restarted', 'serving s': serving.toFixed(1), 'first list s': answered.toFixed(1), 'CPU s to serving': servingCpu.toFixed(1), 'load average': load, 'RSS MiB': rssMiB(again.pid) });
     await again.stop();
   } finally {
     if (keepDataDir) process.stderr.write(`restart: data directory kept at ${dataDir}\n`);
