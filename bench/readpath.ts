@@ -321,7 +321,7 @@ async function countObjects(t: Target): Promise<number> {
  * pids are given (--target-pid, summed: kube-apiserver and etcd). Ours alone also gets the idle
  * watchers case, on a fresh server of its own.
  */
-export async function benchMemory(make: () => Promise<Target>): Promise<ReadResult[]> {
+export async function benchMemory(make: () => Promise<Target>, watchers = true): Promise<ReadResult[]> {
   const out: ReadResult[] = [];
   const s = await make();
   const pids = s.pids ?? (s.pid ? [s.pid] : []);
@@ -342,7 +342,7 @@ export async function benchMemory(make: () => Promise<Target>): Promise<ReadResu
   } finally {
     await s.stop();
   }
-  if (!ours) return out;
+  if (!ours || !watchers) return out;
   const ws = await startBenchServer([]);
   const w: Target = { label: 'ours', host: '127.0.0.1', port: ws.port, token: ws.token, ca: ws.ca, pid: ws.pid, namespace: 'default', stop: () => ws.stop() };
   try {
