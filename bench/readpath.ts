@@ -53,6 +53,12 @@ function rssMiB(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : 0;
 }
 
+/** RSS of every process of a target (the reference is kube-apiserver plus etcd): the sum, and each ("689 + 199"). */
+function rssOf(pids: number[]): { 'RSS MiB': number; 'per process MiB': string } {
+  const each = pids.map(rssMiB);
+  return { 'RSS MiB': each.reduce((a, b) => a + b, 0), 'per process MiB': each.join(' + ') };
+}
+
 /** GET a path and read the whole body (not parsed): milliseconds and bytes. */
 /** The Protobuf media type the `-pb` scenarios ask for (the kubernetes brand's; the reference's). */
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
@@ -77,9 +83,9 @@ function timedGet(t: Target, agent: https.Agent, p: string, accept = 'applicatio
 }
 
 /** Creates `n` ConfigMaps of about `size` bytes in the target's namespace from forked writer processes. */
-export async function fill(t: Target, n: number, size: number, prefix: string, resource?: Resource): Promise<void> {
+export async function fill(t: Target, n: number, size: number, prefix: string, resource?: Resource, concurrency = 64): Promise<void> {
   const workers = Math.max(1, Math.min(2, os.cpus().length));
-  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', target: wire(t), count: Math.ceil(n / workers), concurrency: 32, size, prefix: `${prefix}-${w}`, resource })));
+  await Promise.all(Array.from({ length: workers }, (_, w) => runChild({ role: 'writer', target: wire(t), count: Math.ceil(n / workers), concurrency: Math.ceil(concurrency / workers), size, prefix: `${prefix}-${w}`, resource })));
 }
 
 /** What a child process needs of a target to reach it. */
@@ -302,19 +308,41 @@ export async function benchWatch(t: Target, watchers: number, seconds = 5, write
   }
 }
 
-export async function benchMemory(): Promise<ReadResult[]> {
+/** ConfigMaps in the target's namespace, from a one-item list's remainingItemCount (the fill does not check each answer). */
+async function countObjects(t: Target): Promise<number> {
+  const agent = new https.Agent({ keepAlive: false });
+  const l = JSON.parse((await timedGet(t, agent, `${collection(undefined, t.namespace)}?limit=1`)).body.toString());
+  return (l.items?.length ?? 0) + (l.metadata?.remainingItemCount ?? 0);
+}
+
+/**
+ * RSS of a server filled through its API with 10,000 and then 100,000 ConfigMaps of about 1 KiB (32
+ * concurrent creates), read from /proc of its processes: ours, or any server on this machine whose
+ * pids are given (--target-pid, summed: kube-apiserver and etcd). Ours alone also gets the idle
+ * watchers case, on a fresh server of its own.
+ */
+export async function benchMemory(make: () => Promise<Target>, watchers = true): Promise<ReadResult[]> {
   const out: ReadResult[] = [];
-  const srv = await startBenchServer([]);
-  const s: Target = { label: 'ours', host: '127.0.0.1', port: srv.port, token: srv.token, ca: srv.ca, pid: srv.pid, namespace: 'default', stop: () => srv.stop() };
+  const s = await make();
+  const pids = s.pids ?? (s.pid ? [s.pid] : []);
+  if (!pids.length) { await s.stop(); throw new Error(`memory: the RSS of ${s.label} is read from /proc: give its pid(s) with --target-pid`); }
+  const ours = s.label === 'ours';
+  const row = async (label: string, expect?: number) => {
+    const objects = expect === undefined ? '' : await countObjects(s);
+    // at least: ours may hold the namespace's root CA ConfigMap too
+    if (expect !== undefined && Number(objects) < expect) throw new Error(`memory: ${s.label} holds ${objects} ConfigMaps in ${s.namespace}, expected ${expect} (creates failed)`);
+    out.push({ scenario: 'memory', target: s.label, case: label, objects, ...rssOf(pids) });
+  };
   try {
-    out.push({ scenario: 'memory', case: 'empty server', 'RSS MiB': rssMiB(s.pid!) });
-    await fill(s, 10_000, 800, 'm');
-    out.push({ scenario: 'memory', case: '10,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid!) });
-    await fill(s, 90_000, 800, 'n');
-    out.push({ scenario: 'memory', case: '100,000 objects of 1 KiB', 'RSS MiB': rssMiB(s.pid!) });
+    await row(ours ? 'empty server' : 'before the fill (a running server)');
+    await fill(s, 10_000, 800, 'm', undefined, 32);
+    await row('10,000 objects of 1 KiB', 10_000);
+    await fill(s, 90_000, 800, 'n', undefined, 32);
+    await row('100,000 objects of 1 KiB', 100_000);
   } finally {
     await s.stop();
   }
+  if (!ours || !watchers) return out;
   const ws = await startBenchServer([]);
   const w: Target = { label: 'ours', host: '127.0.0.1', port: ws.port, token: ws.token, ca: ws.ca, pid: ws.pid, namespace: 'default', stop: () => ws.stop() };
   try {
@@ -325,7 +353,7 @@ export async function benchMemory(): Promise<ReadResult[]> {
     while (children.length < procs) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000));
     const after = rssMiB(w.pid!);
-    out.push({ scenario: 'memory', case: '10,000 idle watchers', 'RSS MiB': after, 'per watcher KiB': (((after - before) * 1024) / 10_000).toFixed(1) });
+    out.push({ scenario: 'memory', target: 'ours', case: '10,000 idle watchers', 'RSS MiB': after, 'per watcher KiB': (((after - before) * 1024) / 10_000).toFixed(1) });
     for (const c of children) c.send({ type: 'report' });
     await Promise.all(reports);
   } finally {
@@ -353,6 +381,9 @@ export async function benchRestart(objects: number, keepDataDir = false): Promis
     const started = performance.now();
     const again = await startBenchServer([], [], { dataDir, keepData: true });
     const serving = (performance.now() - started) / 1000;
+    // CPU to serving (all threads; on a shared machine steadier than wall time) and how busy the machine was
+    const servingCpu = procCpuSeconds(again.pid);
+    const load = os.loadavg()[0].toFixed(2);
     const t2: Target = { ...t, port: again.port, pid: again.pid };
     // the first LIST (one item, so it measures readiness, not transfer)
     const agent = new https.Agent({ keepAlive: true });
@@ -361,7 +392,7 @@ export async function benchRestart(objects: number, keepDataDir = false): Promis
     }
     agent.destroy();
     const answered = (performance.now() - started) / 1000;
-    out.push({ scenario: 'restart', case: 'restarted', 'serving s': serving.toFixed(1), 'first list s': answered.toFixed(1), 'RSS MiB': rssMiB(again.pid) });
+    out.push({ scenario: 'restart', case: 'restarted', 'serving s': serving.toFixed(1), 'first list s': answered.toFixed(1), 'CPU s to serving': servingCpu.toFixed(1), 'load average': load, 'RSS MiB': rssMiB(again.pid) });
     await again.stop();
   } finally {
     if (keepDataDir) process.stderr.write(`restart: data directory kept at ${dataDir}\n`);

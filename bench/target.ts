@@ -21,6 +21,8 @@ export interface Target {
   key?: string;
   /** Server process to read CPU and memory from (/proc), when it runs on this machine and is known. */
   pid?: number;
+  /** Every process whose memory counts (the reference: kube-apiserver and etcd); pid alone when absent. */
+  pids?: number[];
   /** Namespace the scenarios write into (created by `prepare`, deleted by `stop`). */
   namespace: string;
   /** The node:tls (client-certificate) listener's port of the bench's own server. */
@@ -60,7 +62,8 @@ export interface RemoteOptions {
   /** Skip verification of the server's certificate (a reference server with a self-signed one). */
   insecure?: boolean;
   caFile?: string;
-  pid?: number;
+  /** --target-pid: the server's process first (its CPU is reported), then any others whose RSS adds to it (etcd). */
+  pids?: number[];
 }
 
 /** Reads server, CA and credentials from a kubeconfig's current context. */
@@ -97,7 +100,8 @@ export async function remoteTarget(o: RemoteOptions): Promise<Target> {
     ca: o.insecure || kc?.insecure ? undefined : ca,
     cert: o.token ? undefined : kc?.cert,
     key: o.token ? undefined : kc?.key,
-    pid: o.pid,
+    pid: o.pids?.[0],
+    pids: o.pids,
     namespace: `bench-${randomBytes(4).toString('hex')}`,
     async stop() {
       await call(t, 'DELETE', `/api/v1/namespaces/${t.namespace}`).catch(() => undefined);

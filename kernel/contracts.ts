@@ -659,8 +659,8 @@ export interface ObjectClient {
 export interface ScannedObject {
   namespace: string;
   name: string;
-  /** Whether the stored JSON contains `text` (no parse; may say yes for text inside a string value). */
-  mentions(text: string): boolean;
+  /** Whether the stored JSON contains any of `texts` (no parse; may say yes for text inside a string value). */
+  mentions(...texts: string[]): boolean;
   object(): KObject;
 }
 

@@ -6,7 +6,7 @@ import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBacken
 import type { Brand } from './brand.js';
 import type { KRequest, KResponse } from './http/types.js';
 import { errors, StatusError } from './status.js';
-import { makeEntry, resourcePrefix, storageKey, withRevision, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
+import { makeEntry, resourcePrefix, storageKey, withBytes, withRevision, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
 import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
 import { depthError, parseJson } from '../workers/decode.js';
 import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
@@ -168,7 +168,7 @@ export class Registry {
     if (!rd || !rd.pending(e.namespace, e.name)) return e;
     const obj = parse(e);
     if (obj.apiVersion !== gv(type) && type.convert) return e; // converted later; defaults are the served version's
-    return { ...e, bytes: Buffer.from(JSON.stringify(rd.apply(obj))), pb: undefined };
+    return withBytes(e, Buffer.from(JSON.stringify(rd.apply(obj))));
   }
 
   private async fromStored(type: TypeDef, obj: KObject): Promise<KObject> {
@@ -456,7 +456,7 @@ export class Registry {
     if (t.type.readDefaults?.any()) items.forEach((e, i) => { items[i] = this.readDefaulted(t.type, e); });
     if (t.type.convert && !this.printsStored(req, t, acc)) {
       const converted = await this.asServed(t.type, items.map((e) => e.bytes));
-      items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = { ...e, bytes: converted[i], pb: undefined }; });
+      items.forEach((e, i) => { if (converted[i] !== e.bytes) items[i] = withBytes(e, converted[i]); });
     }
     const body = await this.sendList(req, res, t, acc, items, rev, next, next && !sel.hasSelector ? remaining : undefined, memoKey ? { rc, key: memoKey } : undefined);
     if (memoKey && body) rc.listMemo = { key: memoKey, body };
@@ -629,7 +629,7 @@ export class Registry {
       const e = this.readDefaulted(type, stored);
       if (!inline || printsStored) return e;
       const obj = parse(e);
-      return obj.apiVersion === want ? e : { ...e, bytes: Buffer.from(JSON.stringify(inline(obj, want))), pb: undefined };
+      return obj.apiVersion === want ? e : withBytes(e, Buffer.from(JSON.stringify(inline(obj, want))));
     };
     const metaApi = `meta.${brand.domain}/${acc.metaVersion}`;
     /** A metadata-only watch (metadata informers): each event's object is its PartialObjectMetadata. */

@@ -962,10 +962,18 @@ export class Server {
       },
       list: async (type, namespace) => [...this.registry.rc(type).range(namespace ?? '')].map((e: Entry) => parse(e.bytes)),
       scan: (type, visit) => {
-        const needles = new Map<string, Buffer>();
-        const needle = (text: string) => needles.get(text) ?? needles.set(text, Buffer.from(text)).get(text)!;
+        // One search for all the texts, over the bytes read as latin1: each UTF-8 byte one character,
+        // so a text matches exactly where its UTF-8 bytes occur (a million objects at a start-up: a
+        // regular expression over the string took a third of the time of one Buffer search per text).
+        const patterns = new Map<string, RegExp>();
+        const pattern = (texts: string[]) => {
+          const k = texts.join('\0');
+          let re = patterns.get(k);
+          if (!re) patterns.set(k, (re = new RegExp(texts.map((t) => Buffer.from(t).toString('latin1').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'))));
+          return re;
+        };
         for (const e of this.registry.rc(type).range('')) {
-          visit({ namespace: e.namespace, name: e.name, mentions: (text) => e.bytes.includes(needle(text)), object: () => parse(e.bytes) });
+          visit({ namespace: e.namespace, name: e.name, mentions: (...texts) => texts.length > 0 && pattern(texts).test(e.bytes.toString('latin1')), object: () => parse(e.bytes) });
         }
       },
       create: async (type, obj) => parse(await this.registry.createObject(target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj, SYSTEM_USER, false)),

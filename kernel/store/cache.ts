@@ -5,6 +5,10 @@
 import type { KV, StorageEvent, TypeDef, KObject } from '../contracts.js';
 import { SortedEntries, before } from './sorted.js';
 
+/**
+ * An entry's uid, labels and fields may be lazy accessors (StoredEntry): never copy one with a
+ * spread, which would drop them; withBytes makes a copy with other bytes.
+ */
 export interface Entry {
   key: string;
   namespace: string;
@@ -131,11 +135,16 @@ export class ResourceCache {
   }
 }
 
+/** A copy of an entry with other bytes (and revision): the same facts, no Protobuf form yet. */
+export function withBytes(e: Entry, bytes: Buffer, rev = e.rev): Entry {
+  return { key: e.key, namespace: e.namespace, name: e.name, uid: e.uid, rev, createRev: e.createRev, bytes, pb: undefined, labels: e.labels, fields: e.fields };
+}
+
 /** The same object reported at another revision (an object leaving a watch's selection is sent as it was, at the event's revision). */
 export function withRevision(e: Entry, rev: number): Entry {
   const obj = JSON.parse(e.bytes.toString('utf8')) as KObject;
   obj.metadata = { ...obj.metadata, resourceVersion: String(rev) };
-  return { ...e, rev, bytes: Buffer.from(JSON.stringify(obj)), pb: undefined };
+  return withBytes(e, Buffer.from(JSON.stringify(obj)), rev);
 }
 
 export function makeEntry(type: TypeDef, key: string, bytes: Buffer, obj: KObject, rev: number, createRev: number): Entry {
@@ -155,18 +164,37 @@ const LAZY_ENTRY_BYTES = 256 * 1024;
  * An entry read at start-up (or a large one committed): namespace and name come from its storage key, and the bytes are parsed
  * for uid, labels and selector fields only when something first asks (most objects of a large store
  * are never filtered by a selector before they change), so a restart does not parse every object.
+ * A class, so that a million of them share their accessors instead of holding closures each.
  */
+class StoredEntry implements Entry {
+  pb: Buffer | undefined = undefined;
+  private facts: Entry | undefined = undefined;
+  constructor(private readonly type: TypeDef, readonly key: string, readonly namespace: string, readonly name: string, readonly rev: number, readonly createRev: number, readonly bytes: Buffer) {}
+  private parsed(): Entry {
+    return (this.facts ??= makeEntry(this.type, this.key, this.bytes, JSON.parse(this.bytes.toString('utf8')) as KObject, this.rev, this.createRev));
+  }
+  get uid() { return this.parsed().uid; }
+  get labels() { return this.parsed().labels; }
+  get fields() { return this.parsed().fields; }
+  // a type served again with other field selectors recomputes them (ObjectCache.register)
+  set fields(f: Record<string, string>) { this.parsed().fields = f; }
+}
+
+/** The namespace of the entry made last: a start-up reads objects in key order, so most share it (one string, not a million). */
+let lastNamespace = '';
+
 function storedEntry(type: TypeDef, key: string, bytes: Buffer, rev: number, createRev: number): Entry {
-  const rest = key.slice(prefixOf(key).length);
-  const slash = type.namespaced ? rest.indexOf('/') : -1;
-  let facts: Entry | undefined;
-  const parsed = () => (facts ??= makeEntry(type, key, bytes, JSON.parse(bytes.toString('utf8')) as KObject, rev, createRev));
-  return {
-    key, namespace: slash < 0 ? '' : rest.slice(0, slash), name: slash < 0 ? rest : rest.slice(slash + 1), rev, createRev, bytes, pb: undefined,
-    get uid() { return parsed().uid; },
-    get labels() { return parsed().labels; },
-    get fields() { return parsed().fields; },
-  };
+  const at = key.indexOf('/', key.indexOf('/', 1) + 1) + 1; // after the resource prefix
+  let namespace = '';
+  let name: string;
+  const slash = type.namespaced ? key.indexOf('/', at) : -1;
+  if (slash < 0) name = key.slice(at);
+  else {
+    if (slash - at === lastNamespace.length && key.startsWith(lastNamespace, at)) namespace = lastNamespace;
+    else namespace = lastNamespace = key.slice(at, slash);
+    name = key.slice(slash + 1);
+  }
+  return new StoredEntry(type, key, namespace, name, rev, createRev, bytes);
 }
 
 export class ObjectCache {
@@ -233,7 +261,8 @@ export class ObjectCache {
   load(key: string, value: Uint8Array, rev: number, createRev: number): void {
     const rc = this.forKey(key);
     if (!rc) { this.dormantFor(key).values.push({ key, value, modRevision: rev, createRevision: createRev }); return; }
-    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    // the log's own Buffer when it is one: a second view of the same bytes costs ~100 bytes an object
+    const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     rc.put(storedEntry(rc.type, key, bytes, rev, createRev));
   }
 

@@ -130,7 +130,8 @@ export function checkStoreFiles(dir: string): 'new' | 'existing' {
 
 // ---------------------------------------------------------------- per-record checksums and the state digest
 
-export const recordCrc = (parts: Uint8Array[]): number => parts.reduce((c, p) => crc32(p, c), 0);
+/** A string part counts as its UTF-8 bytes (zlib's crc32 encodes it): no Buffer made for a key. */
+export const recordCrc = (parts: (Uint8Array | string)[]): number => parts.reduce((c: number, p) => crc32(p, c), 0);
 
 /** murmur3's 32-bit finalizer: every input bit affects every output bit. */
 function fmix(h: number): number {

@@ -9,14 +9,14 @@ export const revKey = (rev: number) => 'h:' + rev.toString(16).padStart(16, '0')
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 /** Fills the first 4 bytes of a record with the CRC of the rest (and of key, for current values). */
-function sealCrc(out: Uint8Array, key?: Uint8Array): Uint8Array {
+function sealCrc(out: Uint8Array, key?: string): Uint8Array {
   const body = out.subarray(4);
   new DataView(out.buffer, out.byteOffset, 4).setUint32(0, recordCrc(key ? [key, body] : [body]));
   return out;
 }
 
 /** The record's body after its checksum is verified; undefined when it fails. Legacy records have none. */
-function verified(buf: Uint8Array, legacy: boolean, key?: Uint8Array): Uint8Array | undefined {
+function verified(buf: Uint8Array, legacy: boolean, key?: string): Uint8Array | undefined {
   if (legacy) return buf;
   if (buf.length < 4) return undefined;
   const body = buf.subarray(4);
@@ -30,12 +30,12 @@ export function encodeCurrent(key: string, modRevision: number, createRevision: 
   dv.setFloat64(4, modRevision);
   dv.setFloat64(12, createRevision);
   out.set(stored, 20);
-  return sealCrc(out, utf8(key));
+  return sealCrc(out, key);
 }
 
 /** A current-value record: its revisions and stored value; undefined when damaged. */
 export function decodeCurrent(key: string, buf: Uint8Array, legacy: boolean): { modRevision: number; createRevision: number; stored: Uint8Array } | undefined {
-  const body = verified(buf, legacy, utf8(key));
+  const body = verified(buf, legacy, key);
   if (!body || body.length < 16) return undefined;
   const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
   return { modRevision: dv.getFloat64(0), createRevision: dv.getFloat64(8), stored: body.subarray(16) };

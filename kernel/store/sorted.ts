@@ -44,6 +44,14 @@ export class SortedEntries {
   /** Inserts, or replaces the entry with the same (namespace, name). */
   put(e: Entry): void {
     if (!this.blocks.length) { this.blocks.push([e]); this.size = 1; return; }
+    // After the last entry (a start-up loads each resource in key order): appended, no search.
+    const lastBlock = this.blocks[this.blocks.length - 1];
+    if (before(lastBlock[lastBlock.length - 1], e.namespace, e.name)) {
+      if (lastBlock.length < MAX_BLOCK) lastBlock.push(e);
+      else this.blocks.push([e]);
+      this.size++;
+      return;
+    }
     let [bi, i] = this.locate(e.namespace, e.name);
     if (bi === this.blocks.length) { bi--; i = this.blocks[bi].length; }
     const b = this.blocks[bi];

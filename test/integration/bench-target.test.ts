@@ -26,8 +26,10 @@ function newestRecord(after: number): any {
 t.test('--target measures a running server with a token, in a namespace it removes after', async (t) => {
   const s = await withServer(t);
   const since = Date.now();
-  const r = await bench(['get', 'create', '--duration', '2', '--warmup', '1', '--concurrency', '2', '--workers', '1', '--target', s.url, '--token', s.token, '--insecure']);
+  // two pids, as for kube-apiserver and etcd: the first is the server whose CPU is read
+  const r = await bench(['get', 'create', '--duration', '2', '--warmup', '1', '--concurrency', '2', '--workers', '1', '--target', s.url, '--token', s.token, '--insecure', '--target-pid', `${s.proc.pid},${process.pid}`]);
   t.equal(r.code, 0, r.out);
+  t.match(r.out, `(server pids ${s.proc.pid}, ${process.pid})`);
   const rec = newestRecord(since);
   t.ok(rec, 'a JSON record was written');
   t.notOk(JSON.stringify(rec).includes(s.token), 'the record does not contain the token');
@@ -59,7 +61,14 @@ t.test('bad target options are refused with a message', async (t) => {
   const r = await bench(['get', '--token', 'x']);
   t.not(r.code, 0);
   t.match(r.out, /go with --target or --compare/);
-  const r2 = await bench(['memory', '--target', 'https://127.0.0.1:1', '--token', 'x']);
+  const r2 = await bench(['apply', '--target', 'https://127.0.0.1:1', '--token', 'x']);
   t.not(r2.code, 0);
   t.match(r2.out, /runs on our own server only/);
+  // another server's memory is read from /proc: without its pids there is nothing to read
+  const r3 = await bench(['memory', '--compare', 'https://127.0.0.1:1', '--token', 'x']);
+  t.not(r3.code, 0);
+  t.match(r3.out, /memory scenario reads the other server's RSS from \/proc: give its process ids with --target-pid/);
+  const r4 = await bench(['memory', '--compare', 'https://127.0.0.1:1', '--token', 'x', '--target-pid', '12,etcd']);
+  t.not(r4.code, 0);
+  t.match(r4.out, /--target-pid needs a number/);
 });

@@ -73,3 +73,20 @@ t.test('selectableFields', async (t) => {
   w.close();
   t.same(await names('spec.color=red'), ['a', 'b', 'c'], 'writes keep the field values current');
 });
+
+t.test('selectableFields added after a restart: objects read at start-up select by their values', async (t) => {
+  const s = await withServer(t);
+  await establish(s, shirtCRD(undefined));
+  for (const [name, color] of [['a', 'red'], ['b', 'blue']]) {
+    t.equal((await s.request('POST', SHIRTS, { body: { apiVersion: 'example.com/v1', kind: 'Shirt', metadata: { name }, spec: { color } } })).status, 201);
+  }
+  // objects read at start-up are parsed only when first asked: their field values come later
+  await s.restart();
+  t.ok(await eventually(async () => (await s.get(SHIRTS)).status === 200, 15_000), 'served again after the restart');
+  const crd = (await s.get(`${CRDS}/shirts.example.com`)).json;
+  crd.spec.versions[0].selectableFields = [{ jsonPath: '.spec.color' }];
+  t.equal((await s.request('PUT', `${CRDS}/shirts.example.com`, { body: crd })).status, 200);
+  t.ok(await eventually(async () => (await s.get(`${SHIRTS}?fieldSelector=spec.color%3Dred`)).status === 200, 15_000), 'selectable once served again');
+  t.same((await s.get(`${SHIRTS}?fieldSelector=spec.color%3Dred`)).json.items.map((i: any) => i.metadata.name), ['a']);
+  t.same((await s.get(`${SHIRTS}?fieldSelector=spec.color%3Dblue`)).json.items.map((i: any) => i.metadata.name), ['b']);
+});

@@ -34,3 +34,19 @@ t.test('namespace order is by namespace, then name (not by key string)', async (
   for (const [ns, n] of [['a-b', 'x'], ['a', 'z'], ['a', 'y']]) s.put(entry(ns, n));
   t.same([...s.from()].map((e) => `${e.namespace}/${e.name}`), ['a/y', 'a/z', 'a-b/x']);
 });
+
+t.test('entries put in order (a start-up) are appended, and the list stays whole for later inserts and removals', async (t) => {
+  const s = new SortedEntries();
+  const names = Array.from({ length: 5000 }, (_, i) => `n${String(i).padStart(5, '0')}`);
+  for (const n of names) s.put(entry('ns', n));
+  s.put(entry('ns', names[10], 2)); // a replace of an appended entry
+  t.equal(s.size, 5000, 'size');
+  t.same([...s.from()].map((e) => e.name), names, 'order');
+  t.equal([...s.from('ns', names[10])][0].rev, 2, 'the replace took');
+  t.equal(s.rank('ns', names[4321]), 4321, 'rank across blocks');
+  s.put(entry('ns', 'n02500a'));
+  s.remove('ns', names[0]);
+  const want = [...names.slice(1, 2501), 'n02500a', ...names.slice(2501)];
+  t.same([...s.from()].map((e) => e.name), want, 'an insert in the middle and a removal at the front');
+  t.equal(s.rank('ns', 'n02500a'), 2500);
+});

@@ -428,7 +428,7 @@ const plugin: PluginModule<'controller'> = {
         // then); an owner missing from it is looked up when a dependent is checked (ownerState), so
         // the many objects with neither are not even parsed.
         host.objects.scan(t, (o) => {
-          if (!o.mentions('"ownerReferences"') && !o.mentions('"deletionTimestamp"')) return;
+          if (!o.mentions('"ownerReferences"', '"deletionTimestamp"')) return;
           try { observe(t, 'ADDED', o.object()); } catch { /* malformed object: skip */ }
         });
         return;
