@@ -177,6 +177,7 @@ async function childMain() {
   const stamp = (d: Buffer, t: number) => (pb ? d.toString('latin1', t + tmark.length + 1, t + tmark.length + 1 + d[t + tmark.length]) : d.toString('latin1', t + tmark.length, d.indexOf(34, t + tmark.length)));
   let events = 0;
   let open = 0;
+  let failed = 0;
   let counting = false;
   const latencies: number[] = [];
   const sockets: tls.TLSSocket[] = [];
@@ -184,11 +185,21 @@ async function childMain() {
     const probe = i < (init.probes ?? 0);
     const sock = connect(init.target);
     sockets.push(sock);
+    // ready once every connection is open or has failed (a server out of file descriptors refuses
+    // some: they are counted, not waited for)
+    let settled = false;
+    const settle = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      if (ok) open++;
+      else failed++;
+      if (open + failed === init.count) process.send!({ type: 'ready', failed });
+    };
     sock.on('secureConnect', () => {
       sock.write(`GET ${init.path} HTTP/1.1\r\nHost: ${init.target.host}\r\n${authLine(init.target as Target)}Accept: ${pb ? PROTOBUF : 'application/json'}\r\n\r\n`);
-      open++;
-      if (open === init.count) process.send!({ type: 'ready' });
+      settle(true);
     });
+    sock.on('close', () => settle(false));
     sock.on('data', (d: Buffer) => {
       if (!counting) return;
       let i = d.indexOf(marker);
@@ -208,7 +219,7 @@ async function childMain() {
     if (m.type === 'count') { counting = true; events = 0; latencies.length = 0; }
     if (m.type === 'report') {
       const c = process.cpuUsage(cpu0);
-      process.send!({ type: 'done', events, latencies, cpuSeconds: (c.user + c.system) / 1e6 });
+      process.send!({ type: 'done', events, latencies, failed, cpuSeconds: (c.user + c.system) / 1e6 });
       for (const s of sockets) s.destroy();
     }
   });
@@ -353,9 +364,10 @@ export async function benchMemory(make: () => Promise<Target>, watchers = true):
     while (children.length < procs) await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 1000));
     const after = rssMiB(w.pid!);
-    out.push({ scenario: 'memory', target: 'ours', case: '10,000 idle watchers', 'RSS MiB': after, 'per watcher KiB': (((after - before) * 1024) / 10_000).toFixed(1) });
     for (const c of children) c.send({ type: 'report' });
-    await Promise.all(reports);
+    const failed = (await Promise.all(reports)).reduce((n, r) => n + (r.failed ?? 0), 0);
+    const open = 10_000 - failed;
+    out.push({ scenario: 'memory', target: 'ours', case: `10,000 idle watchers (${open.toLocaleString('en-US')} opened${failed ? `; ${failed} connections failed` : ''})`, 'RSS MiB': after, 'per watcher KiB': open ? (((after - before) * 1024) / open).toFixed(1) : '' });
   } finally {
     await w.stop();
   }
