@@ -197,8 +197,9 @@ async function childMain() {
     };
     sock.on('secureConnect', () => {
       sock.write(`GET ${init.path} HTTP/1.1\r\nHost: ${init.target.host}\r\n${authLine(init.target as Target)}Accept: ${pb ? PROTOBUF : 'application/json'}\r\n\r\n`);
-      settle(true);
     });
+    // open: the watch's answer has begun (a TLS handshake alone does not say the server took it)
+    sock.once('data', (d: Buffer) => settle(d.subarray(0, 12).toString('latin1') === 'HTTP/1.1 200'));
     sock.on('close', () => settle(false));
     sock.on('data', (d: Buffer) => {
       if (!counting) return;
