@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { KObject, PluginHost, UserInfo } from '../../kernel/contracts.js';
 import { importSigningKey, serial, x509 } from '../../kernel/pki.js';
+import { isObj } from './json.js';
 
 /** The reference's key usage names (certificates/v1 KeyUsage). */
 export const KNOWN_USAGES = [
@@ -18,7 +19,6 @@ export const KNOWN_USAGES = [
 export const MAX_REQUEST_BYTES = 64 * 1024;
 
 type J = Record<string, any>;
-const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const strList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 export function specOf(csr: KObject): J { return isObj(csr.spec) ? csr.spec : {}; }

@@ -8,8 +8,8 @@
 //   - over 10,000,000 per rule, or 100,000,000 for all rules of a schema, the definition is refused.
 import type { Props } from './schema.js';
 import { celName } from './cel-names.js';
+import { isObj } from '../../lib/json.js';
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const MAX_REQUEST_SIZE = 3 * 1024 * 1024;
 const MAX = 2 ** 64; // cel-go's math.MaxUint64: "unbounded", saturating

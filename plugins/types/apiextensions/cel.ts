@@ -15,13 +15,13 @@ import type { Props } from './schema.js';
 import { URL_AND_QUANTITY_LIBRARIES } from './cel-k8s.js';
 import { celName } from './cel-names.js';
 import { costMessage, estimateCost, maxCardinality } from './cel-cost.js';
+import { isObj } from '../../lib/json.js';
 
 const PER_CALL_LIMIT = 1_000_000;
 const RUNTIME_BUDGET = 10_000_000;
 const STATIC_RULE_LIMIT = 10_000_000;
 const STATIC_CRD_LIMIT = 100_000_000;
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // The Kubernetes CEL libraries this server adds to the standard ones and the strings extension:
 // lists (isSorted, sum, min, max, indexOf, lastIndexOf) and regex (find, findAll); url and quantity

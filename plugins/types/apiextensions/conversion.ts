@@ -7,9 +7,9 @@ import type { Brand } from '../../../kernel/brand.js';
 import type { KObject } from '../../../kernel/contracts.js';
 import { StatusError } from '../../../kernel/status.js';
 import type { ClientConfig } from '../../admission/webhook-common/config.js';
+import { isObj } from '../../lib/json.js';
 
 type J = Record<string, any>;
-const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Sends a ConversionReview body to a webhook and returns the parsed answer (throws with the transport's reason). */
 export type WebhookCall = (cc: ClientConfig, body: string, timeoutSeconds: number) => Promise<unknown>;

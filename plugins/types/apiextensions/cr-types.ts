@@ -10,8 +10,8 @@ import { compileRules, evaluateRules } from './cel.js';
 import { converterFor, type WebhookCall } from './conversion.js';
 import { compilePath } from './jsonpath.js';
 import { applyDefaults, compileValues, hasDefaults, toSchema, type Props } from './schema.js';
+import { isObj } from '../../lib/json.js';
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 const AGE_DESCRIPTION = 'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';

@@ -11,8 +11,8 @@ import { brandDefinitions } from '../builtin/schemas.js';
 import { withProtobuf } from '../builtin/protobuf.js';
 import { compileRules } from './cel.js';
 import { structuralErrors, type Props } from './schema.js';
+import { isObj } from '../../lib/json.js';
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const { invalid, required, forbidden, notSupported } = fieldError;
 

@@ -2,9 +2,9 @@
 // jsonpath): `.a.b`, `.a[0]`, `.a[-1]`, `.a[*].b`, `.a['x.y']`, `.a[?(@.type=="Ready")].status`.
 // Compiled once per column; evaluation returns every match, in document order.
 
-type Step = { key: string } | { index: number } | { all: true } | { filter: string[]; op: '==' | '!='; value: unknown };
+import { isObj } from '../../lib/json.js';
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+type Step = { key: string } | { index: number } | { all: true } | { filter: string[]; op: '==' | '!='; value: unknown };
 
 /** Parses a path; throws with the reason when it is outside the subset. */
 export function compilePath(path: string): (obj: unknown) => unknown[] {

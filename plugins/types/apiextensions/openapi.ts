@@ -3,9 +3,8 @@
 // patterns, descriptions kept), the type meta fields and metadata added with their descriptions,
 // int-or-string unfolded into its anyOf in v3; for v2 what kubectl's v2 reader cannot use removed
 // (junctors, defaults, the types of nullable and unknown-preserving nodes), as its v2 conversion does.
+import { isObj } from '../../lib/json.js';
 type Json = Record<string, any>;
-
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const API_VERSION = 'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources';
 const KIND = 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds';

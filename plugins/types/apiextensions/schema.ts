@@ -8,10 +8,10 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
 import type { FieldCause, Schema } from '../../../kernel/contracts.js';
 import { fieldError, formatValue, goQuote } from '../../../kernel/validation.js';
+import { isObj } from '../../lib/json.js';
 
 export type Props = Record<string, any>;
 
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 
 /** The kernel Schema of a structural schema; `metaRef` names ObjectMeta for metadata at the root and in embedded resources. */
