@@ -226,8 +226,9 @@ export class ResponseTap implements KResponse {
   warning?: string;
   private withExtra(headers: Record<string, string>): Record<string, string> {
     const h = this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers;
-    const warning = joinWarnings(this.warning, h.warning);
-    return warning ? { ...h, warning: finalWarnings(warning) } : h;
+    // most answers carry none: nothing to join on the hot path
+    if (!this.warning && !h.warning) return h;
+    return { ...h, warning: finalWarnings(joinWarnings(this.warning, h.warning)!) };
   }
   /**
    * Set once the request's deadline answered for it: the work behind it may still run, and what it
