@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { generateCA, x509 } from '../kernel/pki.js';
+import { generateCA, x509 } from '../kernel/ops/pki.js';
 import { checkedRequest, issue, loadSigningCA, parseRequest } from '../plugins/lib/certificates.js';
 
 const runs = Number(process.argv[2] ?? 300);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { machineBusySeconds, percentile, procCpuSeconds, startBenchServer, table } from './lib.js';
 import { authLine, tlsOptions, type Target } from './target.js';
 import protobuf from 'protobufjs';
-import { metaCodec, unwrap } from '../kernel/protobuf.js';
+import { metaCodec, unwrap } from '../kernel/api/repr/protobuf.js';
 
 const self = fileURLToPath(import.meta.url);
 const pad = (n: number) => 'x'.repeat(n);

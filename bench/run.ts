@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FLAGS } from '../kernel/flags.js';
+import { FLAGS } from '../kernel/ops/flags.js';
 import {
   loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, table,
   type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
@@ -102,7 +102,7 @@ const SCENARIOS: Scenario[] = [
     kind: 'create',
     serverArgs: [`--${GROUP_COMMIT_FLAG}=false`],
     concurrency: [1, 8, 32, 64],
-    unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/flags.ts)`,
+    unavailable: hasGroupCommitFlag ? undefined : `this build has no --${GROUP_COMMIT_FLAG} flag (kernel/ops/flags.ts)`,
   },
   { name: 'yardstick', description: 'the physical yardstick: a bare uWebSockets.js TLS server answering a fixed 1 KiB body, same load generator (GET figures are read against it)', kind: 'get', serverArgs: [], concurrency: [32, 64], yardstick: true, remote: true },
   { name: 'get', description: 'GET of one ConfigMap by name (default: the secure port takes client certificates, node:tls front before uWS)', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },

@@ -9,6 +9,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
 import { procThreadCpuSeconds } from './lib.js';
 
 const [dataDir, otherDist] = process.argv.slice(2);
@@ -17,7 +18,9 @@ if (!dataDir) {
   process.exit(2);
 }
 const dist = otherDist ? path.resolve(otherDist) : path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const { loadConfig } = await import(pathToFileURL(path.join(dist, 'kernel/config.js')).href);
+// Builds before the kernel's folders (ops/) kept config.js at the top of kernel/.
+const configJs = ['kernel/ops/config.js', 'kernel/config.js'].map((p) => path.join(dist, p)).find((p) => existsSync(p))!;
+const { loadConfig } = await import(pathToFileURL(configJs).href);
 const { Server } = await import(pathToFileURL(path.join(dist, 'kernel/server.js')).href);
 
 /** CPU seconds of this process's main thread (the event loop), from /proc. */

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { generateCA, signCert } from '../kernel/pki.js';
+import { generateCA, signCert } from '../kernel/ops/pki.js';
 import { uws } from '../kernel/http/uws.js';
 import type { Target } from './target.js';
 

@@ -2,8 +2,8 @@
 // cluster-apiserver: parse flags and the configuration file, start the server, stop it gracefully on SIGTERM.
 // `cluster-apiserver repair [flags]` salvages a damaged embedded store instead (the server stopped).
 import path from 'node:path';
-import { loadConfig, type Config } from './config.js';
-import { lockDataDir } from './datadir.js';
+import { loadConfig, type Config } from './ops/config.js';
+import { lockDataDir } from './ops/datadir.js';
 import { Server } from './server.js';
 import { revisionRange, StorageLog } from './store/log.js';
 

@@ -1,43 +1,43 @@
 // The server: loads the plugins the configuration names, warms the object cache from storage,
 // and runs every request through authenticate → authorize → admit → store.
-import { warningValue } from './warnings.js';
+import { warningValue } from './api/warnings.js';
 import path from 'node:path';
-import { getBrand, type Brand } from './brand.js';
-import type { Config } from './config.js';
-import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, ConnectHandler, ConnectRoute, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts.js';
-import { AdmissionChain, readAdmissionConfig } from './admission.js';
-import { resolveFeatureGates } from './features.js';
-import { aggregatedAccept, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './discovery.js';
+import { getBrand, type Brand } from './contracts/brand.js';
+import type { Config } from './ops/config.js';
+import type { RemoteGroupVersion, AdmissionPlugin, AuditBackend, StorageEvent, AuthRequest, AuthorizationAttributes, AuthorizationDecision, VirtualHandler, VirtualRoute, StreamHandler, ConnectHandler, ConnectRoute, Authenticator, Authorizer, Controller, Signer, KObject, PluginHost, StorageBackend, TypeDef, TypeProvider, UserInfo, ObjectClient, RequestInfo, FlowControl, FlowRequest } from './contracts/index.js';
+import { AdmissionChain, readAdmissionConfig } from './pipeline/admission.js';
+import { resolveFeatureGates } from './ops/features.js';
+import { aggregatedAccept, aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, withRemoteGroups } from './api/discovery.js';
 import { createHash } from 'node:crypto';
-import { Health } from './health.js';
+import { Health } from './ops/health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws, uwsLoadError } from './http/uws.js';
 import { closeWorkers } from '../workers/pool.js';
 import { listenNodeTls, listenUpgradeBackend } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
-import { loadAll, loadPlugin, preloadPlugins } from './plugin-loader.js';
-import { ensureAdminClientCert, ensureFrontProxyClient, ensurePki, writeKubeconfig } from './pki.js';
-import { firstAddress } from './ipnet.js';
-import { proxyRequest, proxyStream } from './proxy.js';
-import { Registry, type Target } from './registry.js';
-import { requestInfo } from './requestinfo.js';
-import { encodeAs, negotiate } from './negotiate.js';
-import { isProtobufType, objectProtobuf, statusProtobuf } from './protobuf.js';
-import { dropNullFields } from './fieldvalidation.js';
-import { checkWriteOptions, queryTimeoutMs } from './options.js';
-import { OpenAPIService } from './openapi.js';
-import { errors, isStatusError, StatusError } from './status.js';
+import { loadAll, loadPlugin, preloadPlugins } from './host/loader.js';
+import { ensureAdminClientCert, ensureFrontProxyClient, ensurePki, writeKubeconfig } from './ops/pki.js';
+import { firstAddress } from './ops/ipnet.js';
+import { proxyRequest, proxyStream } from './api/proxy.js';
+import { Registry, type Target } from './api/registry/registry.js';
+import { requestInfo } from './pipeline/requestinfo.js';
+import { encodeAs, negotiate } from './api/repr/negotiate.js';
+import { isProtobufType, objectProtobuf, statusProtobuf } from './api/repr/protobuf.js';
+import { dropNullFields } from './api/fieldvalidation.js';
+import { checkWriteOptions, queryTimeoutMs } from './api/options.js';
+import { OpenAPIService } from './api/openapi.js';
+import { errors, isStatusError, StatusError } from './contracts/status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
-import { TypeRegistry } from './types.js';
-import { WatchHub } from './watch.js';
-import { LeaderElector } from './leader.js';
-import { prepareDataDir, type DataDirLock } from './datadir.js';
-import { makeLogger, type ServerLogger } from './logging.js';
-import { loadEncryptionConfig } from './encryption.js';
+import { TypeRegistry } from './api/catalog.js';
+import { WatchHub } from './watch/fanout.js';
+import { LeaderElector } from './ops/leader.js';
+import { prepareDataDir, type DataDirLock } from './ops/datadir.js';
+import { makeLogger, type ServerLogger } from './ops/logging.js';
+import { loadEncryptionConfig } from './ops/encryption.js';
 import { StoreDamageError } from './store/integrity.js';
-import { Auditor, type AuditContext } from './audit.js';
-import { ResponseTap, ServerMetrics } from './metrics.js';
-import { OutputBudget } from './outbudget.js';
+import { Auditor, type AuditContext } from './ops/audit.js';
+import { ResponseTap, ServerMetrics } from './ops/metrics.js';
+import { OutputBudget } from './watch/outbudget.js';
 
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] };
 
@@ -190,7 +190,7 @@ export class Server {
   }
 
   /** A plugin's durable records live in the storage log under /~state/<owner>/, where no type's prefix reaches. */
-  private pluginState(owner: string): import('./contracts.js').PluginState {
+  private pluginState(owner: string): import('./contracts/index.js').PluginState {
     const prefix = `/~state/${owner}/`;
     return {
       list: async () => (await this.backend.range(prefix)).map((kv) => ({ key: kv.key.slice(prefix.length), value: Buffer.from(kv.value).toString('utf8') })),

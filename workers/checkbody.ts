@@ -3,8 +3,8 @@
 // and pruning. Each is a pass over every key; for 100,000 keys together they held the event loop
 // for over a second. Only the pruned JSON text and the findings come back, so the event loop parses
 // once (a structured clone back would cost as much as the parse).
-import type { Schema } from '../kernel/contracts.js';
-import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from '../kernel/fieldvalidation.js';
+import type { Schema } from '../kernel/contracts/index.js';
+import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from '../kernel/api/fieldvalidation.js';
 import { parseJson } from './decode.js';
 
 export interface CheckJsonTask {
@@ -42,7 +42,7 @@ export function checkMerged(value: unknown, check: MergedCheck, definitions: Rea
   return { unknown, duplicates };
 }
 
-/** What kernel/registry.ts decode() and fieldValidation() do to a JSON body, in their order. */
+/** What kernel/api/registry/registry.ts decode() and fieldValidation() do to a JSON body, in their order. */
 export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
   let obj: unknown;
   try { obj = parseJson(task.text); } catch (e) { return { ok: false, message: (e as Error).message }; }

@@ -25,7 +25,7 @@ const SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0
  * The most the front holds for one connection whose client stopped reading: it stops reading from
  * uWS once the TLS socket refuses a write (past its 16 KiB high-water mark), so it holds what the
  * TLS socket had queued, the read that was refused (up to 64 KiB) and a TLS record. The rest waits
- * in uWS, where the output budget counts it (kernel/outbudget.ts).
+ * in uWS, where the output budget counts it (kernel/watch/outbudget.ts).
  */
 export const FRONT_HELD_BYTES = 16 * 1024 + 64 * 1024 + 17 * 1024;
 

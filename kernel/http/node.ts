@@ -11,7 +11,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
 import { acceptWebSocket } from './websocket.js';
-import { errors } from '../status.js';
+import { errors } from '../contracts/status.js';
 import { listenError } from './listen.js';
 import { parseProxyHeader, type PeerTable } from './front.js';
 import { MAX_HEAD } from './framer.js';

@@ -2,7 +2,7 @@
 // transport (kernel/http/uws.ts); node:tls listeners (mutual TLS, where the peer certificate is
 // needed) implement the same interface (kernel/http/node.ts).
 import type { Duplex } from 'node:stream';
-import type { AuthRequest } from '../contracts.js';
+import type { AuthRequest } from '../contracts/index.js';
 
 export interface KRequest extends AuthRequest {
   method: string; // upper case

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
 import type { BodySink, Handler, KRequest, KResponse, Listener, StreamFraming, WebSocketHandlers } from './types.js';
-import { errors } from '../status.js';
+import { errors } from '../contracts/status.js';
 import { probeListenFailure } from './listen.js';
 import { FRONT_HELD_BYTES, HANDLE_PREFIX, type PeerTable } from './front.js';
 import { HEAD_REF, type FrontHead } from './framer.js';

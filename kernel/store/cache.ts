@@ -2,7 +2,7 @@
 // few parsed facts reads need (labels, selector fields, finalizers). Reads, lists and watches are
 // served from here; an unchanged object is never serialized again. It is fed in revision order by
 // the storage backend's onCommit, so after a commit returns the cache already holds it.
-import type { KV, StorageEvent, TypeDef, KObject } from '../contracts.js';
+import type { KV, StorageEvent, TypeDef, KObject } from '../contracts/index.js';
 import { SortedEntries, before } from './sorted.js';
 
 /**
@@ -18,7 +18,7 @@ export interface Entry {
   createRev: number;
   /** The stored JSON, resourceVersion included. Never mutated. */
   bytes: Buffer;
-  /** The object's Protobuf message, framed as a list item; encoded at the first Protobuf read (kernel/protobuf.ts). */
+  /** The object's Protobuf message, framed as a list item; encoded at the first Protobuf read (kernel/api/repr/protobuf.ts). */
   pb?: Buffer;
   labels: Record<string, string> | undefined;
   /** Values of the type's field selectors (metadata.name and metadata.namespace included). */

@@ -25,8 +25,8 @@
 import { ClassicLevel } from 'classic-level';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts.js';
-import { StatusError } from '../status.js';
+import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts/index.js';
+import { StatusError } from '../contracts/status.js';
 import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey, validRevisions } from './records.js';
 import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
 

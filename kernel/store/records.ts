@@ -1,5 +1,5 @@
 // The embedded store's records: encoding, decoding and checksums (the layout is described in log.ts).
-import type { StorageEvent } from '../contracts.js';
+import type { StorageEvent } from '../contracts/index.js';
 import { recordCrc } from './integrity.js';
 
 const TYPE_CODE = { ADDED: 1, MODIFIED: 2, DELETED: 3 } as const;

@@ -1,6 +1,6 @@
 // Bootstrap token Secrets (Part B, Bootstrap token secret): bootstrap-token-<id> in the system
 // namespace, type bootstrap.<keyDomain>/token; what the token controllers read from them.
-import type { KObject, PluginHost } from '../../kernel/contracts.js';
+import type { KObject, PluginHost } from '../../kernel/contracts/index.js';
 
 export const TOKEN_ID = /^[a-z0-9]{6}$/;
 export const TOKEN_SECRET = /^[a-z0-9]{16}$/;

@@ -3,8 +3,8 @@
 // server's CA) and durationSeconds (--cluster-signing-duration; default one year), capped by the
 // request's expirationSeconds.
 import type { Pkcs10CertificateRequest } from '@peculiar/x509';
-import type { Brand } from '../../kernel/brand.js';
-import { CONTRACT_VERSION, type PluginModule, type SignRequest, type Signer } from '../../kernel/contracts.js';
+import type { Brand } from '../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type PluginModule, type SignRequest, type Signer } from '../../kernel/contracts/index.js';
 import { issue, loadSigningCA, parseRequest, requestsCA, sansOf, subjectOf, type SigningCA } from './certificates.js';
 
 export const DEFAULT_SIGNING_SECONDS = 365 * 24 * 3600;

@@ -3,8 +3,8 @@
 import type { Pkcs10CertificateRequest, X509Certificate as PX509 } from '@peculiar/x509';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { KObject, PluginHost, UserInfo } from '../../kernel/contracts.js';
-import { importSigningKey, serial, x509 } from '../../kernel/pki.js';
+import type { KObject, PluginHost, UserInfo } from '../../kernel/contracts/index.js';
+import { importSigningKey, serial, x509 } from '../../kernel/ops/pki.js';
 import { isObj } from './json.js';
 
 /** The reference's key usage names (certificates/v1 KeyUsage). */

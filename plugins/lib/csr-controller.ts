@@ -1,6 +1,6 @@
 // The small loop the certificate controllers share: watch CertificateSigningRequests, handle each
 // changed one once at a time (a name changed again while handled is handled again), log failures.
-import type { KObject, PluginHost, TypeDef } from '../../kernel/contracts.js';
+import type { KObject, PluginHost, TypeDef } from '../../kernel/contracts/index.js';
 import { WorkQueue } from './work-queue.js';
 
 export interface CSRLoop {

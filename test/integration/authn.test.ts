@@ -14,9 +14,9 @@ import type { TLSSocket } from 'node:tls';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { repoRoot, sleep, withServer, type TestServer } from '../lib/server.js';
-import { generateCA, signCert, type CertAndKey } from '../../kernel/pki.js';
+import { generateCA, signCert, type CertAndKey } from '../../kernel/ops/pki.js';
 import { issueToken } from '../../plugins/authenticators/service-account/index.js';
-import { brands } from '../../kernel/brand.js';
+import { brands } from '../../kernel/contracts/brand.js';
 
 interface Who { status: number; user?: string; groups?: string[]; uid?: string; extra?: Record<string, string[]>; body: string }
 

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 import { startServer, type TestServer } from '../lib/server.js';
 import { untilDefined as until } from '../lib/poll.js';
 

@@ -6,8 +6,8 @@ import t from 'tap';
 import { withServer, sleep, type TestServer } from '../lib/server.js';
 import { kubectl, kubectlRelease, startKubectl } from '../lib/kubectl.js';
 import { protobufWatch } from '../lib/protobuf.js';
-import { getBrand } from '../../kernel/brand.js';
-import { decodeProtobuf } from '../../kernel/protobuf.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import { decodeProtobuf } from '../../kernel/api/repr/protobuf.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 
 const V1 = '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers';

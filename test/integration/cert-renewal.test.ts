@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import YAML from 'yaml';
-import { signCert } from '../../kernel/pki.js';
+import { signCert } from '../../kernel/ops/pki.js';
 import { withServer } from '../lib/server.js';
 
 const DAY = 86_400_000;

@@ -5,7 +5,7 @@ import t from 'tap';
 import { webcrypto, X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { x509 } from '../../kernel/pki.js';
+import { x509 } from '../../kernel/ops/pki.js';
 import { EC, makeRequest } from '../lib/csr.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
 import { withServer, type TestServer } from '../lib/server.js';
@@ -319,7 +319,7 @@ t.test('kubectl: create, approve, the certificate, whoami on the secure port; de
 });
 
 t.test('--cluster-signing-cert-file, --cluster-signing-key-file and --cluster-signing-duration', async (t) => {
-  const { generateCA } = await import('../../kernel/pki.js');
+  const { generateCA } = await import('../../kernel/ops/pki.js');
   const ca = await generateCA({ CN: 'other signing CA', days: 30 });
   const dir = t.testdir({ 'ca.crt': ca.certPem, 'ca.key': ca.keyPem });
   const s = await withServer(t, { brand: 'kubernetes', args: ['--cluster-signing-cert-file', path.join(dir, 'ca.crt'), '--cluster-signing-key-file', path.join(dir, 'ca.key'), '--cluster-signing-duration', '2h'] });
@@ -359,7 +359,7 @@ t.test('concurrent writers: creates of many requests, approvals and signatures o
   // two external signers racing to set the certificate without a resourceVersion: the first wins,
   // the other may not replace it
   const cur = (await s.get(`${CSRS}/${two.metadata.name}`)).json;
-  const { generateCA, signCert } = await import('../../kernel/pki.js');
+  const { generateCA, signCert } = await import('../../kernel/ops/pki.js');
   const ca = await generateCA({ CN: 'external' });
   const certs = await Promise.all([0, 1].map(() => signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'grace' }, usages: ['clientAuth'], days: 1 })));
   const signs = await Promise.all(certs.map((c) => s.request('PUT', `${CSRS}/${two.metadata.name}/status`, { body: { ...cur, metadata: { ...cur.metadata, resourceVersion: undefined }, status: { ...cur.status, certificate: b64(c.certPem) } } })));

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sleep, withServer } from '../lib/server.js';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 import { establish } from '../lib/crd.js';
 import { metric } from '../lib/metrics.js';
 import { until } from '../lib/poll.js';

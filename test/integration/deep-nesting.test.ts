@@ -7,7 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { withServer } from '../lib/server.js';
 import { rawRequest } from '../lib/protobuf.js';
-import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/protobuf.js';
+import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
 import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
 import { StorageLog } from '../../kernel/store/log.js';
 

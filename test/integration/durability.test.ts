@@ -3,7 +3,7 @@
 // after the restart. Run with group commit (the default) and, when the flag exists, without it.
 import { rmSync } from 'node:fs';
 import t from 'tap';
-import { FLAGS } from '../../kernel/flags.js';
+import { FLAGS } from '../../kernel/ops/flags.js';
 import { sleep, startServer, type TestServer } from '../lib/server.js';
 
 const WORKERS = 32;

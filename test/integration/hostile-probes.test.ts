@@ -15,9 +15,9 @@ import { generateKeyPairSync, createPrivateKey, webcrypto, randomBytes } from 'n
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { startServer, type TestServer } from '../lib/server.js';
-import { generateCA, signCert, x509, type CertAndKey } from '../../kernel/pki.js';
+import { generateCA, signCert, x509, type CertAndKey } from '../../kernel/ops/pki.js';
 import { issueToken, keyId } from '../../plugins/authenticators/service-account/index.js';
-import { brands } from '../../kernel/brand.js';
+import { brands } from '../../kernel/contracts/brand.js';
 
 const D = 'cluster.io';
 const RBAC = `rbac.authorization.${D}`;

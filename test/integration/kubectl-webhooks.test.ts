@@ -6,7 +6,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { withServer } from '../lib/server.js';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 
 t.test('admission webhooks through kubectl', { skip: noKubectl }, async (t) => {
   const ca = await generateCA({ CN: 'kubectl-webhook-ca' });

@@ -6,7 +6,7 @@ import t from 'tap';
 import https from 'node:https';
 import { withServer, type TestServer } from '../lib/server.js';
 import { establish, widgetCRD } from '../lib/crd.js';
-import { ProtobufCodec, unwrap } from '../../kernel/protobuf.js';
+import { ProtobufCodec, unwrap } from '../../kernel/api/repr/protobuf.js';
 import { rawRequest } from '../lib/protobuf.js';
 import protobuf from 'protobufjs';
 

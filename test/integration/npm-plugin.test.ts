@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { getBrand } from '../../kernel/brand.js';
-import type { AdmissionAttributes, KObject, PluginHost } from '../../kernel/contracts.js';
-import { loadPlugin } from '../../kernel/plugin-loader.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import type { AdmissionAttributes, KObject, PluginHost } from '../../kernel/contracts/index.js';
+import { loadPlugin } from '../../kernel/host/loader.js';
 
 const run = promisify(execFile);
 // the fixture stays in the source tree; this file runs from dist/test/integration/

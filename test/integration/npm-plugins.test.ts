@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { webcrypto, X509Certificate } from 'node:crypto';
-import { generateCA, x509, type CertAndKey } from '../../kernel/pki.js';
+import { generateCA, x509, type CertAndKey } from '../../kernel/ops/pki.js';
 import { withServer, type TestServer } from '../lib/server.js';
 
 let signerCA: CertAndKey;

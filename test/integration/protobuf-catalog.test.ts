@@ -4,7 +4,7 @@
 // node agent's TLS bootstrap and kubectl 1.32+ use: create and approve in Protobuf.
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
-import { ProtobufCodec, unwrap, wrap, type ProtoCatalog } from '../../kernel/protobuf.js';
+import { ProtobufCodec, unwrap, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
 import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
 import { rawRequest } from '../lib/protobuf.js';
 import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';

@@ -3,7 +3,7 @@
 // bodies written concurrently; the spec's media type in the default brand.
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
-import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/protobuf.js';
+import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
 import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
 import { pbType, protobufjsRoot, protobufWatch, rawRequest } from '../lib/protobuf.js';
 

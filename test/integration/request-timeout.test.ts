@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { withServer, type TestServer } from '../lib/server.js';
 import { until } from '../lib/poll.js';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 
 type J = Record<string, any>;
 const AR = '/apis/admissionregistration.k8s.io/v1';

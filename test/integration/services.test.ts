@@ -4,7 +4,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { x509 } from '../../kernel/pki.js';
+import { x509 } from '../../kernel/ops/pki.js';
 import { withServer, type TestServer } from '../lib/server.js';
 import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
 

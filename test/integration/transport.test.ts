@@ -6,7 +6,7 @@ import tls from 'node:tls';
 import path from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { repoRoot, sleep, withServer, type TestServer } from '../lib/server.js';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 
 function get(port: number, p: string, opts: { ca: Buffer; cert?: string; key?: string; token?: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

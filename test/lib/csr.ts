@@ -1,6 +1,6 @@
 // Certificate signing requests for tests: a fresh key and its PKCS#10 request.
 import { webcrypto } from 'node:crypto';
-import { x509 } from '../../kernel/pki.js';
+import { x509 } from '../../kernel/ops/pki.js';
 
 export const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 

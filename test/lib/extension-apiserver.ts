@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 
 export const GROUP = 'wardle.example.io';
 export const VERSION = 'v1alpha1';

@@ -14,7 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generateCA, signCert } from '../../kernel/pki.js';
+import { generateCA, signCert } from '../../kernel/ops/pki.js';
 import type { TestServer } from './server.js';
 import { serveSpdy } from './spdy.js';
 

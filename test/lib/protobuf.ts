@@ -1,7 +1,7 @@
 // Test helpers for Protobuf: an independent protobufjs view of our catalogs (to decode our bytes with
 // a second implementation), and sample JSON objects built from a message's fields.
 import protobuf from 'protobufjs';
-import { META, type ProtoCatalog, type ProtoMessage } from '../../kernel/protobuf.js';
+import { META, type ProtoCatalog, type ProtoMessage } from '../../kernel/api/repr/protobuf.js';
 
 /** The wire shapes of the custom encodings, as protobufjs fields. */
 function customFields(enc: string, of?: string): Record<string, { type: string; id: number; rule?: string }> {

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { signCert } from '../../kernel/pki.js';
+import { signCert } from '../../kernel/ops/pki.js';
 import type { TestServer } from './server.js';
 
 /** Refusals, failed lists and watches, decode errors: never expected in a component's log. */

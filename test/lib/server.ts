@@ -1,7 +1,7 @@
 // Test harness: starts the real server binary on a temporary data dir and port, and talks to it over HTTPS.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { defaultConfig } from '../../kernel/config.js';
+import { defaultConfig } from '../../kernel/ops/config.js';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
-import type { KV, StorageBackend, StorageEvent, WriteOp, WriteResult } from '../../kernel/contracts.js';
+import type { KV, StorageBackend, StorageEvent, WriteOp, WriteResult } from '../../kernel/contracts/index.js';
 
 type T = Test;
 type Make = (dir: string) => StorageBackend | Promise<StorageBackend>;

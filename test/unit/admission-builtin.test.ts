@@ -11,9 +11,9 @@ import { conflicts, parseSelector, withinWhitelist } from '../../plugins/admissi
 import { changingOwners, newBlockingRefs } from '../../plugins/admission/OwnerReferencesPermissionEnforcement/index.js';
 import { deniedField } from '../../plugins/admission/SecurityContextDeny/index.js';
 import { execRefusal } from '../../plugins/admission/DenyEscalatingExec/index.js';
-import type { AdmissionAttributes } from '../../kernel/contracts.js';
-import { applyFlags, DEFAULT_ADMISSION_PLUGINS, defaultAdmission, parseFlags, REFERENCE_ADMISSION_ORDER } from '../../kernel/flags.js';
-import { defaultConfig } from '../../kernel/config.js';
+import type { AdmissionAttributes } from '../../kernel/contracts/index.js';
+import { applyFlags, DEFAULT_ADMISSION_PLUGINS, defaultAdmission, parseFlags, REFERENCE_ADMISSION_ORDER } from '../../kernel/ops/flags.js';
+import { defaultConfig } from '../../kernel/ops/config.js';
 
 t.test('quantities parse exactly and print canonically', async (t) => {
   const cases: [string | number, string][] = [

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AuthRequest, AuthorizationAttributes, PluginHost } from '../../kernel/contracts.js';
+import type { AuthRequest, AuthorizationAttributes, PluginHost } from '../../kernel/contracts/index.js';
 import tokenFile, { bearerToken, parseTokens } from '../../plugins/authenticators/token-file/index.js';
 import anonymous from '../../plugins/authenticators/anonymous/index.js';
 import alwaysAllow from '../../plugins/authorizers/always-allow/index.js';

@@ -6,9 +6,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT, base64url } from 'jose';
-import { brands } from '../../kernel/brand.js';
-import type { AuthRequest, KObject, PluginHost, TypeDef } from '../../kernel/contracts.js';
-import { generateCA, signCert, x509 } from '../../kernel/pki.js';
+import { brands } from '../../kernel/contracts/brand.js';
+import type { AuthRequest, KObject, PluginHost, TypeDef } from '../../kernel/contracts/index.js';
+import { generateCA, signCert, x509 } from '../../kernel/ops/pki.js';
 import bootstrapPlugin, { checkSecret, extraGroups, parseToken } from '../../plugins/authenticators/bootstrap-token/index.js';
 import saPlugin, { discoveryDocument, issueToken, jwks, keyId, verifyToken, type VerifierOptions } from '../../plugins/authenticators/service-account/index.js';
 import { OidcAuthenticator, resolveOptions, type OidcOptions } from '../../plugins/authenticators/oidc/index.js';
@@ -343,8 +343,8 @@ t.test('front-proxy headers', async (t) => {
 // ---------------------------------------------------------------- flags → authenticator list
 
 t.test('authentication flags map onto ordered authenticator entries', async (t) => {
-  const { applyFlags, parseFlags } = await import('../../kernel/flags.js');
-  const { defaultConfig, loadConfig } = await import('../../kernel/config.js');
+  const { applyFlags, parseFlags } = await import('../../kernel/ops/flags.js');
+  const { defaultConfig, loadConfig } = await import('../../kernel/ops/config.js');
   const apply = (...argv: string[]) => applyFlags(defaultConfig('/d'), parseFlags(argv)).authentication;
   const all = apply(
     '--authentication-token-webhook-config-file=/w.yaml', '--oidc-issuer-url=https://idp', '--oidc-client-id=c', '--enable-bootstrap-token-auth',

@@ -1,9 +1,9 @@
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { brandGroup, getBrand } from '../../kernel/brand.js';
+import { brandGroup, getBrand } from '../../kernel/contracts/brand.js';
 import { LATER_RELEASES, LATER_SUBRESOURCES } from '../../plugins/types/builtin/catalog.js';
-import { CONTRACT_VERSION, type KObject, type TypeDef } from '../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type TypeDef } from '../../kernel/contracts/index.js';
 import plugin, { builtinTypes } from '../../plugins/types/builtin/index.js';
 import { imagePullPolicy, qosClass } from '../../plugins/types/builtin/defaults.js';
 import { age, humanDuration, podSummary, selectorString } from '../../plugins/types/builtin/columns.js';

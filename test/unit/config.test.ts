@@ -2,8 +2,8 @@ import t from 'tap';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { defaultConfig, fillServiceOptions, loadConfig, configSchema } from '../../kernel/config.js';
-import { DEFAULT_ADMISSION_PLUGINS, SECURE_DEFAULT_ADMISSION } from '../../kernel/flags.js';
+import { defaultConfig, fillServiceOptions, loadConfig, configSchema } from '../../kernel/ops/config.js';
+import { DEFAULT_ADMISSION_PLUGINS, SECURE_DEFAULT_ADMISSION } from '../../kernel/ops/flags.js';
 
 const noEnv = {};
 

@@ -1,6 +1,6 @@
-// Encryption at rest: providers, key rotation and the configuration's errors (kernel/encryption.ts).
+// Encryption at rest: providers, key rotation and the configuration's errors (kernel/ops/encryption.ts).
 import t from 'tap';
-import { parseEncryptionConfig } from '../../kernel/encryption.js';
+import { parseEncryptionConfig } from '../../kernel/ops/encryption.js';
 
 const key = (n: number, fill: number) => Buffer.alloc(n, fill).toString('base64');
 const config = (resources: string[], providers: string) => `apiVersion: apiserver.config.k8s.io/v1

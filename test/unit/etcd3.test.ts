@@ -1,7 +1,7 @@
 // Pure parts of the etcd3 storage plugin: the value encoding, key ranges, and the flags that select it.
 import t from 'tap';
-import { defaultConfig } from '../../kernel/config.js';
-import { applyFlags, parseFlags } from '../../kernel/flags.js';
+import { defaultConfig } from '../../kernel/ops/config.js';
+import { applyFlags, parseFlags } from '../../kernel/ops/flags.js';
 import { prefixEnd } from '../../plugins/storage/etcd3/backend.js';
 import { encodeTemplate, stamp } from '../../plugins/storage/etcd3/value.js';
 

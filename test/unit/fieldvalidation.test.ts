@@ -1,7 +1,7 @@
 import t from 'tap';
-import { getBrand } from '../../kernel/brand.js';
-import type { KObject, Schema, TypeDef } from '../../kernel/contracts.js';
-import { checkFields, compileValidator, findDuplicateFields, strictDecodingMessage, strictErrors, unknownFields } from '../../kernel/fieldvalidation.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import type { KObject, Schema, TypeDef } from '../../kernel/contracts/index.js';
+import { checkFields, compileValidator, findDuplicateFields, strictDecodingMessage, strictErrors, unknownFields } from '../../kernel/api/fieldvalidation.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 
 const kube = getBrand('kubernetes');

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { defaultConfig } from '../../kernel/config.js';
+import { defaultConfig } from '../../kernel/ops/config.js';
 import {
   applyFlags, parseFlags, parseDuration, usage, FLAGS, REFERENCE_ADMISSION_ORDER, DEFAULT_ADMISSION_PLUGINS,
   defaultAdmission, missingDefaultAdmission, orderAdmission,
-} from '../../kernel/flags.js';
+} from '../../kernel/ops/flags.js';
 
 const apply = (...argv: string[]) => applyFlags(defaultConfig(), parseFlags(argv));
 const names = (refs: { plugin: string }[]) => refs.map((r) => r.plugin);

@@ -1,8 +1,8 @@
 // API Priority and Fairness, the pure parts: which flow schema a request matches under the
 // reference's bootstrap configuration, its seats, and the fair queue set.
 import t from 'tap';
-import { getBrand } from '../../kernel/brand.js';
-import type { FlowRequest, RequestInfo } from '../../kernel/contracts.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import type { FlowRequest, RequestInfo } from '../../kernel/contracts/index.js';
 import { classify, orderSchemas, seatsFor } from '../../plugins/flowcontrol/apf/classify.js';
 import { defaultFlowSchemas } from '../../plugins/flowcontrol/apf/defaults.js';
 import { flowHash, QueueSet } from '../../plugins/flowcontrol/apf/queueset.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { makeLogger } from '../../kernel/logging.js';
+import { makeLogger } from '../../kernel/ops/logging.js';
 
 t.test('text lines are klog-style and escape values; json lines carry the level', async (t) => {
   const out: string[] = [];

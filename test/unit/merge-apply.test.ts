@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { KObject, Schema } from '../../kernel/contracts.js';
+import type { KObject, Schema } from '../../kernel/contracts/index.js';
 import {
   apply, conflictError, conflictMessage, conflictStatus, managerFromUserAgent, updateManagedFields,
   type ApplyInput, type ApplyResult, type Conflict, type ManagedFieldsEntry,

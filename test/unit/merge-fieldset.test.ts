@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { Schema } from '../../kernel/contracts.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import {
   difference, ensureNamedFieldsAreMembers, fieldsOf, fromFieldsV1, has, intersection, isEmpty, leaves, newSet, paths,
   pathToString, reconcileWithSchema, recursiveDifference, setOf, size, toFieldsV1, union, keyPE, canonicalPE,

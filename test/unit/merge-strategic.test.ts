@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { Schema } from '../../kernel/contracts.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import { PatchError, REJECTED_MESSAGE } from '../../workers/merge/json-patch.js';
 import { strategicMergePatch } from '../../workers/merge/strategic.js';
 import { runMergeTask } from '../../workers/merge/index.js';

@@ -1,11 +1,11 @@
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { getBrand, type Brand } from '../../kernel/brand.js';
-import type { TypeDef } from '../../kernel/contracts.js';
+import { getBrand, type Brand } from '../../kernel/contracts/brand.js';
+import type { TypeDef } from '../../kernel/contracts/index.js';
 import {
   buildOpenAPI, definitionName, encodeOpenAPIV2, groupVersionPath, negotiate, OPENAPI_V2_PROTOBUF, OpenAPIService, sha512Hex,
-} from '../../kernel/openapi.js';
+} from '../../kernel/api/openapi.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 
 const cluster = getBrand('cluster');

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ensurePki, generateCA, signCert, writeKubeconfig, x509 } from '../../kernel/pki.js';
+import { ensurePki, generateCA, signCert, writeKubeconfig, x509 } from '../../kernel/ops/pki.js';
 
 const hosts = ['127.0.0.1', 'localhost', '::1'];
 const mode = async (f: string) => (await stat(f)).mode & 0o777;

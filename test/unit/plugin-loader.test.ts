@@ -2,9 +2,9 @@ import t from 'tap';
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { getBrand } from '../../kernel/brand.js';
-import type { AuthorizationAttributes, PluginHost } from '../../kernel/contracts.js';
-import { HOST_VERSION, loadAll, loadPlugin, satisfies } from '../../kernel/plugin-loader.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import type { AuthorizationAttributes, PluginHost } from '../../kernel/contracts/index.js';
+import { HOST_VERSION, loadAll, loadPlugin, satisfies } from '../../kernel/host/loader.js';
 
 // just enough of a host for plugins that do not touch it
 const host = {

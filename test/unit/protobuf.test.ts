@@ -2,12 +2,12 @@
 // field set), a second implementation (protobufjs reflection) reads our bytes the same way, the
 // special encodings match the reference's, and malformed input is always a clean error.
 import t from 'tap';
-import { getBrand } from '../../kernel/brand.js';
-import { ProtobufCodec, decodeProtobuf, type ProtoField, formatDuration, parseDuration, unwrap, wrap } from '../../kernel/protobuf.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import { ProtobufCodec, decodeProtobuf, type ProtoField, formatDuration, parseDuration, unwrap, wrap } from '../../kernel/api/repr/protobuf.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
 import { protobufjsRoot, pbType, sampleObject } from '../lib/protobuf.js';
-import type { StatusError } from '../../kernel/status.js';
+import type { StatusError } from '../../kernel/contracts/status.js';
 
 const codec = new ProtobufCodec([PROTOBUF_CATALOG]);
 const brand = getBrand('kubernetes');

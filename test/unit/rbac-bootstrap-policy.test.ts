@@ -1,7 +1,7 @@
 // Our default RBAC policy (bootstrap-policy.json translated to the kubernetes brand) against the
 // reference's, rule by rule; the neutral brand's translation of the same data.
 import t from 'tap';
-import { getBrand } from '../../kernel/brand.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
 import { defaultNamespacePolicy, defaultPolicy } from '../../plugins/authorizers/rbac/defaults.js';
 import { comparePolicy, readRefPolicy, refPolicyDir, refPolicySkip } from '../lib/ref-policy.js';
 

@@ -2,8 +2,8 @@
 // reconciliation, and the ABAC / Node / Webhook authorizers' pure parts; plus a microbenchmark of
 // authorizations per second with 10,000 bindings.
 import t from 'tap';
-import { getBrand } from '../../kernel/brand.js';
-import type { AuthorizationAttributes, KObject, UserInfo } from '../../kernel/contracts.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import type { AuthorizationAttributes, KObject, UserInfo } from '../../kernel/contracts/index.js';
 import { aggregatedRules } from '../../plugins/authorizers/rbac/aggregation.js';
 import { defaultPolicy, reconcileBinding, reconcileRole, rbacNames } from '../../plugins/authorizers/rbac/defaults.js';
 import { escalationMessage, validateBinding, validateRules } from '../../plugins/authorizers/rbac/escalation.js';

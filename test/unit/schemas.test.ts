@@ -1,8 +1,8 @@
 import t from 'tap';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { getBrand } from '../../kernel/brand.js';
-import type { Schema } from '../../kernel/contracts.js';
+import { getBrand } from '../../kernel/contracts/brand.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 import { CATALOG } from '../../plugins/types/builtin/catalog.js';
 import { generate, kindDefinition, neutralName } from '../../plugins/types/builtin/gen-schemas.js';

@@ -3,7 +3,7 @@ import {
   parseLabelSelector, matchLabels, labelSelectorFromStructured, selectorIsEmpty, labelSelectorString,
   parseFieldSelector, matchFields, exactFieldValue, fieldSelectorIsEmpty, escapeFieldValue, unescapeFieldValue,
   MAX_SELECTOR_BYTES,
-} from '../../kernel/selectors.js';
+} from '../../kernel/api/selectors.js';
 
 const QNAME_REGEX_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const VALUE_REGEX_MSG = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";

@@ -2,7 +2,7 @@
 // (its data in the sub-test's directory, so reopening the backend reopens the same data); again with
 // encryption at rest; and what the encrypted values look like in etcd.
 import t from 'tap';
-import { parseEncryptionConfig } from '../../kernel/encryption.js';
+import { parseEncryptionConfig } from '../../kernel/ops/encryption.js';
 import { EtcdBackend } from '../../plugins/storage/etcd3/backend.js';
 import { etcdMissing, startEtcd, type EtcdCluster } from '../lib/etcd.js';
 import { storageConformance } from '../lib/storage-conformance.js';

@@ -1,10 +1,10 @@
 import t from 'tap';
-import type { FieldCause, ObjectMeta } from '../../kernel/contracts.js';
+import type { FieldCause, ObjectMeta } from '../../kernel/contracts/index.js';
 import {
   isDNS1123Subdomain, isDNS1123Label, isDNS1035Label, isPathSegmentName, isQualifiedName, isValidLabelValue,
   validateObjectMeta, validateObjectMetaUpdate, validateQualifiedName, validateLabelValue, validateLabelSelector,
   validateNameByRule, goQuote, fieldError, type ObjectMetaOptions,
-} from '../../kernel/validation.js';
+} from '../../kernel/api/validation.js';
 
 const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";

@@ -8,8 +8,8 @@
 //   owns it, then compare live with the result: another manager owning a field whose value changed
 //   or appeared is a conflict (force moves it to the applier), removed fields leave every entry;
 // - update: compare old with new; changed and added fields move to the writer's Update entry.
-import type { KObject, Schema } from '../../kernel/contracts.js';
-import { StatusError, type StatusBody } from '../../kernel/status.js';
+import type { KObject, Schema } from '../../kernel/contracts/index.js';
+import { StatusError, type StatusBody } from '../../kernel/contracts/status.js';
 import {
   type FieldSet, type FieldsV1, type Path, difference, fieldPE, fieldsOf, fromFieldsV1, has, insert, intersection,
   isEmpty, lenientKeyPE, newSet, paths, pathToString, reconcileWithSchema, recursiveDifference, setOf, toFieldsV1, union,

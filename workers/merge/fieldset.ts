@@ -9,7 +9,7 @@
 //   i:<index>            an item by position (decoded, never produced)
 // Sets are values: the operations below never change their inputs (results may share subtrees),
 // and only `insert` mutates, for building a fresh set.
-import type { Schema } from '../../kernel/contracts.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import {
   type Definitions, compareStrings, fieldSchema, goJSON, isDeclaredField, isObject, itemSchema, resolve,
   isAtomicContainer, keyDefault, keysOf, listType, nodeKind, present,

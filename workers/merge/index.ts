@@ -1,7 +1,7 @@
 // The pure merge logic of the write path, and one dispatcher taking and returning plain data so a
 // worker thread (piscina) can run any of it: `runMergeTask(task)` never throws for bad input; it
 // answers `{ ok: false, error: { code, reason, message } }` instead.
-import type { KObject, Schema } from '../../kernel/contracts.js';
+import type { KObject, Schema } from '../../kernel/contracts/index.js';
 import { apply, updateManagedFields, type ApplyInput, type ApplyResult, type ManagedFieldsEntry, type UpdateInput } from './apply.js';
 import { PatchError, jsonPatch, type JsonPatchLimits, type PatchErrorData } from './json-patch.js';
 import { mergePatch } from './merge-patch.js';

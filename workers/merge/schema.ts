@@ -1,6 +1,6 @@
 // Schema and JSON-value helpers shared by the merge workers. Everything here is pure and works on
 // plain JSON data, so the same code runs inline and in worker threads.
-import type { Schema } from '../../kernel/contracts.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 
 export type Definitions = Readonly<Record<string, Schema>> | undefined;
 export type ObjectSchema = Extract<Schema, { type: 'object' }>;

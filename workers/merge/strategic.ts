@@ -8,7 +8,7 @@
 //   `$deleteFromPrimitiveList/<field>: [...]`; `$setElementOrder/<field>: [...]`;
 // - merged lists are ordered as the reference orders them: patch items in patch order, server-only
 //   items in their live order, interleaved by live positions (new patch items come first).
-import type { Schema } from '../../kernel/contracts.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import { PatchError, REJECTED_MESSAGE } from './json-patch.js';
 import { pruneNulls } from './merge-patch.js';
 import {

@@ -1,6 +1,6 @@
 // AlwaysAdmit (deprecated in the reference): admits every request; it exists so configurations that
 // name it keep working.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',

@@ -1,5 +1,5 @@
 // AlwaysDeny (deprecated in the reference, for testing): refuses every write and connect request.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 /** The reference's admission.NewForbidden: `<resource> "<name>" is forbidden: <reason>`. */
 

@@ -1,7 +1,7 @@
 // AlwaysPullImages: every container of a new pod, and of an updated pod that brings a new image, gets
 // imagePullPolicy Always, so images are checked against the registry's credentials at each start;
 // validation refuses anything else.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 const KINDS = ['initContainers', 'containers', 'ephemeralContainers'];

@@ -1,6 +1,6 @@
 // CertificateApproval: an update of certificatesigningrequests/approval needs verb `approve` on the
 // request's signer (resource `signers`, name `<domain>/<path>` or `<domain>/*`).
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { isCSRWrite, mayUseSigner, specOf } from '../../lib/certificates.js';
 
 const plugin: PluginModule<'admission'> = {

@@ -1,6 +1,6 @@
 // CertificateSigning: an update of certificatesigningrequests/status that changes status.certificate
 // needs verb `sign` on the request's signer (resource `signers`, name `<domain>/<path>` or `<domain>/*`).
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { isCSRWrite, mayUseSigner, specOf, statusOf } from '../../lib/certificates.js';
 
 const plugin: PluginModule<'admission'> = {

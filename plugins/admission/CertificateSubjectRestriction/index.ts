@@ -1,6 +1,6 @@
 // CertificateSubjectRestriction: a request for the API-server client signer may not ask for the
 // system:masters group in its subject (that group bypasses authorization).
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { isCSRWrite, parseRequest, requestPem, specOf, subjectOf } from '../../lib/certificates.js';
 
 const plugin: PluginModule<'admission'> = {

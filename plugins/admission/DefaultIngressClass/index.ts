@@ -2,7 +2,7 @@
 // <keyDomain>/ingress.class annotation) gets the IngressClass annotated
 // ingressclass.<keyDomain>/is-default-class "true". No default: nothing changes; more than one: the
 // Ingress is refused, as the reference does.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

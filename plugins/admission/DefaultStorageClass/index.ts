@@ -2,7 +2,7 @@
 // nor the beta volume.beta.<keyDomain>/storage-class annotation) gets the class annotated
 // storageclass.<keyDomain>/is-default-class "true" (or the beta form). No default: nothing changes;
 // more than one: the claim is refused, as the reference does.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

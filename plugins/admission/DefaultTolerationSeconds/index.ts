@@ -2,7 +2,7 @@
 // node.<keyDomain>/not-ready and node.<keyDomain>/unreachable get a toleration for each, bounded by
 // tolerationSeconds (300 unless options defaultNotReadyTolerationSeconds /
 // defaultUnreachableTolerationSeconds, or the flags of the same names, say otherwise).
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

@@ -1,7 +1,7 @@
 // DenyEscalatingExec (deprecated in the reference): no exec into or attach to a pod that runs a
 // privileged container or shares the host's network, PID or IPC namespace. DenyExecOnPrivileged
 // reuses this with the privileged check only.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 export interface ExecChecks { hostNetwork: boolean; hostPID: boolean; hostIPC: boolean; privileged: boolean }

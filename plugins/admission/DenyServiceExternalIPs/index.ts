@@ -1,6 +1,6 @@
 // DenyServiceExternalIPs: Services may not gain spec.externalIPs; ones they already have may stay
 // (or be removed).
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

@@ -3,7 +3,7 @@
 // configuration file. Each limit type keys its token buckets differently: Server (one bucket),
 // Namespace, User, SourceAndObject (the event's source and involved object); buckets beyond cacheSize
 // (default 4096) are dropped least recently used first. A request over any limit gets 429.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 const TYPES = ['Server', 'Namespace', 'User', 'SourceAndObject'] as const;

@@ -1,7 +1,7 @@
 // ExtendedResourceToleration: a pod requesting an extended resource (a domain-prefixed name outside
 // <keyDomain>/, such as example.com/gpu) tolerates the NoSchedule taint of the same key that nodes
 // offering such resources carry.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

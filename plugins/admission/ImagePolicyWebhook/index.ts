@@ -8,7 +8,7 @@
 // denyTTL (s), retryBackoff (ms), defaultAllow }`. The kubeconfig's cluster server must be https.
 import https from 'node:https';
 import path from 'node:path';
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 import { loadKubeconfig, currentTarget, type ClusterEntry, type Credentials } from '../webhook-common/kubeconfig.js';
 
 type J = Record<string, any>;

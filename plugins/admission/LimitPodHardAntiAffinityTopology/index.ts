@@ -1,6 +1,6 @@
 // LimitPodHardAntiAffinityTopology: required pod anti-affinity may only spread over
 // <keyDomain>/hostname, so one pod cannot keep a whole zone or region to itself.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

@@ -3,7 +3,7 @@
 // (recorded in the <keyDomain>/limit-ranger annotation). Then min, max and maxLimitRequestRatio are
 // enforced per container (Container items), on the whole pod (Pod items) and on a claim's storage
 // request (PersistentVolumeClaim items), with the reference's messages.
-import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 import { addQuantity, canonical, formatQuantity, parseQuantity, podTotal, resourceList, type Quantity, type ResourceList } from '../ResourceQuota/quantity.js';
 
 type J = Record<string, any>;

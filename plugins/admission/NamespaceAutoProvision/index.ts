@@ -1,6 +1,6 @@
 // NamespaceAutoProvision: creating a namespaced object in a namespace that does not exist creates the
 // namespace first (not for dry-run requests).
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 
 const plugin: PluginModule<'admission'> = {

@@ -1,6 +1,6 @@
 // NamespaceExists: writes to namespaced objects in a namespace that does not exist are refused with
 // the namespace's NotFound.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',

@@ -1,6 +1,6 @@
 // NamespaceLifecycle: no new objects in a namespace that does not exist or is terminating, and the
 // three system namespaces cannot be deleted.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',

@@ -3,7 +3,7 @@
 // node-restriction.<keyDomain>/ ones), mirror pods bound to itself (create, delete, status updates),
 // claim status, its own Lease in the node-lease namespace and its own CSINode; it evicts only pods bound
 // to itself and gets service-account tokens only bound to such a pod.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

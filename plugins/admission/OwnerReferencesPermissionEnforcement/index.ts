@@ -2,7 +2,7 @@
 // to delete the object (creating it with owners does not), and setting blockOwnerDeletion on a
 // reference needs permission to update the owner's `finalizers` sub-resource, both asked of the
 // configured authorizers.
-import { CONTRACT_VERSION, type AdmissionAttributes, type AuthorizationAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type AuthorizationAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

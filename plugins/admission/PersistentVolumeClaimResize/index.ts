@@ -1,7 +1,7 @@
 // PersistentVolumeClaimResize: an update that grows spec.resources.requests.storage is allowed only for
 // a bound claim whose StorageClass (unchanged by the update) has allowVolumeExpansion: true. A claim
 // never shrinks below its previous request.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 import { parseQuantity } from '../ResourceQuota/quantity.js';
 
 type J = Record<string, any>;

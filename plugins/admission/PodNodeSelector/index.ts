@@ -3,7 +3,7 @@
 // configured clusterDefaultNodeSelector) and must not contradict it. When the configuration lists
 // the namespace, the pod's selector must stay within that whitelist. Options: the reference's
 // podNodeSelectorPluginConfig map (clusterDefaultNodeSelector and one entry per namespace).
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

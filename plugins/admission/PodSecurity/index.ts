@@ -9,7 +9,7 @@
 // let through from v1.25, ...); "latest" is the release this server follows (option
 // `latestVersion`, default v1.28). An unreadable level counts as restricted and an unreadable
 // version as latest (fail closed), as the reference does.
-import { CONTRACT_VERSION, type AdmissionAttributes, type FieldCause, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type FieldCause, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { describe, evaluate, LATEST, NEWEST, parseVersion, podView, type Level, type PodView, type PolicyVersion } from './checks.js';
 
 type J = Record<string, any>;

@@ -3,7 +3,7 @@
 // non-BestEffort pods tolerate node.<keyDomain>/memory-pressure:NoSchedule. The resulting tolerations
 // must each be covered by the namespace's whitelist (annotation .../tolerationsWhitelist; else
 // options.whitelist) when one is set.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 import { qosClass } from '../../types/builtin/defaults.js';
 
 type J = Record<string, any>;

@@ -3,7 +3,7 @@
 // class is refused, and the two system classes (system-node-critical, system-cluster-critical, known
 // even when no object exists for them) are only for pods in the system namespace. PriorityClass
 // writes may not introduce a second globalDefault class.
-import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 interface Resolved { name: string; value: number; preemptionPolicy?: string }

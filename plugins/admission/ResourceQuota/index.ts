@@ -5,7 +5,7 @@
 // checked but not charged. A small controller loop inside the plugin recomputes status.used from the
 // stored objects (when a quota is created or its spec changes, when tracked objects are deleted or
 // modified, and every resyncPeriodSeconds), which also undoes charges of creates that failed later.
-import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { qosClass } from '../../types/builtin/defaults.js';
 import {
   addLists, addQuantity, count, mask, podTotal, prettyPrint, resourceList, toJSON, zero, type Quantity, type ResourceList,

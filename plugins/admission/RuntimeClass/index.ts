@@ -2,7 +2,7 @@
 // overhead.podFixed becomes spec.overhead (a different overhead already on the pod is refused) and its
 // scheduling.nodeSelector and scheduling.tolerations are merged into the pod (conflicting selector
 // values are refused). Validation then insists spec.overhead matches the class.
-import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 import { mergeTolerations } from '../PodTolerationRestriction/index.js';
 import { resourceList } from '../ResourceQuota/quantity.js';
 

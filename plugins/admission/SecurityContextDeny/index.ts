@@ -1,7 +1,7 @@
 // SecurityContextDeny (deprecated in the reference): pods may not set the security context fields that
 // would let them choose their identity: pod-level supplementalGroups, seLinuxOptions, runAsUser and
 // fsGroup, and container-level seLinuxOptions and runAsUser.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 const set = (v: unknown) => v !== undefined && v !== null;

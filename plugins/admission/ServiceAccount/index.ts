@@ -9,7 +9,7 @@
 // is created when the namespace appears (option createDefaultServiceAccounts, default true) or when a
 // pod first needs it.
 import { randomInt } from 'node:crypto';
-import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AdmissionAttributes, type KObject, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

@@ -1,6 +1,6 @@
 // StorageObjectInUseProtection: new PersistentVolumeClaims get the <keyDomain>/pvc-protection finalizer
 // and new PersistentVolumes <keyDomain>/pv-protection, so they are not removed while in use.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',

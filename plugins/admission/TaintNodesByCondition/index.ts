@@ -1,6 +1,6 @@
 // TaintNodesByCondition: a new Node starts tainted node.<keyDomain>/not-ready:NoSchedule; the node
 // lifecycle controller removes the taint once the node reports Ready.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

@@ -2,7 +2,7 @@
 // parallel, with the final object; any denial rejects the request. Options: the
 // AdmissionConfiguration's WebhookAdmissionConfiguration, `{ kubeConfigFile }` (credentials per webhook).
 import path from 'node:path';
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { WebhookDispatcher, webhookOptions } from '../webhook-common/dispatcher.js';
 import { loadKubeconfig } from '../webhook-common/kubeconfig.js';
 import { bindHostMetrics } from '../webhook-common/metrics.js';

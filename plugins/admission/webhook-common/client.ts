@@ -3,7 +3,7 @@
 // verifies the serving certificate (against caBundle, for `<svc>.<ns>.svc` when called through a
 // service), enforces the timeout and a response size limit, and keeps each webhook's keep-alive
 // connections (http1.ts) apart from the others'.
-import type { KObject, PluginHost } from '../../../kernel/contracts.js';
+import type { KObject, PluginHost } from '../../../kernel/contracts/index.js';
 import type { ClientConfig } from './config.js';
 import { Http1Client, TransportError } from './http1.js';
 import { parseJson } from '../../../workers/decode.js';

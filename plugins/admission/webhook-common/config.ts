@@ -2,9 +2,9 @@
 // change feed (host.objects.watch), so a new or changed configuration applies to the next request.
 // v1 and v1beta1 objects share one storage prefix (see v1beta1-types.ts); each object is read with
 // the defaults of the version that wrote it, in case it was stored without them.
-import { brandGroup } from '../../../kernel/brand.js';
-import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts.js';
-import { labelSelectorFromStructured, type LabelSelector, type StructuredLabelSelector } from '../../../kernel/selectors.js';
+import { brandGroup } from '../../../kernel/contracts/brand.js';
+import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts/index.js';
+import { labelSelectorFromStructured, type LabelSelector, type StructuredLabelSelector } from '../../../kernel/api/selectors.js';
 
 /** AdmissionReview versions this server sends, in the order it prefers them. */
 export const SUPPORTED_REVIEW_VERSIONS = ['v1', 'v1beta1'] as const;

@@ -3,8 +3,8 @@
 // Validating webhooks run in parallel and any denial rejects the request. Errors and timeouts follow
 // each webhook's failurePolicy; denials carry the webhook's status code and message.
 import { performance } from 'node:perf_hooks';
-import type { AdmissionAttributes, Operation, PluginHost } from '../../../kernel/contracts.js';
-import { errors, StatusError } from '../../../kernel/status.js';
+import type { AdmissionAttributes, Operation, PluginHost } from '../../../kernel/contracts/index.js';
+import { errors, StatusError } from '../../../kernel/contracts/status.js';
 import { deepEqual } from '../../../workers/merge/schema.js';
 import { jsonPatch } from '../../../workers/merge/json-patch.js';
 import { depthError } from '../../../workers/decode.js';

@@ -3,9 +3,9 @@
 // Equivalent, matching another served version of the same group-resource; then the namespace
 // selector (labels of the object's namespace, or of the namespace object itself) and the object
 // selector (labels of the new or the old object).
-import type { AdmissionAttributes, KObject, PluginHost, TypeDef } from '../../../kernel/contracts.js';
-import { matchLabels, selectorIsEmpty } from '../../../kernel/selectors.js';
-import { errors } from '../../../kernel/status.js';
+import type { AdmissionAttributes, KObject, PluginHost, TypeDef } from '../../../kernel/contracts/index.js';
+import { matchLabels, selectorIsEmpty } from '../../../kernel/api/selectors.js';
+import { errors } from '../../../kernel/contracts/status.js';
 import type { Webhook, WebhookRule } from './config.js';
 
 /** What a matching webhook is sent: the request as seen through the version its rule names. */

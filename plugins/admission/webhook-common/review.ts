@@ -2,7 +2,7 @@
 // the checks its answer must pass before it counts: same version and kind (v1), the request's uid
 // (v1), `allowed`, and for mutating webhooks a JSONPatch patch (base64 of a JSON array).
 import { randomUUID } from 'node:crypto';
-import type { AdmissionAttributes, KObject } from '../../../kernel/contracts.js';
+import type { AdmissionAttributes, KObject } from '../../../kernel/contracts/index.js';
 import type { ReviewVersion } from './config.js';
 import type { Invocation } from './matching.js';
 import { parseJson } from '../../../workers/decode.js';

@@ -14,8 +14,8 @@
 // Kernel limitation: objects are stored as written, so an object created through one version is read
 // back through the other with the apiVersion it was written with (there is no conversion), and a
 // merge patch through the other version is refused for that mismatch; a full update works.
-import { brandGroup, type Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { brandGroup, type Brand } from '../../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { builtinTypes } from '../../types/builtin/index.js';
 import { withProtobuf } from '../../types/builtin/protobuf.js';
 

@@ -16,7 +16,7 @@ import YAML from 'yaml';
 import {
   CONTRACT_VERSION, type AuditBackend, type AuditEvent, type AuditLevel, type AuditPolicyDecision, type AuditRequestAttributes, type AuditStage,
   type Logger, type PluginHost, type PluginModule,
-} from '../../../kernel/contracts.js';
+} from '../../../kernel/contracts/index.js';
 
 // ---------------------------------------------------------------- policy
 

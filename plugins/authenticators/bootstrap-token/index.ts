@@ -3,8 +3,8 @@
 // namespace. A token of that shape that does not check out is rejected (401); any other bearer
 // token is left to the other authenticators.
 import { timingSafeEqual } from 'node:crypto';
-import { CONTRACT_VERSION, type Authenticator, type KObject, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
-import type { Brand } from '../../../kernel/brand.js';
+import { CONTRACT_VERSION, type Authenticator, type KObject, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
 import { bearerToken } from '../token-file/index.js';
 
 export const TOKEN_RE = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;

@@ -8,7 +8,7 @@ import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { CONTRACT_VERSION, type Authenticator, type AuthRequest, type AuthenticationResult, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type Authenticator, type AuthRequest, type AuthenticationResult, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
 import { bearerToken } from '../token-file/index.js';
 import { JWT_SHAPE } from '../service-account/index.js';
 

@@ -3,7 +3,7 @@
 // carries one of those common names). On any other connection the headers are ignored entirely:
 // a plain client that writes X-Remote-User itself changes nothing.
 import type { X509Certificate } from 'node:crypto';
-import { CONTRACT_VERSION, type Authenticator, type AuthRequest, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type Authenticator, type AuthRequest, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
 import { fileList, readCABundle, verifyPeer } from '../x509/index.js';
 
 export interface RequestHeaderOptions {

@@ -15,8 +15,8 @@ import { createHash, createPrivateKey, createPublicKey, randomUUID, type KeyObje
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { CONTRACT_VERSION, type Authenticator, type KObject, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
-import type { Brand } from '../../../kernel/brand.js';
+import { CONTRACT_VERSION, type Authenticator, type KObject, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
 import { bearerToken } from '../token-file/index.js';
 
 /** Three dot-separated base64url parts: what a compact JWS looks like. */

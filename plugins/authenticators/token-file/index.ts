@@ -1,7 +1,7 @@
 // Static token file (--token-auth-file): CSV lines `token,user,uid[,"group1,group2"]`, read once at start.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { CONTRACT_VERSION, type Authenticator, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type Authenticator, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
 
 export interface TokenEntry {
   token: string;

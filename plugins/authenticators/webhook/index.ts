@@ -5,7 +5,7 @@
 // failures (timeouts, bad status, unreadable answers) reject the request and are not cached.
 import { createHash } from 'node:crypto';
 import https from 'node:https';
-import { CONTRACT_VERSION, type Authenticator, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type Authenticator, type PluginHost, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
 import { bearerToken } from '../token-file/index.js';
 import { postJSON, readClientConfig, type WebhookClient } from '../../lib/webhook-client.js';
 

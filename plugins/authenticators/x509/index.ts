@@ -6,8 +6,8 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DetailedPeerCertificate, PeerCertificate } from 'node:tls';
-import { CONTRACT_VERSION, type Authenticator, type AuthRequest, type PluginModule } from '../../../kernel/contracts.js';
-import { x509 } from '../../../kernel/pki.js';
+import { CONTRACT_VERSION, type Authenticator, type AuthRequest, type PluginModule } from '../../../kernel/contracts/index.js';
+import { x509 } from '../../../kernel/ops/pki.js';
 
 const OID_CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 const OID_ANY_EKU = '2.5.29.37.0';

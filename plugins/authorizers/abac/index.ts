@@ -4,7 +4,7 @@
 // trailing-"*" prefixes), every verb or (readonly) only get, list and watch. A matching policy
 // allows; otherwise there is no opinion. Lines without apiVersion are the legacy v0 format.
 import { readFileSync } from 'node:fs';
-import { CONTRACT_VERSION, type AuthorizationAttributes, type Authorizer, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AuthorizationAttributes, type Authorizer, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
 import { registerRulesResolver, type RuleResolution } from '../rbac/resolvers.js';
 
 export interface PolicySpec {

@@ -1,5 +1,5 @@
 // AlwaysAllow: every request is authorized.
-import { CONTRACT_VERSION, type Authorizer, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type Authorizer, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const plugin: PluginModule<'authorizer'> = {
   kind: 'authorizer',

@@ -1,5 +1,5 @@
 // AlwaysDeny (testing only): every request is refused.
-import { CONTRACT_VERSION, type Authorizer, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type Authorizer, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const plugin: PluginModule<'authorizer'> = {
   kind: 'authorizer',

@@ -5,8 +5,8 @@
 // its own Lease and CSINode by name, and everything else by the rules of the `system:node` role
 // (which the default policy binds to nobody: they are evaluated here), NodeRestriction admission
 // keeping its writes to its own Node and pods. Every request of a non-node user gets no opinion.
-import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type KObject, type PluginModule, type UserInfo } from '../../../kernel/contracts.js';
-import { brandGroup } from '../../../kernel/brand.js';
+import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type KObject, type PluginModule, type UserInfo } from '../../../kernel/contracts/index.js';
+import { brandGroup } from '../../../kernel/contracts/brand.js';
 import { registerRulesResolver } from '../rbac/resolvers.js';
 import { defaultPolicy } from '../rbac/defaults.js';
 import { rulesAllow, rulesOf, type PolicyRule } from '../rbac/rules.js';

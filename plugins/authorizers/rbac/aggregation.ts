@@ -1,8 +1,8 @@
 // ClusterRole aggregation: a cluster role with aggregationRule.clusterRoleSelectors has its rules
 // written by this loop as the union of the rules of every other cluster role its selectors match
 // (roles in name order, each distinct rule once), and rewritten whenever a cluster role changes.
-import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts.js';
-import { labelSelectorFromStructured, matchLabels, type StructuredLabelSelector } from '../../../kernel/selectors.js';
+import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts/index.js';
+import { labelSelectorFromStructured, matchLabels, type StructuredLabelSelector } from '../../../kernel/api/selectors.js';
 import type { StoredRole } from './policy-index.js';
 import { ruleJson, sameRule, type PolicyRule } from './rules.js';
 

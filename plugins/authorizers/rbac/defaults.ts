@@ -3,8 +3,8 @@
 // reconciliation at every start:
 // missing objects are created, missing rules, aggregation selectors, labels and subjects are added,
 // a binding whose roleRef changed is recreated; objects annotated autoupdate=false are left alone.
-import { brandGroup, brands, type Brand } from '../../../kernel/brand.js';
-import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts.js';
+import { brandGroup, brands, type Brand } from '../../../kernel/contracts/brand.js';
+import type { KObject, PluginHost, TypeDef } from '../../../kernel/contracts/index.js';
 import bootstrapData from './bootstrap-policy.json' with { type: 'json' };
 import { covers, rulesOf, ruleJson, type PolicyRule } from './rules.js';
 

@@ -2,8 +2,8 @@
 // fields, the immutable roleRef, and escalation prevention. A caller may write a role only with
 // rules it already holds at that scope (or with verb "escalate" on the role resource), and a binding
 // only to a role whose rules it holds (or with verb "bind" on that role). system:masters may do both.
-import type { AuthorizationAttributes, FieldCause, KObject, PluginHost, UserInfo, WriteGuard } from '../../../kernel/contracts.js';
-import { errors, StatusError } from '../../../kernel/status.js';
+import type { AuthorizationAttributes, FieldCause, KObject, PluginHost, UserInfo, WriteGuard } from '../../../kernel/contracts/index.js';
+import { errors, StatusError } from '../../../kernel/contracts/status.js';
 import type { PolicyIndex } from './policy-index.js';
 import { roleRefOf } from './policy-index.js';
 import { covers, describeMissing, goQuoteList, rulesOf, type PolicyRule } from './rules.js';

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 
-import { brands } from '../../../kernel/brand.js';
+import { brands } from '../../../kernel/contracts/brand.js';
 import type { BootstrapPolicy, BindingData, RoleData, RuleData } from './defaults.js';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -3,7 +3,7 @@
 // in an index updated by watches (policy-index.ts). The plugin also guards writes of the four RBAC
 // kinds (escalation.ts), keeps aggregated cluster roles filled (aggregation.ts) and reconciles the
 // default roles and bindings at every start (defaults.ts).
-import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo } from '../../../kernel/contracts/index.js';
 import { Aggregator } from './aggregation.js';
 import { reconcileDefaults, rbacNames } from './defaults.js';
 import { rbacGuards } from './escalation.js';

@@ -3,7 +3,7 @@
 // (RoleBindings), plus roles and cluster roles by name. A decision visits only the bindings of the
 // caller's name and groups that apply in the request's namespace, so its cost does not grow with
 // the number of bindings in the cluster.
-import type { AuthorizationDecision, KObject, RequestInfo, UserInfo } from '../../../kernel/contracts.js';
+import type { AuthorizationDecision, KObject, RequestInfo, UserInfo } from '../../../kernel/contracts/index.js';
 import { ruleAllows, rulesOf, type PolicyRule } from './rules.js';
 
 export interface Subject {

@@ -1,7 +1,7 @@
 // Rule resolution for SelfSubjectRulesReview: authorizers that can enumerate what a user may do
 // register a resolver here, per server (keyed by its data directory); the access types plugin asks
 // them in registration order, which is the authorizer chain's order.
-import type { UserInfo } from '../../../kernel/contracts.js';
+import type { UserInfo } from '../../../kernel/contracts/index.js';
 
 export interface ResourceRule {
   verbs: string[];

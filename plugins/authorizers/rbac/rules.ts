@@ -1,6 +1,6 @@
 // RBAC policy rules: does a rule allow a request, does one set of rules cover another (escalation
 // prevention), and the compact text the reference server prints for rules a caller lacks.
-import type { RequestInfo } from '../../../kernel/contracts.js';
+import type { RequestInfo } from '../../../kernel/contracts/index.js';
 
 export interface PolicyRule {
   verbs: string[];

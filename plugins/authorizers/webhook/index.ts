@@ -6,7 +6,7 @@
 // others for --authorization-webhook-cache-unauthorized-ttl, default 30s). Failures are logged and
 // have no opinion (and are not cached).
 import https from 'node:https';
-import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer, type PluginModule } from '../../../kernel/contracts/index.js';
 import { registerRulesResolver } from '../rbac/resolvers.js';
 import { postJSON, readClientConfig, type WebhookClient } from '../../lib/webhook-client.js';
 

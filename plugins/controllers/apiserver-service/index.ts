@@ -10,8 +10,8 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { isIP } from 'node:net';
-import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
-import { firstAddress } from '../../../kernel/ipnet.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
+import { firstAddress } from '../../../kernel/ops/ipnet.js';
 
 interface Options {
   /** --advertise-address: one address, or one per IP family. */

@@ -4,7 +4,7 @@
 // (PluginHost.serveRemote) and checked as the reference's availability controller checks them: the
 // Service, its port and Endpoints, then a discovery GET, again on every Service or Endpoints change
 // and every `probeIntervalSeconds` (default 30, the reference's resync).
-import { CONTRACT_VERSION, type KObject, type PluginModule, type RemoteGroupVersion, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule, type RemoteGroupVersion, type TypeDef } from '../../../kernel/contracts/index.js';
 import { apiregistrationGroup } from '../../types/apiregistration/index.js';
 import { WorkQueue } from '../../lib/work-queue.js';
 import { openapiV3, probe, resolve, serviceCondition, upstream, type Condition, type RemoteEnv } from './remote.js';

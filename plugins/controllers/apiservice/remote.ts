@@ -2,7 +2,7 @@
 // Available condition, in the reference aggregator's order and words: the Service, its port, its
 // Endpoints (for ClusterIP services), then a discovery GET of /apis/<group>/<version>.
 import https from 'node:https';
-import type { KObject, ObjectClient, TypeDef, UpstreamTarget } from '../../../kernel/contracts.js';
+import type { KObject, ObjectClient, TypeDef, UpstreamTarget } from '../../../kernel/contracts/index.js';
 
 type J = Record<string, any>;
 

@@ -4,7 +4,7 @@
 // `kubeconfig` value, which a joining node verifies with the token it was given. Signatures of
 // tokens that are gone, expired or no longer signing are removed; stale ones are replaced.
 import { CompactSign } from 'jose';
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { readBootstrapToken } from '../../lib/bootstrap-tokens.js';
 
 const PREFIX = 'jws-kubeconfig-';

@@ -6,7 +6,7 @@
 // requestheader-* header names and allowed names as JSON lists. Kept current: files re-read every
 // minute, the ConfigMap recreated when deleted and reset when changed.
 import { readFile } from 'node:fs/promises';
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { WorkQueue } from '../../lib/work-queue.js';
 
 export const CONFIGMAP_NAME = 'extension-apiserver-authentication';

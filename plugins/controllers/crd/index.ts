@@ -7,8 +7,8 @@
 //                again whenever the spec or the accepted names change
 //   cleanup      a definition being deleted: Terminating, every instance deleted, then the
 //                customresourcecleanup finalizer removed; when it is gone the types stop being served
-import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
-import { sortVersions } from '../../../kernel/discovery.js';
+import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
+import { sortVersions } from '../../../kernel/api/discovery.js';
 import { apiextensionsDefinitions, CLEANUP_FINALIZER, crdGroup } from '../../types/apiextensions/index.js';
 import { customResourceTypes, servingKey } from '../../types/apiextensions/cr-types.js';
 import type { WebhookCall } from '../../types/apiextensions/conversion.js';

@@ -2,7 +2,7 @@
 // no alternative names, the node client usages) when a SubjectAccessReview allows the requester to
 // create certificatesigningrequests/selfnodeclient (renewing its own certificate: common name =
 // requester) or certificatesigningrequests/nodeclient, as the reference's approver does.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { conditionsOf, hasCondition, parseRequest, requestPem, requester, sansOf, specOf, strList, subjectOf } from '../../lib/certificates.js';
 import { condition, csrLoop } from '../../lib/csr-controller.js';
 

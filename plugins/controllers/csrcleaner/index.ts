@@ -3,7 +3,7 @@
 // a day, and issued ones whose certificate has expired. Runs at start and then every
 // `intervalSeconds` (default one hour, the reference's polling interval).
 import { X509Certificate } from 'node:crypto';
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { conditionsOf, statusOf } from '../../lib/certificates.js';
 
 const HOUR = 3600_000;

@@ -2,7 +2,7 @@
 // spec.signerName. A signer's refusal becomes a `Failed` condition (reason SignerValidationFailure)
 // and a server log line; nothing is issued. Requests for signers not configured here are left alone
 // (an external signer may serve them).
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { hasCondition, requestPem, requester, specOf, statusOf } from '../../lib/certificates.js';
 import { condition, csrLoop } from '../../lib/csr-controller.js';
 

@@ -1,7 +1,7 @@
 // The disruption controller: keeps each PodDisruptionBudget's status (expectedPods, currentHealthy,
 // desiredHealthy, disruptionsAllowed, observedGeneration, the DisruptionAllowed condition) current
 // as pods and budgets change, so that pods/eviction decides on fresh numbers.
-import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../types/builtin/catalog.js';
 import { selectorMatches } from '../../types/builtin/validate.js';
 import { isPodReady } from '../../types/builtin/strategies/pods.js';

@@ -8,7 +8,7 @@
 // so appending keeps the order, and a key written again is recognised as stale when its old entry
 // comes up. Deletion goes through the registry (watchers see DELETED) with the resourceVersion that
 // expired as a precondition, so an event rewritten at that moment is kept.
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 
 interface Entry { key: string; at: number; rv: string }
 

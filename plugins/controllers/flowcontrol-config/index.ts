@@ -4,7 +4,7 @@
 // `apf.<domain>/autoupdate-spec` annotation is "true". The data is the apf plugin's defaults.
 // Every FlowSchema's Dangling condition says whether its priority level exists, as the reference's
 // APF configuration controller keeps it.
-import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { defaultFlowSchemas, defaultPriorityLevels } from '../../flowcontrol/apf/defaults.js';
 import { WorkQueue } from '../../lib/work-queue.js';
 

@@ -5,7 +5,7 @@
 // An in-memory graph, kept current from watch events, maps every object by uid and every owner uid
 // to the uids of its dependents, so each event costs only the references it touches. Work goes
 // through a deduplicating queue with a few workers and retries with backoff.
-import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 
 const FOREGROUND = 'foregroundDeletion';
 const ORPHAN = 'orphan';

@@ -1,7 +1,7 @@
 // The namespace controller: the system namespaces exist from the first start; when a namespace is
 // being deleted, delete every namespaced object in it, then remove the namespace finalizer so the
 // namespace itself goes.
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 
 /** How long to wait before re-checking a namespace whose contents are still going away. */
 const RETRY_MS = 200;

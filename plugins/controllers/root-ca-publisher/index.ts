@@ -3,7 +3,7 @@
 // deleted, reset when changed. Projected service account volumes read it.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { WorkQueue } from '../../lib/work-queue.js';
 
 interface Options {

@@ -9,7 +9,7 @@
 // non-expiring legacy claim format.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { defaultIssuer, defaultKeyFile, issueToken } from '../../authenticators/service-account/index.js';
 
 const TEN_YEARS = 10 * 365 * 24 * 3600;

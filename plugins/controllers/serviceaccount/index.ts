@@ -1,6 +1,6 @@
 // serviceaccount: every namespace that is not being deleted has a `default` ServiceAccount; one
 // deleted is created again.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 
 const DEFAULT = 'default';
 

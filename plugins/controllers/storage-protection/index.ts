@@ -1,7 +1,7 @@
 // The storage-protection controller: the other half of StorageObjectInUseProtection. A claim being
 // deleted loses its pvc-protection finalizer once no pod uses it; a volume being deleted loses
 // pv-protection once no claim is bound to it. Then the registry removes them.
-import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 
 /** How long to wait before looking again at an object that is still in use. */
 const RETRY_MS = 1000;

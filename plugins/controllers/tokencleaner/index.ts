@@ -1,6 +1,6 @@
 // tokencleaner: deletes bootstrap token Secrets once their `expiration` has passed, at that moment
 // (a timer per token) and on a periodic sweep (`intervalSeconds`, default 60).
-import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 import { bootstrapSecretType } from '../../lib/bootstrap-tokens.js';
 
 const plugin: PluginModule<'controller'> = {

@@ -1,6 +1,6 @@
 // Which flow schema a request matches (the reference's rules: subjects, then resource or
 // non-resource rules), and what the request costs in seats.
-import type { FlowRequest } from '../../../kernel/contracts.js';
+import type { FlowRequest } from '../../../kernel/contracts/index.js';
 import type { FlowSchemaSpec, Named, NonResourceRule, ResourceRule, Subject } from './defaults.js';
 
 const has = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));

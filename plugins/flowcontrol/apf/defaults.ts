@@ -1,7 +1,7 @@
 // The reference's bootstrap configuration of API Priority and Fairness (flowcontrol v1): the two
 // mandatory priority levels and flow schemas, and the suggested ones, as data. Used as they are
 // until FlowSchema / PriorityLevelConfiguration objects are served and stored; then the objects win.
-import type { Brand } from '../../../kernel/brand.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
 
 export interface Subject {
   kind: 'User' | 'Group' | 'ServiceAccount';

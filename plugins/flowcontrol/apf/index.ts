@@ -6,8 +6,8 @@
 // FlowSchema / PriorityLevelConfiguration objects when the flowcontrol types are served and the
 // mandatory ones exist, and the reference's bootstrap configuration (defaults.ts) until then.
 import { createHash } from 'node:crypto';
-import type { FlowControl, FlowDecision, FlowRequest, KObject, PluginHost, PluginModule, TypeDef } from '../../../kernel/contracts.js';
-import { CONTRACT_VERSION } from '../../../kernel/contracts.js';
+import type { FlowControl, FlowDecision, FlowRequest, KObject, PluginHost, PluginModule, TypeDef } from '../../../kernel/contracts/index.js';
+import { CONTRACT_VERSION } from '../../../kernel/contracts/index.js';
 import { classify, orderSchemas, seatsFor } from './classify.js';
 import { defaultFlowSchemas, defaultPriorityLevels, type FlowSchemaSpec, type Named, type PriorityLevelSpec } from './defaults.js';
 import { flowHash, QueueSet, type QueueConfig } from './queueset.js';

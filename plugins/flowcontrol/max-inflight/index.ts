@@ -1,8 +1,8 @@
 // The reference's limit when API Priority and Fairness is off (--enable-priority-and-fairness=false):
 // at most --max-requests-inflight read requests and --max-mutating-requests-inflight writes at once,
 // no queuing; system:masters and long-running requests (watch, exec, proxy, ...) are not counted.
-import type { FlowControl, FlowDecision, FlowRequest, PluginModule } from '../../../kernel/contracts.js';
-import { CONTRACT_VERSION } from '../../../kernel/contracts.js';
+import type { FlowControl, FlowDecision, FlowRequest, PluginModule } from '../../../kernel/contracts/index.js';
+import { CONTRACT_VERSION } from '../../../kernel/contracts/index.js';
 
 export interface MaxInflightOptions {
   /** 0: unlimited. */

@@ -1,6 +1,6 @@
 // The default storage backend: the kernel's classic-level revision log under <dataDir>/store.
 import path from 'node:path';
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { StorageLog } from '../../../kernel/store/log.js';
 
 const plugin: PluginModule<'storage'> = {

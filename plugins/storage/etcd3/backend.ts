@@ -14,8 +14,8 @@
 // does not guarantee). Events outside the prefix only move the revision. A write resolves once its
 // own event has come back through that watch, so after a write returns, this process's cache has it.
 import type { ClientDuplexStream } from '@grpc/grpc-js';
-import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../../../kernel/contracts.js';
-import { StatusError, errors } from '../../../kernel/status.js';
+import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../../../kernel/contracts/index.js';
+import { StatusError, errors } from '../../../kernel/contracts/status.js';
 import { EtcdClient, storageError, type ClientOptions } from './client.js';
 import { CompareResult, CompareTarget, EventType, num, rpc, type Compare, type KeyValue, type RequestOp, type WatchEvent, type WatchRequest, type WatchResponse } from './proto.js';
 import { encodeTemplate, stamp } from './value.js';

@@ -4,7 +4,7 @@
 // unreachable → 503 ServiceUnavailable, deadline → 504 Timeout.
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { StatusError, errors } from '../../../kernel/status.js';
+import { StatusError, errors } from '../../../kernel/contracts/status.js';
 import type { Codec } from './proto.js';
 
 export interface ClientOptions {

@@ -1,6 +1,6 @@
 // The etcd3 storage backend plugin (--storage-backend=etcd3): objects in an etcd v3 cluster, shared
 // by every server replica that names the same cluster and prefix. See backend.ts.
-import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts.js';
+import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { EtcdBackend } from './backend.js';
 
 const str = (o: Record<string, unknown>, k: string): string | undefined => {

@@ -2,9 +2,9 @@
 // authenticators. authorization.<domain>/v1: SelfSubjectAccessReview, SubjectAccessReview,
 // LocalSubjectAccessReview (namespaced), SelfSubjectRulesReview; authentication.<domain>/v1:
 // TokenReview, SelfSubjectReview (`kubectl auth whoami`).
-import type { Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type AuthorizationAttributes, type FieldCause, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo, type VirtualHandler, type VirtualRequest } from '../../../kernel/contracts.js';
-import { errors } from '../../../kernel/status.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type AuthorizationAttributes, type FieldCause, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo, type VirtualHandler, type VirtualRequest } from '../../../kernel/contracts/index.js';
+import { errors } from '../../../kernel/contracts/status.js';
 import { withProtobuf } from '../builtin/protobuf.js';
 import { attachSchema } from '../builtin/schemas.js';
 import { rulesResolvers } from '../../authorizers/rbac/resolvers.js';

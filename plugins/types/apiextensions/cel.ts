@@ -9,8 +9,8 @@
 // Transition rules (those naming oldSelf) run only on updates, against the correlated old value.
 import { celEnv, celMethod, CelScalar, isCelError, listType, parse, plan, type CelEnv, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import type { FieldCause } from '../../../kernel/contracts.js';
-import { fieldError, goQuote } from '../../../kernel/validation.js';
+import type { FieldCause } from '../../../kernel/contracts/index.js';
+import { fieldError, goQuote } from '../../../kernel/api/validation.js';
 import type { Props } from './schema.js';
 import { URL_AND_QUANTITY_LIBRARIES } from './cel-k8s.js';
 import { celName } from './cel-names.js';

@@ -3,9 +3,9 @@
 // and checks its answer as the reference does: same uid, one object per object sent, each in the
 // desired version, and nothing of metadata changed but labels and annotations.
 import { randomUUID } from 'node:crypto';
-import type { Brand } from '../../../kernel/brand.js';
-import type { KObject } from '../../../kernel/contracts.js';
-import { StatusError } from '../../../kernel/status.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { KObject } from '../../../kernel/contracts/index.js';
+import { StatusError } from '../../../kernel/contracts/status.js';
 import type { ClientConfig } from '../../admission/webhook-common/config.js';
 import { isObj } from '../../lib/json.js';
 

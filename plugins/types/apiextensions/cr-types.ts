@@ -2,9 +2,9 @@
 // gives the kernel (names, scope, sub-resources, columns, schema), plus the per-version strategy
 // hooks (defaulting, value validation). Everything is compiled here, once per definition change.
 import { publishedSchemas } from './openapi.js';
-import type { Brand } from '../../../kernel/brand.js';
-import type { FieldCause, KObject, Schema, TableColumn, TypeDef } from '../../../kernel/contracts.js';
-import { definitionName } from '../../../kernel/openapi.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { FieldCause, KObject, Schema, TableColumn, TypeDef } from '../../../kernel/contracts/index.js';
+import { definitionName } from '../../../kernel/api/openapi.js';
 import { age } from '../builtin/columns.js';
 import { compileRules, evaluateRules } from './cel.js';
 import { converterFor, type WebhookCall } from './conversion.js';

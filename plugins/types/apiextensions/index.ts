@@ -3,10 +3,10 @@
 // sub-resources, printer columns, conversion). Serving the custom resources a definition declares is
 // the `crd` controller's work (plugins/controllers/crd), through PluginHost.serveTypes.
 import { isDeepStrictEqual } from 'node:util';
-import type { Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts.js';
-import { definitionName, definitionRoot } from '../../../kernel/openapi.js';
-import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/validation.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts/index.js';
+import { definitionName, definitionRoot } from '../../../kernel/api/openapi.js';
+import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/api/validation.js';
 import { brandDefinitions } from '../builtin/schemas.js';
 import { withProtobuf } from '../builtin/protobuf.js';
 import { compileRules } from './cel.js';

@@ -6,8 +6,8 @@
 //   applyDefaults    `default` values and the pruning of nulls that are not nullable
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
-import type { FieldCause, Schema } from '../../../kernel/contracts.js';
-import { fieldError, formatValue, goQuote } from '../../../kernel/validation.js';
+import type { FieldCause, Schema } from '../../../kernel/contracts/index.js';
+import { fieldError, formatValue, goQuote } from '../../../kernel/api/validation.js';
 import { isObj } from '../../lib/json.js';
 
 export type Props = Record<string, any>;

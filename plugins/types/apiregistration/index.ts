@@ -1,10 +1,10 @@
 // The apiregistration.<domain>/v1 types plugin: APIService, with the reference's validation and a
 // status sub-resource. The `apiservice` controller keeps the local APIServices (one per group-version
 // this server serves) and every APIService's Available condition.
-import type { Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts.js';
-import { definitionName, definitionRoot } from '../../../kernel/openapi.js';
-import { fieldError, isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../../../kernel/validation.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts/index.js';
+import { definitionName, definitionRoot } from '../../../kernel/api/openapi.js';
+import { fieldError, isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../../../kernel/api/validation.js';
 import { age } from '../builtin/columns.js';
 import { brandDefinitions } from '../builtin/schemas.js';
 import { withProtobuf } from '../builtin/protobuf.js';

@@ -1,7 +1,7 @@
 // HorizontalPodAutoscaler hooks (autoscaling/v1 and v2 share one row key): defaulting per version,
 // validation and table cells on the v2 form (the reference validates and prints its internal form,
 // which is v2's), whatever version the object is in.
-import type { FieldCause, KObject, TableColumn } from '../../../kernel/contracts.js';
+import type { FieldCause, KObject, TableColumn } from '../../../kernel/contracts/index.js';
 import { at, isObj, list, type J } from './catalog.js';
 import { defaultV2, hpaConversion, withoutRoundTrip } from './conversions/autoscaling.js';
 import { quantity } from './defaults.js';

@@ -2,8 +2,8 @@
 // data (defaulting, validation, table cells, field selectors) are looked up by the row's key.
 // Facts (kind, scope, sub-resources) follow the reference server's OpenAPI paths; short names and
 // categories follow its discovery documents.
-import type { Brand } from '../../../kernel/brand.js';
-import type { KObject, TypeDef } from '../../../kernel/contracts.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { KObject, TypeDef } from '../../../kernel/contracts/index.js';
 
 export interface Row {
   /** Written with the spec's placeholder domain ("networking.cluster.io"); "" is the core group. */

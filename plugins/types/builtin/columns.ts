@@ -2,9 +2,9 @@
 // adds the Name column first; each list here holds the rest, Age included, in the reference's
 // order (priority 1 marks the "wide" columns). Cells reproduce the reference's text: "<none>",
 // "1/2", "80:30080/TCP", "5m30s".
-import type { Brand } from '../../../kernel/brand.js';
-import type { TableColumn } from '../../../kernel/contracts.js';
-import { NAME_DESCRIPTION } from '../../../kernel/table.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { TableColumn } from '../../../kernel/contracts/index.js';
+import { NAME_DESCRIPTION } from '../../../kernel/api/repr/table.js';
 import { hpaColumns } from './autoscaling.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 

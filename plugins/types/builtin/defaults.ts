@@ -2,8 +2,8 @@
 // create-time parts of its registry strategies. Every function works in place, sets a field only
 // when it is unset (null counts as unset, like the reference's optional pointer fields) and is
 // idempotent: running it twice gives the same object.
-import type { Brand } from '../../../kernel/brand.js';
-import type { KObject } from '../../../kernel/contracts.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { KObject } from '../../../kernel/contracts/index.js';
 import { defaultHpa } from './autoscaling.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 

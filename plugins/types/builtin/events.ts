@@ -3,9 +3,9 @@
 // updated through events.<domain>/v1 also passes the strict ones (eventTime required, no deprecated
 // fields, a series of at least 2, immutable content). The reference validates the stored (core) form,
 // so causes name core fields (count, message) whichever version was written.
-import type { Brand } from '../../../kernel/brand.js';
-import type { FieldCause, KObject } from '../../../kernel/contracts.js';
-import { validateQualifiedName } from '../../../kernel/validation.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
+import { validateQualifiedName } from '../../../kernel/api/validation.js';
 import { canon, invalid, required } from './validate.js';
 import { eventToCore } from './conversions/events.js';
 import { isObj, type J } from './catalog.js';

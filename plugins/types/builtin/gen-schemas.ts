@@ -10,8 +10,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brandGroup, getBrand } from '../../../kernel/brand.js';
-import type { Schema } from '../../../kernel/contracts.js';
+import { brandGroup, getBrand } from '../../../kernel/contracts/brand.js';
+import type { Schema } from '../../../kernel/contracts/index.js';
 import { CATALOG } from './catalog.js';
 
 type Json = Record<string, any>;

@@ -1,7 +1,7 @@
 // The built-in types plugin: turns the catalog's rows into TypeDefs for one brand and attaches the
 // per-type hooks (defaulting, validation, table columns, field selectors) by row key.
-import { brandGroup, type Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts.js';
+import { brandGroup, type Brand } from '../../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef, type TypeStrategy } from '../../../kernel/contracts/index.js';
 import { CATALOG, FIELD_LABELS, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';

@@ -2,7 +2,7 @@
 // pod sysctl names, what a pod update may change (and what its resize sub-resource may), the
 // immutable PriorityClass fields, and CSIStorageCapacity. Each returns the reference's causes; they
 // are combined with validate.ts's validators by row key in index.ts.
-import type { FieldCause, KObject } from '../../../kernel/contracts.js';
+import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { at, isObj, list, type J } from './catalog.js';
 import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, required, selectorCauses, type Validator } from './validate.js';
 

@@ -2,9 +2,9 @@
 // compact catalog keyed by neutral names ("core.v1.Pod", "meta.v1.ObjectMeta"); here the names are
 // turned into the brand's style ("io.k8s.api.core.v1.Pod" / "io.cluster.api.core.v1.Pod") once per
 // brand, and each TypeDef gets its schema (a ref), the shared definitions and its definition name.
-import type { Brand } from '../../../kernel/brand.js';
-import type { Schema, TypeDef } from '../../../kernel/contracts.js';
-import { definitionName } from '../../../kernel/openapi.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { Schema, TypeDef } from '../../../kernel/contracts/index.js';
+import { definitionName } from '../../../kernel/api/openapi.js';
 import { kindDefinition } from './gen-schemas.js';
 import { LATER_RELEASES } from './catalog.js';
 import raw from './schemas.json' with { type: 'json' };

@@ -4,8 +4,8 @@
 // metadata are the kernel's job; these run after defaulting.
 import { validateHpa } from './autoscaling.js';
 import { validateCoreEvent, validateEventsV1 } from './events.js';
-import type { Brand } from '../../../kernel/brand.js';
-import type { FieldCause, KObject } from '../../../kernel/contracts.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { at, isObj, labelDomain, list, type J } from './catalog.js';
 
 export type Validator = (obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string) => FieldCause[];

@@ -7,9 +7,9 @@
 //   none of those removed once present; condition timestamps filled in;
 // - status.certificate: PEM CERTIFICATE blocks only, set once.
 import { X509Certificate } from 'node:crypto';
-import type { Brand } from '../../../kernel/brand.js';
-import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type TypeDef, type UserInfo, type WriteContext } from '../../../kernel/contracts.js';
-import { errors } from '../../../kernel/status.js';
+import type { Brand } from '../../../kernel/contracts/brand.js';
+import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type TypeDef, type UserInfo, type WriteContext } from '../../../kernel/contracts/index.js';
+import { errors } from '../../../kernel/contracts/status.js';
 import { age } from '../builtin/columns.js';
 import { withProtobuf } from '../builtin/protobuf.js';
 import { checkedRequest, conditionsOf, KNOWN_USAGES, specOf, statusOf } from '../../lib/certificates.js';

@@ -8,8 +8,8 @@
 // The v1 MetricSpec/MetricStatus shapes are the older flat ones (targetAverageValue, metricName, ...).
 // The annotation keys are the reference's literal keys in every brand (they are wire data that
 // clients of the reference read and write).
-import type { KObject } from '../../../../kernel/contracts.js';
-import { StatusError } from '../../../../kernel/status.js';
+import type { KObject } from '../../../../kernel/contracts/index.js';
+import { StatusError } from '../../../../kernel/contracts/status.js';
 import { isObj, list, type J } from '../catalog.js';
 
 export const HPA_ANNOTATIONS = {

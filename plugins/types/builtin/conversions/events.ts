@@ -5,7 +5,7 @@
 // reportingInstance). Fields either version always carries, even empty, are written as the
 // reference's encoder writes its zero values ({} for an object, null for a time, "" for a string),
 // so an event read through the other group is the reference's JSON.
-import type { KObject } from '../../../../kernel/contracts.js';
+import type { KObject } from '../../../../kernel/contracts/index.js';
 import type { ResourceConversion } from './index.js';
 
 type J = Record<string, unknown>;

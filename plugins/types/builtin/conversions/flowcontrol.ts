@@ -4,8 +4,8 @@
 // in v1 it is zero, in v1beta3 it asks for the default (30) unless the object carries the
 // `flowcontrol.apiserver.<domain>/v1beta3-preserve-zero-concurrency-shares` annotation. As in the
 // reference, converting a zero into v1beta3 adds that annotation and converting back removes it.
-import type { Brand } from '../../../../kernel/brand.js';
-import type { KObject } from '../../../../kernel/contracts.js';
+import type { Brand } from '../../../../kernel/contracts/brand.js';
+import type { KObject } from '../../../../kernel/contracts/index.js';
 import { at, isObj } from '../catalog.js';
 
 export function preserveZeroSharesKey(brand: Brand): string {

@@ -9,9 +9,9 @@
 // the preferred version. A resource stored with another group's (events.<domain> Events with core
 // Events) sets `storageGroup`: its row shares that group's prefix and its objects are converted to
 // and from that group's storage version.
-import { brandGroup, type Brand } from '../../../../kernel/brand.js';
-import type { KObject, TypeDef } from '../../../../kernel/contracts.js';
-import { StatusError } from '../../../../kernel/status.js';
+import { brandGroup, type Brand } from '../../../../kernel/contracts/brand.js';
+import type { KObject, TypeDef } from '../../../../kernel/contracts/index.js';
+import { StatusError } from '../../../../kernel/contracts/status.js';
 import { hpaConversion } from './autoscaling.js';
 import { flowcontrolConversion } from './flowcontrol.js';
 import { eventsConversion } from './events.js';

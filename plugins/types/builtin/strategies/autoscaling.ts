@@ -3,7 +3,7 @@
 // a status write and the stored status into a main-resource write (on its internal form, where those
 // annotations are fields), a v1 status write keeps the stored spec annotations and a v1
 // main-resource write keeps the stored status annotations, whatever the client sent.
-import type { TypeStrategy } from '../../../../kernel/contracts.js';
+import type { TypeStrategy } from '../../../../kernel/contracts/index.js';
 import { HPA_ANNOTATIONS } from '../conversions/autoscaling.js';
 
 const SPEC_OWNED = [HPA_ANNOTATIONS.metrics, HPA_ANNOTATIONS.behavior];

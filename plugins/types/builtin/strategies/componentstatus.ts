@@ -4,7 +4,7 @@
 // backend, "storage-0" for the embedded store). Components that do not run here answer as the
 // reference shows them then: Unhealthy, with the dial error as the message.
 import { request } from 'node:https';
-import type { KObject, PluginHost } from '../../../../kernel/contracts.js';
+import type { KObject, PluginHost } from '../../../../kernel/contracts/index.js';
 import { describe as goNetError } from '../../../admission/webhook-common/client.js';
 
 /** The reference's fixed probes (insecure HTTPS on loopback; its probe timeout is 20 s). */

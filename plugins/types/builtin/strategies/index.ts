@@ -1,8 +1,8 @@
 // The per-type strategies of the built-in catalog, by row key ("services", "pods", "jobs.batch"):
 // the hooks that need state or other objects, which rows of data cannot express, and the
 // create-only sub-resources (pods/binding, pods/eviction) they serve.
-import type { Brand } from '../../../../kernel/brand.js';
-import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts.js';
+import type { Brand } from '../../../../kernel/contracts/brand.js';
+import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts/index.js';
 import { componentStatuses } from './componentstatus.js';
 import { hpaStrategy } from './autoscaling.js';
 import { jobStrategy } from './jobs.js';

@@ -1,7 +1,7 @@
 // The Job strategy: unless spec.manualSelector is true, the selector is generated from the job's
 // uid and the pod template carries the uid and name labels (the current and the legacy keys), as
 // the reference's job registry does on create.
-import type { PluginHost, TypeStrategy } from '../../../../kernel/contracts.js';
+import type { PluginHost, TypeStrategy } from '../../../../kernel/contracts/index.js';
 import { isObj, type J } from '../catalog.js';
 
 export function jobStrategy(host: PluginHost): TypeStrategy {

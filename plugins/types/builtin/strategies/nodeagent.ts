@@ -6,8 +6,8 @@
 // reference's location functions choose them.
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
-import type { ConnectHandler, PluginHost, StreamHandler, UpstreamTarget } from '../../../../kernel/contracts.js';
-import { StatusError } from '../../../../kernel/status.js';
+import type { ConnectHandler, PluginHost, StreamHandler, UpstreamTarget } from '../../../../kernel/contracts/index.js';
+import { StatusError } from '../../../../kernel/contracts/status.js';
 import { isObj, list, type J } from '../catalog.js';
 
 export interface NodeAgentOptions {

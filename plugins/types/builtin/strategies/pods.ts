@@ -1,7 +1,7 @@
 // The Pod strategy: graceful deletion, pods/binding (and the legacy `bindings` resource) and
 // pods/eviction honouring PodDisruptionBudgets, as the reference's pod registry does.
-import type { KObject, PluginHost, TypeDef, TypeStrategy, VirtualHandler } from '../../../../kernel/contracts.js';
-import { StatusError } from '../../../../kernel/status.js';
+import type { KObject, PluginHost, TypeDef, TypeStrategy, VirtualHandler } from '../../../../kernel/contracts/index.js';
+import { StatusError } from '../../../../kernel/contracts/status.js';
 import { isObj, list, type J } from '../catalog.js';
 import { selectorMatches } from '../validate.js';
 

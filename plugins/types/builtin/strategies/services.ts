@@ -3,9 +3,9 @@
 // defaulting, release on delete and type change. Every reservation is a durable record in the plugin
 // state (one key per address or port, created atomically), taken in memory first so concurrent
 // creates never pick the same value; records and services are reconciled at start.
-import type { FieldCause, KObject, PluginHost, PluginState, TypeStrategy, WriteFinisher } from '../../../../kernel/contracts.js';
-import { StatusError } from '../../../../kernel/status.js';
-import { bigIntToIp, canonicalIp, contains, familyOf, ipToBigInt, parseCidr, type Cidr, type Family } from '../../../../kernel/ipnet.js';
+import type { FieldCause, KObject, PluginHost, PluginState, TypeStrategy, WriteFinisher } from '../../../../kernel/contracts/index.js';
+import { StatusError } from '../../../../kernel/contracts/status.js';
+import { bigIntToIp, canonicalIp, contains, familyOf, ipToBigInt, parseCidr, type Cidr, type Family } from '../../../../kernel/ops/ipnet.js';
 import { isObj, list, type J } from '../catalog.js';
 
 export interface ServiceOptions {

@@ -2,9 +2,9 @@
 // meta/v1 options validation): integers are parsed like Go's strconv.ParseInt (a failure is a 400
 // with its message), booleans are false only for "0" and "false" in any case, and the write
 // options (dryRun, fieldManager, fieldValidation, force) are checked into one 422 per options kind.
-import type { Brand } from './brand.js';
-import type { FieldCause } from './contracts.js';
-import { errors } from './status.js';
+import type { Brand } from '../contracts/brand.js';
+import type { FieldCause } from '../contracts/index.js';
+import { errors } from '../contracts/status.js';
 import { formatValue, goQuote } from './validation.js';
 
 /** The first value of a query parameter as a bool: absent → undefined; "0" and "false" (any case) → false; anything else → true. */

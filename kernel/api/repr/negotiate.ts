@@ -1,9 +1,9 @@
 // Content negotiation: which representation a client accepts, and decoding request bodies.
-import type { Brand } from './brand.js';
-import type { KObject } from './contracts.js';
-import { errors } from './status.js';
-import { parseJson } from '../workers/decode.js';
-import { decodeYamlBody, encodeYamlBody } from '../workers/pool.js';
+import type { Brand } from '../../contracts/brand.js';
+import type { KObject } from '../../contracts/index.js';
+import { errors } from '../../contracts/status.js';
+import { parseJson } from '../../../workers/decode.js';
+import { decodeYamlBody, encodeYamlBody } from '../../../workers/pool.js';
 
 export type Representation = 'json' | 'yaml' | 'table' | 'partial' | 'protobuf';
 

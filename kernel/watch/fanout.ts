@@ -2,7 +2,7 @@
 // object name, an indexed field (e.g. spec.nodeName), namespace, or nothing. An event therefore
 // reaches only watchers that can match it. Each event is encoded once per representation (and event
 // type) and the same bytes are written to every watcher that wants that representation.
-import { withRevision, type CacheEvent, type Entry, type ResourceCache } from './store/cache.js';
+import { withRevision, type CacheEvent, type Entry, type ResourceCache } from '../store/cache.js';
 
 /** Longest a committed event waits so that it shares a socket write with later ones. */
 const MAX_COALESCE_MS = 20;

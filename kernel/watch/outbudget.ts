@@ -7,7 +7,7 @@
 // was momentarily full when a large piece was written, is not taken for one that stopped. Younger
 // watches are closed when those are not enough, so what watches queue never stays above the budget.
 
-import type { KResponse } from './http/types.js';
+import type { KResponse } from '../http/types.js';
 import { Slicer } from './slicer.js';
 
 export interface OutputHolder {

@@ -7,14 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import YAML from 'yaml';
-import type { Brand } from './brand.js';
+import type { Brand } from '../contracts/brand.js';
 import type {
   AdmissionAttributes, AuditBackend, AuditEvent, AuditLevel, AuditObjectReference, AuditPolicyDecision, AuditRequestAttributes, AuditStage,
   AuthorizationDecision, Logger, RequestInfo, TypeDef, UserInfo,
-} from './contracts.js';
-import type { KRequest, KResponse, StreamFraming } from './http/types.js';
+} from '../contracts/index.js';
+import type { KRequest, KResponse, StreamFraming } from '../http/types.js';
 import { ResponseTap, type ServerMetrics } from './metrics.js';
-import { isStatusError } from './status.js';
+import { isStatusError } from '../contracts/status.js';
 
 const RANK: Record<AuditLevel, number> = { None: 0, Metadata: 1, Request: 2, RequestResponse: 3 };
 const LEVELS = Object.keys(RANK) as AuditLevel[];

@@ -1,7 +1,7 @@
 // Table representation (meta.<brand>/v1 Table): the default Name and Created At columns, or the
 // columns the type catalog names. Cells are computed here, once per response or watch event.
-import type { Brand } from './brand.js';
-import type { KObject, TableColumn, TypeDef } from './contracts.js';
+import type { Brand } from '../../contracts/brand.js';
+import type { KObject, TableColumn, TypeDef } from '../../contracts/index.js';
 
 export const NAME_DESCRIPTION = 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.';
 const NAME_COLUMN = { name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 };

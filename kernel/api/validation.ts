@@ -2,7 +2,7 @@
 // and `message` read exactly like the reference server's field errors, so clients that show
 // or parse them (kubectl, controller-runtime) behave the same.
 import { Buffer } from 'node:buffer';
-import type { FieldCause, ObjectMeta } from './contracts.js';
+import type { FieldCause, ObjectMeta } from '../contracts/index.js';
 
 export type NameRule = 'subdomain' | 'label' | 'label1035' | 'path-segment';
 

@@ -6,7 +6,7 @@ import { createCipheriv, createDecipheriv, randomBytes, type CipherGCMTypes } fr
 import { readFile } from 'node:fs/promises';
 import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import YAML from 'yaml';
-import type { ValueTransformer } from './contracts.js';
+import type { ValueTransformer } from '../contracts/index.js';
 
 const ENC = Buffer.from('k8s:enc:');
 

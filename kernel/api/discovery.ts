@@ -1,7 +1,7 @@
 // Discovery documents: /api, /apis, /api/v1, /apis/{group}, /apis/{group}/{version}.
 import { createHash } from 'node:crypto';
-import type { RemoteGroupVersion, TypeDef } from './contracts.js';
-import type { TypeRegistry } from './types.js';
+import type { RemoteGroupVersion, TypeDef } from '../contracts/index.js';
+import type { TypeRegistry } from './catalog.js';
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const SUB_VERBS: Record<string, string[]> = { status: ['get', 'patch', 'update'], scale: ['get', 'patch', 'update'], finalize: ['update'] };

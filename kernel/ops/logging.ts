@@ -1,6 +1,6 @@
 // Server logs on standard error: klog-style text (the reference's default) or JSON lines
 // (--logging-format=json). Values are always escaped, so client text cannot forge log lines.
-import type { Logger } from './contracts.js';
+import type { Logger } from '../contracts/index.js';
 
 export type LogFormat = 'text' | 'json';
 

@@ -1,5 +1,5 @@
 // Status bodies, shaped as the ecosystem's server shapes them (metav1.Status).
-import type { FieldCause } from './contracts.js';
+import type { FieldCause } from './index.js';
 
 export interface StatusDetails {
   name?: string;

@@ -7,8 +7,8 @@
 // reused; every response has a strong ETag (the SHA-512 of its body).
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import type { Brand } from './brand.js';
-import type { Schema, TypeDef } from './contracts.js';
+import type { Brand } from '../contracts/brand.js';
+import type { Schema, TypeDef } from '../contracts/index.js';
 
 type Json = Record<string, any>;
 type ObjectSchema = Extract<Schema, { type: 'object' }>;

@@ -1,5 +1,5 @@
 // The served types: what the type plugins provide, less what --runtime-config turns off.
-import type { TypeDef } from './contracts.js';
+import type { TypeDef } from '../contracts/index.js';
 
 export const gv = (t: Pick<TypeDef, 'group' | 'version'>) => (t.group ? `${t.group}/${t.version}` : t.version);
 /** The apiVersion a type's objects are stored in: its own, or another version's (and group's, for a resource stored with another group's). */

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
-import { brands } from './brand.js';
+import { brands } from '../contracts/brand.js';
 import { applyFlags, parseFlags, usage, serverDefaultAdmission } from './flags.js';
 
 export interface PluginRef {

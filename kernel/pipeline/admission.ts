@@ -1,7 +1,7 @@
 // The admission chain: every mutating step in order, then every validating step in order.
 // Any refusal rejects the whole request; a plain Error becomes 403 Forbidden.
-import type { AdmissionAttributes, AdmissionPlugin } from './contracts.js';
-import { errors, isStatusError, StatusError } from './status.js';
+import type { AdmissionAttributes, AdmissionPlugin } from '../contracts/index.js';
+import { errors, isStatusError, StatusError } from '../contracts/status.js';
 
 export interface NamedAdmission { name: string; plugin: AdmissionPlugin }
 

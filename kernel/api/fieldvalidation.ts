@@ -1,13 +1,13 @@
-// Generic field validation against a type's structural Schema (kernel/contracts.ts):
+// Generic field validation against a type's structural Schema (kernel/contracts/index.ts):
 //   checkFields          unknown fields, as the reference's strict decoder names them ("spec.containers[0].foo")
 //   findDuplicateFields  duplicate keys of a JSON body, found by a small linear scanner ("metadata.name")
 //   compileValidator     a structural type check (ajv, compiled once per type) returning field causes
 // No type-specific code: everything follows the Schema and its definitions.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
-import type { FieldCause, KObject, Schema, TypeDef } from './contracts.js';
+import type { FieldCause, KObject, Schema, TypeDef } from '../contracts/index.js';
 import { goQuote } from './validation.js';
-import { duplicateKeys } from '../workers/decode.js';
+import { duplicateKeys } from '../../workers/decode.js';
 
 type Defs = Readonly<Record<string, Schema>> | undefined;
 

@@ -1,30 +1,30 @@
 // The generic registry: get, list, watch, create, update, patch, delete and deletecollection for
 // every type, driven by its TypeDef. Nothing here knows a particular type.
-import { joinWarnings, warningValue } from './warnings.js';
+import { joinWarnings, warningValue } from '../warnings.js';
 import { randomUUID, randomBytes } from 'node:crypto';
-import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteFinisher, WriteGuard, WriteResult, UpstreamTarget } from './contracts.js';
-import type { Brand } from './brand.js';
-import type { KRequest, KResponse } from './http/types.js';
-import { errors, StatusError } from './status.js';
-import { makeEntry, resourcePrefix, storageKey, withBytes, withRevision, type Entry, type ObjectCache, type ResourceCache } from './store/cache.js';
-import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from './negotiate.js';
-import { depthError, parseJson } from '../workers/decode.js';
-import { columnDefinitions, table, tableRow, type IncludeObject } from './table.js';
-import { Slicer, giveTurn, joinSliced } from './slicer.js';
-import { sendSized, type OutputBudget, type OutputHolder } from './outbudget.js';
-import { gv, storedApiVersion } from './types.js';
-import type { AdmissionChain } from './admission.js';
-import type { AuditContext } from './audit.js';
-import type { WatchHub, Watcher, EventType } from './watch.js';
-import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMetaUpdate } from './validation.js';
-import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from './selectors.js';
-import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, partialListProtobuf, partialProtobuf, statusProtobuf, watchFrame } from './protobuf.js';
-import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from './options.js';
-import { checkJsonOnWorker, checksJsonOnWorker, runMerge } from '../workers/pool.js';
-import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../workers/merge/index.js';
-import { WriteQueue } from './writequeue.js';
-import { proxyConnect, type ConnectOptions } from './proxy.js';
-import { compileValidator, dropNullFields, findDuplicateFields, decodeTypeError, duplicateYamlKeyLines, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from './fieldvalidation.js';
+import type { AdmissionAttributes, FieldCause, KObject, Operation, StorageBackend, TypeDef, UserInfo, WriteFinisher, WriteGuard, WriteResult, UpstreamTarget } from '../../contracts/index.js';
+import type { Brand } from '../../contracts/brand.js';
+import type { KRequest, KResponse } from '../../http/types.js';
+import { errors, StatusError } from '../../contracts/status.js';
+import { makeEntry, resourcePrefix, storageKey, withBytes, withRevision, type Entry, type ObjectCache, type ResourceCache } from '../../store/cache.js';
+import { decodeBody, decodedYamlDuplicates, decodeYaml, encodeAs, negotiate, type Accepted } from '../repr/negotiate.js';
+import { depthError, parseJson } from '../../../workers/decode.js';
+import { columnDefinitions, table, tableRow, type IncludeObject } from '../repr/table.js';
+import { Slicer, giveTurn, joinSliced } from '../../watch/slicer.js';
+import { sendSized, type OutputBudget, type OutputHolder } from '../../watch/outbudget.js';
+import { gv, storedApiVersion } from '../catalog.js';
+import type { AdmissionChain } from '../../pipeline/admission.js';
+import type { AuditContext } from '../../ops/audit.js';
+import type { WatchHub, Watcher, EventType } from '../../watch/fanout.js';
+import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMetaUpdate } from '../validation.js';
+import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from '../selectors.js';
+import { decodeDeleteOptions, decodeProtobuf, entryProtobuf, isProtobufType, listProtobuf, objectProtobuf, partialListProtobuf, partialProtobuf, statusProtobuf, watchFrame } from '../repr/protobuf.js';
+import { checkWriteOptions, dryRunCauses, queryBool, queryInt } from '../options.js';
+import { checkJsonOnWorker, checksJsonOnWorker, runMerge } from '../../../workers/pool.js';
+import { conflictError, managerFromUserAgent, runMergeTask, withManagedFields, type ApplyResult, type FieldsV1, type MergeTask } from '../../../workers/merge/index.js';
+import { WriteQueue } from '../../store/writequeue.js';
+import { proxyConnect, type ConnectOptions } from '../proxy.js';
+import { compileValidator, dropNullFields, findDuplicateFields, decodeTypeError, duplicateYamlKeyLines, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from '../fieldvalidation.js';
 
 export interface RegistryContext {
   brand: Brand;
@@ -39,7 +39,7 @@ export interface RegistryContext {
   watches: Set<() => void>;
   /** Bytes a watcher may have queued on a backed-up socket before it is closed. */
   watchBudgetBytes: number;
-  /** The server-wide budget all watchers' queued bytes share (kernel/outbudget.ts). */
+  /** The server-wide budget all watchers' queued bytes share (kernel/watch/outbudget.ts). */
   outputBudget: OutputBudget;
   bookmarkIntervalMs: number;
   featureGates: Record<string, boolean>;
@@ -571,7 +571,7 @@ export class Registry {
 
   /**
    * A list's answer: small ones in one piece, large ones in pieces with backpressure, counted in the
-   * server's output budget while the client is not reading (kernel/outbudget.ts). `built`: the
+   * server's output budget while the client is not reading (kernel/watch/outbudget.ts). `built`: the
    * pieces were made for this answer (see SizedAnswer).
    */
   private async sendAnswer(req: KRequest, res: KResponse, t: Target, headers: Record<string, string>, pieces: Iterable<Uint8Array>, total: number, built: boolean): Promise<void> {
@@ -1404,7 +1404,7 @@ export class Registry {
   /**
    * Streaming sub-resources (pods/exec, attach, portforward, proxy): CONNECT admission sees the
    * options from the query (command, container, stdin, tty, ...), as the reference builds them;
-   * then the request goes to the upstream a plugin names (kernel/proxy.ts), upgrades included, or,
+   * then the request goes to the upstream a plugin names (kernel/api/proxy.ts), upgrades included, or,
    * with no plugin serving the sub-resource, the answer is 503.
    */
   async connect(req: KRequest, res: KResponse, t: Target, user: UserInfo, stored: string, upstream?: () => Promise<UpstreamTarget>, how?: ConnectOptions): Promise<void> {

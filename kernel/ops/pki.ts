@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import type * as X509 from '@peculiar/x509';
 import YAML from 'yaml';
-import type { Brand } from './brand.js';
+import type { Brand } from '../contracts/brand.js';
 
 // @peculiar/x509 loads tsyringe, which insists on a Reflect metadata API at import time. It only uses
 // define/get(Own)Metadata, so a few lines stand in for a polyfill package. Installed only if absent,

@@ -10,11 +10,11 @@
 // the Go JSON form would omit (omitempty, not a pointer) is left out, as JSON clients leave it out.
 // Decoding is bounded: any malformed input is an error, never a partial object.
 import protobuf from 'protobufjs';
-import type { Brand } from './brand.js';
-import type { KObject, TypeDef } from './contracts.js';
-import { errors } from './status.js';
-import { depthError } from '../workers/decode.js';
-import type { Entry } from './store/cache.js';
+import type { Brand } from '../../contracts/brand.js';
+import type { KObject, TypeDef } from '../../contracts/index.js';
+import { errors } from '../../contracts/status.js';
+import { depthError } from '../../../workers/decode.js';
+import type { Entry } from '../../store/cache.js';
 import metaCatalog from './protobuf-meta.json' with { type: 'json' };
 
 /** [jsonName, number, type, flags]: r repeated, m map, i inlined, p pointer, e omitempty. */

@@ -11,10 +11,10 @@ import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Socket } from 'node:net';
-import type { KRequest, KResponse } from './http/types.js';
+import type { KRequest, KResponse } from '../http/types.js';
 import tls from 'node:tls';
-import type { UpstreamTarget, UserInfo } from './contracts.js';
-import { StatusError } from './status.js';
+import type { UpstreamTarget, UserInfo } from '../contracts/index.js';
+import { StatusError } from '../contracts/status.js';
 
 const PASSED_HEADERS = ['content-type', 'content-length', 'cache-control'];
 

@@ -1,7 +1,7 @@
 // Command-line flags, in the reference server's spelling, applied onto the configuration.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { brands } from './brand.js';
+import { brands } from '../contracts/brand.js';
 import type { Config, PluginRef } from './config.js';
 
 /** Flag values after parsing; undefined = not given. */
@@ -283,7 +283,7 @@ export const SECURE_DEFAULT_ADMISSION: readonly string[] = ['NodeRestriction'];
 /** Whether this build ships the built-in admission plugin (dist/plugins/admission/<name>/index.js). */
 export function admissionPluginExists(name: string): boolean {
   if (!/^[A-Za-z0-9][\w.-]*$/.test(name)) return false;
-  return existsSync(fileURLToPath(new URL('../plugins/admission/' + name + '/index.js', import.meta.url)));
+  return existsSync(fileURLToPath(new URL('../../plugins/admission/' + name + '/index.js', import.meta.url)));
 }
 
 const rank = (name: string): number => {

@@ -5,8 +5,8 @@
 // they last saw it change (so clocks need not agree). A graceful stop releases the Lease at once.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { KObject, Logger, ObjectClient, TypeDef } from './contracts.js';
-import { isStatusError } from './status.js';
+import type { KObject, Logger, ObjectClient, TypeDef } from '../contracts/index.js';
+import { isStatusError } from '../contracts/status.js';
 
 export interface LeaderElectionTimings { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number }
 

@@ -4,8 +4,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CONTRACT_VERSION, type PluginHost, type PluginInstance, type PluginKind, type PluginModule } from './contracts.js';
-import type { PluginRef } from './config.js';
+import { CONTRACT_VERSION, type PluginHost, type PluginInstance, type PluginKind, type PluginModule } from '../contracts/index.js';
+import type { PluginRef } from '../ops/config.js';
 
 /** Contract versions this server can run (a future server may keep accepting older ones). */
 export const SUPPORTED_CONTRACTS: readonly number[] = [CONTRACT_VERSION];
@@ -38,8 +38,8 @@ const REQUIRED_METHODS: Record<PluginKind, string[]> = {
 
 /** Version of this server package, checked against a plugin's `host` range. */
 export const HOST_VERSION: string = (() => {
-  // dist/kernel/ when compiled, kernel/ when run from source
-  for (const rel of ['../../package.json', '../package.json']) {
+  // dist/kernel/host/ when compiled, kernel/host/ when run from source
+  for (const rel of ['../../../package.json', '../../package.json']) {
     const file = fileURLToPath(new URL(rel, import.meta.url));
     if (!existsSync(file)) continue;
     const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
@@ -133,7 +133,7 @@ function resolvePlugin(kind: PluginKind, spec: string, configDir: string, fail: 
   // (1) a built-in plugin (names are plain words, so they cannot climb out of plugins/)
   const dir = KIND_DIRS[kind];
   if (/^[A-Za-z0-9][\w.-]*$/.test(spec)) {
-    const builtin = fileURLToPath(new URL(`../plugins/${dir}/${spec}/index.js`, import.meta.url));
+    const builtin = fileURLToPath(new URL(`../../plugins/${dir}/${spec}/index.js`, import.meta.url));
     if (existsSync(builtin)) return builtin;
   }
   // (3) an npm package: next to the config file first, then this server's own node_modules

@@ -2,7 +2,7 @@
 // A plugin module's default export (or the module itself) is a PluginModule; the loader
 // checks `kind` and `contract` before calling `create`. Bump CONTRACT_VERSION only on a
 // breaking change to one of these interfaces; plugins declare the version they were built for.
-import type { ProtoCatalog } from './protobuf.js';
+import type { ProtoCatalog } from '../api/repr/protobuf.js';
 import type { Brand } from './brand.js';
 import type { StatusError } from './status.js';
 
@@ -748,7 +748,7 @@ export interface PluginHost {
    * connectSubresources: after authorization and CONNECT admission the request (any method, its
    * body, a WebSocket or SPDY upgrade) is proxied to the upstream the handler names. With
    * `route.path` (a proxy), a trailing path after the sub-resource is accepted and given to the
-   * handler, and plain requests are proxied as the reference's proxy transport does (kernel/proxy.ts
+   * handler, and plain requests are proxied as the reference's proxy transport does (kernel/api/proxy.ts
    * ConnectOptions); `route.upgradeRequired` refuses requests without an upgrade (exec, attach,
    * portforward); `route.objectName` maps the name in the path ("https:node-1:10250") to the stored object's.
    */
