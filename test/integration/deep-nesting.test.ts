@@ -8,7 +8,7 @@ import YAML from 'yaml';
 import { withServer } from '../lib/server.js';
 import { rawRequest } from '../lib/protobuf.js';
 import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
-import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
+import { PROTOBUF_CATALOG } from '../../plugins/lib/protobuf-catalog.js';
 import { StorageLog } from '../../kernel/store/log.js';
 
 const PB = 'application/vnd.kubernetes.protobuf';

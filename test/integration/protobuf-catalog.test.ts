@@ -5,7 +5,7 @@
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
 import { ProtobufCodec, unwrap, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
-import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
+import { PROTOBUF_CATALOG } from '../../plugins/lib/protobuf-catalog.js';
 import { rawRequest } from '../lib/protobuf.js';
 import { kubectl, kubectlRelease, noKubectl } from '../lib/kubectl.js';
 import { makeRequest } from '../lib/csr.js';

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { withServer, type TestServer } from '../lib/server.js';
 import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
-import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
+import { PROTOBUF_CATALOG } from '../../plugins/lib/protobuf-catalog.js';
 import { pbType, protobufjsRoot, protobufWatch, rawRequest } from '../lib/protobuf.js';
 
 const PB = 'application/vnd.kubernetes.protobuf';

@@ -5,7 +5,7 @@ import t from 'tap';
 import { getBrand } from '../../kernel/contracts/brand.js';
 import { ProtobufCodec, decodeProtobuf, type ProtoField, formatDuration, parseDuration, unwrap, wrap } from '../../kernel/api/repr/protobuf.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
-import { PROTOBUF_CATALOG } from '../../plugins/types/builtin/protobuf.js';
+import { PROTOBUF_CATALOG } from '../../plugins/lib/protobuf-catalog.js';
 import { protobufjsRoot, pbType, sampleObject } from '../lib/protobuf.js';
 import type { StatusError } from '../../kernel/contracts/status.js';
 

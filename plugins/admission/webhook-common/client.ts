@@ -8,6 +8,8 @@ import type { ClientConfig } from './config.js';
 import { Http1Client, TransportError } from './http1.js';
 import { parseJson } from '../../../workers/decode.js';
 import { credentialsFor, type Credentials, type Kubeconfig } from './kubeconfig.js';
+import { goNetError } from '../../lib/go-net-errors.js';
+import { isObj, type J } from '../../lib/json.js';
 
 /** Largest webhook response read; a bigger one is a failed call. */
 export const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
@@ -32,22 +34,6 @@ export interface Target {
   ca?: string;
 }
 
-type J = Record<string, any>;
-const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Go's net/http wording for the usual failures, so messages read like the reference's. */
-export function describe(e: { code?: string; message: string }, t: Pick<Target, 'host' | 'port'>): string {
-  switch (e.code) {
-    case 'ECONNREFUSED': return `dial tcp ${t.host}:${t.port}: connect: connection refused`;
-    case 'ENOTFOUND': case 'EAI_AGAIN': return `dial tcp: lookup ${t.host}: no such host`;
-    case 'ECONNRESET': return 'read: connection reset by peer';
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE': case 'SELF_SIGNED_CERT_IN_CHAIN': case 'DEPTH_ZERO_SELF_SIGNED_CERT': case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-    case 'CERT_HAS_EXPIRED': return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID': return `tls: failed to verify certificate: x509: ${e.message}`;
-    default: return e.message;
-  }
-}
 
 export class WebhookClient {
   private http = new Http1Client();
@@ -144,7 +130,7 @@ export class WebhookClient {
         ca: t.ca, cert, key, headers, body: Buffer.from(body), timeoutMs: timeoutSeconds * 1000, maxBodyBytes: MAX_RESPONSE_BYTES,
       });
     } catch (e) {
-      if (e instanceof TransportError) throw new CallError(`Post "${url}": ${describe(e, t)}`);
+      if (e instanceof TransportError) throw new CallError(`Post "${url}": ${goNetError(e, t)}`);
       throw e;
     }
     const text = res.body.toString('utf8');

@@ -17,7 +17,7 @@
 import { brandGroup, type Brand } from '../../../kernel/contracts/brand.js';
 import { CONTRACT_VERSION, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { builtinTypes } from '../../types/builtin/index.js';
-import { withProtobuf } from '../../types/builtin/protobuf.js';
+import { withProtobuf } from '../../lib/protobuf-catalog.js';
 
 const RESOURCES = ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'];
 

@@ -2,8 +2,8 @@
 // desiredHealthy, disruptionsAllowed, observedGeneration, the DisruptionAllowed condition) current
 // as pods and budgets change, so that pods/eviction decides on fresh numbers.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
-import { isObj, list, type J } from '../../types/builtin/catalog.js';
-import { selectorMatches } from '../../types/builtin/validate.js';
+import { isObj, list, type J } from '../../lib/json.js';
+import { selectorMatches } from '../../lib/label-selector.js';
 import { isPodReady } from '../../types/builtin/strategies/pods.js';
 import { WorkQueue } from '../../lib/work-queue.js';
 

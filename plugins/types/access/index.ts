@@ -5,7 +5,7 @@
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import { CONTRACT_VERSION, type AuthorizationAttributes, type FieldCause, type KObject, type PluginHost, type PluginModule, type TypeDef, type UserInfo, type VirtualHandler, type VirtualRequest } from '../../../kernel/contracts/index.js';
 import { errors } from '../../../kernel/contracts/status.js';
-import { withProtobuf } from '../builtin/protobuf.js';
+import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { attachSchema } from '../builtin/schemas.js';
 import { rulesResolvers } from '../../authorizers/rbac/resolvers.js';
 

@@ -8,7 +8,7 @@ import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, typ
 import { definitionName, definitionRoot } from '../../../kernel/api/openapi.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/api/validation.js';
 import { brandDefinitions } from '../builtin/schemas.js';
-import { withProtobuf } from '../builtin/protobuf.js';
+import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { compileRules } from './cel.js';
 import { structuralErrors, type Props } from './schema.js';
 import { isObj } from '../../lib/json.js';

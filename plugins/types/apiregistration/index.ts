@@ -7,7 +7,7 @@ import { definitionName, definitionRoot } from '../../../kernel/api/openapi.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../../../kernel/api/validation.js';
 import { age } from '../builtin/columns.js';
 import { brandDefinitions } from '../builtin/schemas.js';
-import { withProtobuf } from '../builtin/protobuf.js';
+import { withProtobuf } from '../../lib/protobuf-catalog.js';
 
 type J = Record<string, any>;
 const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -2,10 +2,10 @@
 // validation and table cells on the v2 form (the reference validates and prints its internal form,
 // which is v2's), whatever version the object is in.
 import type { FieldCause, KObject, TableColumn } from '../../../kernel/contracts/index.js';
-import { at, isObj, list, type J } from './catalog.js';
+import { at, isObj, list, type J } from '../../lib/json.js';
 import { defaultV2, hpaConversion, withoutRoundTrip } from './conversions/autoscaling.js';
-import { quantity } from './defaults.js';
-import { forbidden, invalid, notSupported, required, show } from './validate.js';
+import { quantity } from './quantity.js';
+import { forbidden, invalid, notSupported, required, show } from './causes.js';
 
 const isV1 = (o: KObject) => o.apiVersion === 'autoscaling/v1';
 /** The object in its v2 form (a copy when it was v1). */

@@ -4,6 +4,7 @@
 // categories follow its discovery documents.
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { KObject, TypeDef } from '../../../kernel/contracts/index.js';
+import { at, list } from '../../lib/json.js';
 
 export interface Row {
   /** Written with the spec's placeholder domain ("networking.cluster.io"); "" is the core group. */
@@ -151,30 +152,6 @@ export function rowKey(r: Pick<Row, 'group' | 'resource'>): string {
 /** Domain of the brand's reserved labels and annotations: "cluster.io", or "kubernetes.io" for the kubernetes brand. */
 export function labelDomain(brand: Brand): string {
   return brand.keyDomain;
-}
-
-// ---------------------------------------------------------------- small JSON helpers shared by the hooks
-
-/** Loosely typed JSON object: API objects are untyped data here. */
-export type J = Record<string, any>;
-
-export function isObj(v: unknown): v is J {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The object elements of a list field; [] when absent or not a list. */
-export function list(v: unknown): J[] {
-  return Array.isArray(v) ? v.filter(isObj) : [];
-}
-
-/** Follow a dotted path ("status.podIP"); undefined when any step is missing. */
-export function at(obj: unknown, path: string): unknown {
-  let cur: unknown = obj;
-  for (const k of path.split('.')) {
-    if (!isObj(cur)) return undefined;
-    cur = cur[k];
-  }
-  return cur;
 }
 
 function str(v: unknown): string {

@@ -6,7 +6,8 @@ import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { TableColumn } from '../../../kernel/contracts/index.js';
 import { NAME_DESCRIPTION } from '../../../kernel/api/repr/table.js';
 import { hpaColumns } from './autoscaling.js';
-import { at, isObj, labelDomain, list, type J } from './catalog.js';
+import { labelDomain } from './catalog.js';
+import { at, isObj, list, type J } from '../../lib/json.js';
 
 // ---------------------------------------------------------------- time
 

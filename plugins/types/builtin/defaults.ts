@@ -5,7 +5,9 @@
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { KObject } from '../../../kernel/contracts/index.js';
 import { defaultHpa } from './autoscaling.js';
-import { at, isObj, labelDomain, list, type J } from './catalog.js';
+import { labelDomain } from './catalog.js';
+import { at, isObj, list, type J } from '../../lib/json.js';
+import { quantity } from './quantity.js';
 
 type Defaulter = (obj: KObject, brand: Brand) => void;
 
@@ -102,17 +104,6 @@ export function podSpec(spec: J): void {
 
 function template(spec: J): void {
   podSpec(child(child(spec, 'template'), 'spec'));
-}
-
-// Kubernetes quantities ("100m", "1Gi", "2e3") as plain numbers, enough to compare requests and limits.
-const SCALE: Record<string, number> = {
-  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
-export function quantity(q: unknown): number {
-  const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(String(q ?? '').trim());
-  const scale = m ? SCALE[m[2]!] : undefined;
-  return m && scale !== undefined ? Number(m[1]) * scale : NaN;
 }
 
 /** The reference's QoS class: only cpu and memory count; Guaranteed needs equal, complete limits everywhere. */

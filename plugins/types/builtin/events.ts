@@ -6,9 +6,9 @@
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { validateQualifiedName } from '../../../kernel/api/validation.js';
-import { canon, invalid, required } from './validate.js';
+import { canon, invalid, required } from './causes.js';
 import { eventToCore } from './conversions/events.js';
-import { isObj, type J } from './catalog.js';
+import { isObj, type J } from '../../lib/json.js';
 
 const INSTANCE_MAX = 128;
 const ACTION_MAX = 128;

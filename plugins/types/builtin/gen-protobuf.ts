@@ -11,7 +11,7 @@
 // registers. It writes our own compact format (see kernel/api/repr/protobuf.ts for how it is read):
 //
 //   kernel/api/repr/protobuf-meta.json             the API machinery (meta.v1, runtime, intstr, resource)
-//   plugins/types/builtin/protobuf.json    every API group's messages and its kinds
+//   plugins/lib/protobuf.json    every API group's messages and its kinds
 //
 // A message is a list of fields [jsonName, number, type, flags] in the JSON order of the Go struct,
 // or {"enc": ...} for the few types whose JSON form is custom (times, quantities, int-or-string,
@@ -174,7 +174,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   }
   const { api, meta } = generate(root);
   const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-  write(path.join(repo, 'plugins/types/builtin/protobuf.json'), api);
+  write(path.join(repo, 'plugins/lib/protobuf.json'), api);
   write(path.join(repo, 'kernel/api/repr/protobuf-meta.json'), meta);
   process.stdout.write(`${Object.keys(api.kinds).length} kinds, ${Object.keys(api.messages).length} + ${Object.keys(meta.messages).length} messages\n`);
 }

@@ -8,7 +8,7 @@ import { DEFAULTERS } from './defaults.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
 import { RULES } from './rules.js';
-import { withProtobuf } from './protobuf.js';
+import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { attachConversion } from './conversions/index.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 

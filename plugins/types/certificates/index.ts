@@ -11,7 +11,7 @@ import type { Brand } from '../../../kernel/contracts/brand.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type TypeDef, type UserInfo, type WriteContext } from '../../../kernel/contracts/index.js';
 import { errors } from '../../../kernel/contracts/status.js';
 import { age } from '../builtin/columns.js';
-import { withProtobuf } from '../builtin/protobuf.js';
+import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { checkedRequest, conditionsOf, KNOWN_USAGES, specOf, statusOf } from '../../lib/certificates.js';
 
 type J = Record<string, any>;

@@ -10,7 +10,7 @@
 // clients of the reference read and write).
 import type { KObject } from '../../../../kernel/contracts/index.js';
 import { StatusError } from '../../../../kernel/contracts/status.js';
-import { isObj, list, type J } from '../catalog.js';
+import { isObj, list, type J } from '../../../lib/json.js';
 
 export const HPA_ANNOTATIONS = {
   metrics: 'autoscaling.alpha.kubernetes.io/metrics',

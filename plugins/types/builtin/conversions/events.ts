@@ -6,7 +6,7 @@
 // reference's encoder writes its zero values ({} for an object, null for a time, "" for a string),
 // so an event read through the other group is the reference's JSON.
 import type { KObject } from '../../../../kernel/contracts/index.js';
-import type { ResourceConversion } from './index.js';
+import type { ResourceConversion } from './conversion.js';
 
 type J = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
 // reference, converting a zero into v1beta3 adds that annotation and converting back removes it.
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 import type { KObject } from '../../../../kernel/contracts/index.js';
-import { at, isObj } from '../catalog.js';
+import { at, isObj } from '../../../lib/json.js';
 
 export function preserveZeroSharesKey(brand: Brand): string {
   return `flowcontrol.apiserver.${brand.domain}/v1beta3-preserve-zero-concurrency-shares`;

@@ -15,18 +15,7 @@ import { StatusError } from '../../../../kernel/contracts/status.js';
 import { hpaConversion } from './autoscaling.js';
 import { flowcontrolConversion } from './flowcontrol.js';
 import { eventsConversion } from './events.js';
-
-/** One multi-version resource: where its objects are stored, and how to move between versions. */
-export interface ResourceConversion {
-  storageVersion: string;
-  /**
-   * Set when the objects are stored with another group's resource (written with the placeholder
-   * domain; "" is core): `storageVersion` is that group's, and `from`/`to` are apiVersions.
-   */
-  storageGroup?: string;
-  /** Returns a new object in version `to` (group-less version name: "v1"); `from` is the object's. Never mutates `obj`. */
-  convert(obj: KObject, from: string, to: string, brand: Brand): KObject;
-}
+import type { ResourceConversion } from './conversion.js';
 
 export const CONVERSIONS: Record<string, ResourceConversion> = {
   'horizontalpodautoscalers.autoscaling': hpaConversion,

@@ -5,7 +5,7 @@
 // reference shows them then: Unhealthy, with the dial error as the message.
 import { request } from 'node:https';
 import type { KObject, PluginHost } from '../../../../kernel/contracts/index.js';
-import { describe as goNetError } from '../../../admission/webhook-common/client.js';
+import { goNetError } from '../../../lib/go-net-errors.js';
 
 /** The reference's fixed probes (insecure HTTPS on loopback; its probe timeout is 20 s). */
 const COMPONENTS: [string, number][] = [['scheduler', 10259], ['controller-manager', 10257]];

@@ -8,7 +8,7 @@ import { hpaStrategy } from './autoscaling.js';
 import { jobStrategy } from './jobs.js';
 import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
-import { withProtobuf } from '../protobuf.js';
+import { withProtobuf } from '../../../lib/protobuf-catalog.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
 
 export type StrategyOptions = ServiceOptions & NodeAgentOptions;

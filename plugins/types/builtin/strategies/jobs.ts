@@ -2,7 +2,7 @@
 // uid and the pod template carries the uid and name labels (the current and the legacy keys), as
 // the reference's job registry does on create.
 import type { PluginHost, TypeStrategy } from '../../../../kernel/contracts/index.js';
-import { isObj, type J } from '../catalog.js';
+import { isObj, type J } from '../../../lib/json.js';
 
 export function jobStrategy(host: PluginHost): TypeStrategy {
   return {

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import type { ConnectHandler, PluginHost, StreamHandler, UpstreamTarget } from '../../../../kernel/contracts/index.js';
 import { StatusError } from '../../../../kernel/contracts/status.js';
-import { isObj, list, type J } from '../catalog.js';
+import { isObj, list, type J } from '../../../lib/json.js';
 
 export interface NodeAgentOptions {
   kubeletClientCertificate?: string;

@@ -2,8 +2,8 @@
 // pods/eviction honouring PodDisruptionBudgets, as the reference's pod registry does.
 import type { KObject, PluginHost, TypeDef, TypeStrategy, VirtualHandler } from '../../../../kernel/contracts/index.js';
 import { StatusError } from '../../../../kernel/contracts/status.js';
-import { isObj, list, type J } from '../catalog.js';
-import { selectorMatches } from '../validate.js';
+import { isObj, list, type J } from '../../../lib/json.js';
+import { selectorMatches } from '../../../lib/label-selector.js';
 
 const DEFAULT_GRACE_SECONDS = 30;
 const RETRIES = 8;

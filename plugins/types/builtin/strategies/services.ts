@@ -6,7 +6,7 @@
 import type { FieldCause, KObject, PluginHost, PluginState, TypeStrategy, WriteFinisher } from '../../../../kernel/contracts/index.js';
 import { StatusError } from '../../../../kernel/contracts/status.js';
 import { bigIntToIp, canonicalIp, contains, familyOf, ipToBigInt, parseCidr, type Cidr, type Family } from '../../../../kernel/ops/ipnet.js';
-import { isObj, list, type J } from '../catalog.js';
+import { isObj, list, type J } from '../../../lib/json.js';
 
 export interface ServiceOptions {
   /** One or two comma-separated CIDRs (the first is the primary family). */

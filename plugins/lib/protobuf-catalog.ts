@@ -1,9 +1,9 @@
 // The Protobuf catalog of every API group of the reference release the catalog follows (written by
 // gen-protobuf.ts from the reference's published definitions). A type speaks Protobuf when its
 // group, version and kind are found here; rows added to the catalog get it without further work.
-import type { Brand } from '../../../kernel/contracts/brand.js';
-import type { TypeDef } from '../../../kernel/contracts/index.js';
-import { referenceGroup, type ProtoCatalog } from '../../../kernel/api/repr/protobuf.js';
+import type { Brand } from '../../kernel/contracts/brand.js';
+import type { TypeDef } from '../../kernel/contracts/index.js';
+import { referenceGroup, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
 import raw from './protobuf.json' with { type: 'json' };
 
 export const PROTOBUF_CATALOG = raw as unknown as ProtoCatalog;
