@@ -4,7 +4,7 @@
 // for over a second. Only the pruned JSON text and the findings come back, so the event loop parses
 // once (a structured clone back would cost as much as the parse).
 import type { Schema } from '../kernel/contracts/index.js';
-import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from '../kernel/api/fieldvalidation.js';
+import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from './fieldcheck.js';
 import { parseJson } from './decode.js';
 
 export interface CheckJsonTask {

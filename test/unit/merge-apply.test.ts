@@ -3,7 +3,7 @@ import type { KObject, Schema } from '../../kernel/contracts/index.js';
 import {
   apply, conflictError, conflictMessage, conflictStatus, managerFromUserAgent, updateManagedFields,
   type ApplyInput, type ApplyResult, type Conflict, type ManagedFieldsEntry,
-} from '../../workers/merge/apply.js';
+} from '../../workers/merge/index.js';
 import { fromFieldsV1, paths, pathToString } from '../../workers/merge/fieldset.js';
 import { runMergeTask } from '../../workers/merge/index.js';
 

@@ -2,7 +2,8 @@
 // worker thread (piscina) can run any of it: `runMergeTask(task)` never throws for bad input; it
 // answers `{ ok: false, error: { code, reason, message } }` instead.
 import type { KObject, Schema } from '../../kernel/contracts/index.js';
-import { apply, updateManagedFields, type ApplyInput, type ApplyResult, type ManagedFieldsEntry, type UpdateInput } from './apply.js';
+import { apply, updateManagedFields } from './apply.js';
+import type { ApplyInput, ApplyResult, ManagedFieldsEntry, UpdateInput } from './managed-fields.js';
 import { PatchError, jsonPatch, type JsonPatchLimits, type PatchErrorData } from './json-patch.js';
 import { mergePatch } from './merge-patch.js';
 import type { Definitions } from './schema.js';
@@ -13,6 +14,8 @@ export * from './fieldset.js';
 export * from './json-patch.js';
 export * from './merge-patch.js';
 export * from './strategic.js';
+export * from './managed-fields.js';
+export * from './walk.js';
 export * from './apply.js';
 
 export type MergeTask =
