@@ -214,7 +214,7 @@ t.test('default-on admission plugins (kubernetes brand)', async (t) => {
     writing = false;
     await Promise.all(writers);
     const live = (await s.get(CM)).json.items.length;
-    const q = await until(() => s.get(`${Q}/q`), (r) => r.json.status?.used?.configmaps === String(live), 15_000);
+    const q = await until(() => s.get(`${Q}/q`), (r) => r.json.status?.used?.configmaps === String(live), 60_000);
     t.equal(q.json.status?.used?.configmaps, String(live), 'usage recomputed once the other writer stops');
     t.same(s.logs.filter((l) => l.includes('resource quota recompute failed')), [], 'losing a write race is not logged as a failure');
   });

@@ -19,7 +19,7 @@ async function withExtension(t: { teardown(fn: () => unknown): void }, s: TestSe
   await s.request('POST', `/api/v1/namespaces/${NS}/services`, { body: { metadata: { name: 'api' }, spec: { ports: [{ name: 'https', port: 443, targetPort: ext.port }] } } });
   await s.request('POST', `/api/v1/namespaces/${NS}/endpoints`, { body: { metadata: { name: 'api' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: ext.port }] }] } });
   await s.request('POST', '/apis/apiregistration.k8s.io/v1/apiservices', { body: { metadata: { name: `${VERSION}.${GROUP}` }, spec: { group: GROUP, version: VERSION, groupPriorityMinimum: 1000, versionPriority: 15, caBundle: Buffer.from(ext.caPem).toString('base64'), service: { namespace: NS, name: 'api', port: 443 } } } });
-  const ok = await eventually(async () => ((await s.get(`/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`)).json.status?.conditions ?? []).some((c: any) => c.type === 'Available' && c.status === 'True'), 15_000);
+  const ok = await eventually(async () => ((await s.get(`/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`)).json.status?.conditions ?? []).some((c: any) => c.type === 'Available' && c.status === 'True'), 60_000);
   if (!ok) throw new Error('extension APIService not available');
   return ext;
 }

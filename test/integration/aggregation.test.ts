@@ -49,9 +49,9 @@ t.test('the extension-apiserver-authentication ConfigMap and its reader Role', a
   // kept current: a change is reset, a deletion recreated
   const changed = await s.request('PUT', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication', { body: { ...cm, data: { 'client-ca-file': 'x' } } });
   t.equal(changed.status, 200);
-  t.ok(await eventually(async () => (await s.get('/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).json.data['client-ca-file'] === cm.data['client-ca-file'], 15_000), 'a changed ConfigMap is reset');
+  t.ok(await eventually(async () => (await s.get('/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).json.data['client-ca-file'] === cm.data['client-ca-file'], 60_000), 'a changed ConfigMap is reset');
   t.equal((await s.request('DELETE', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).status, 200);
-  t.ok(await eventually(async () => (await s.get('/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).status === 200, 15_000), 'a deleted ConfigMap is recreated');
+  t.ok(await eventually(async () => (await s.get('/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).status === 200, 60_000), 'a deleted ConfigMap is recreated');
 
   const role = (await s.get('/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/extension-apiserver-authentication-reader')).json;
   t.same(role.rules, [{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['extension-apiserver-authentication'] }]);
@@ -139,9 +139,9 @@ t.test('an extension API server through this server', async (t) => {
   // a watch through the proxy: events as the extension server sends them
   const events: any[] = [];
   const w = s.stream(`/apis/${GV}/namespaces/${NS}/flunders?watch=1`, (e) => events.push(e));
-  t.ok(await eventually(async () => ext.watching() === 1, 15_000), 'the watch reached the extension server');
+  t.ok(await eventually(async () => ext.watching() === 1, 60_000), 'the watch reached the extension server');
   await s.request('POST', `/apis/${GV}/namespaces/${NS}/flunders`, { body: { apiVersion: GV, kind: 'Flunder', metadata: { name: 'watched' } } });
-  t.ok(await eventually(async () => events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'watched'), 15_000), 'the watch event arrived');
+  t.ok(await eventually(async () => events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'watched'), 60_000), 'the watch event arrived');
   w.close();
 
   // the extension server goes away: 503 as the reference's proxy answers, and the condition follows
@@ -188,7 +188,7 @@ t.test('an extension API server through this server', async (t) => {
 
   // deleting the APIService stops the proxying
   t.equal((await s.request('DELETE', `${APISVC}/${NAME}`)).status, 200);
-  t.ok(await eventually(async () => (await s.get(`/apis/${GV}/namespaces/${NS}/flunders`)).status === 404, 15_000), 'gone with its APIService');
+  t.ok(await eventually(async () => (await s.get(`/apis/${GV}/namespaces/${NS}/flunders`)).status === 404, 60_000), 'gone with its APIService');
   t.notOk((await s.get('/apis')).json.groups.some((x: any) => x.name === GROUP));
 });
 
@@ -290,7 +290,7 @@ t.test('an extension server gone before the next check: 503 with the dial error,
   t.ok((await waitCondition(s, { status: 'True', reason: 'Passed' })).ok);
   // the condition's own write is followed by one more check: let it finish before the server goes
   let n = -1;
-  t.ok(await eventually(async () => { const seen = ext.seen.length; const still = seen === n; n = seen; await sleep(500); return still; }, 15_000), 'checks settled');
+  t.ok(await eventually(async () => { const seen = ext.seen.length; const still = seen === n; n = seen; await sleep(500); return still; }, 60_000), 'checks settled');
   await ext.close();
   const r = await s.get(`/apis/${GV}/namespaces/${NS}/flunders`);
   t.equal(r.status, 503);

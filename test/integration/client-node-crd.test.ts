@@ -6,7 +6,7 @@ import path from 'node:path';
 import { sleep, withServer } from '../lib/server.js';
 import { eventually } from '../lib/poll.js';
 
-const until = (check: () => boolean, ms = 10_000) => eventually(check, ms);
+const until = (check: () => boolean, ms = 60_000) => eventually(check, ms);
 
 const CRD = {
   apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',

@@ -29,7 +29,7 @@ for (const [major, load, skip] of majors) {
       (err: unknown) => { ended = err ?? 'ended'; });
     t.teardown(() => req.abort());
     // the root CA ConfigMap is published into the new namespace by a controller
-    await until(() => seen, (l) => l.includes('ADDED kube-root-ca.crt'), 20_000);
+    await until(() => seen, (l) => l.includes('ADDED kube-root-ca.crt'), 60_000);
     for (const [step, want] of [
       [() => s.request('POST', '/api/v1/namespaces/jsw/configmaps', { body: { metadata: { name: 'a' }, data: { k: '1' } } }), 'ADDED a'],
       [() => s.request('PATCH', '/api/v1/namespaces/jsw/configmaps/a', { raw: '{"data":{"k":"2"}}', headers: { 'content-type': 'application/merge-patch+json' } }), 'MODIFIED a'],
@@ -37,7 +37,7 @@ for (const [major, load, skip] of majors) {
     ] as const) {
       const r = await step();
       t.ok(r.status < 300, `${want}: ${r.status}`);
-      await until(() => seen, (l) => l.includes(want), 20_000);
+      await until(() => seen, (l) => l.includes(want), 60_000);
       t.ok(seen.includes(want), `${want} seen with the watch still open`);
     }
     t.same(seen.filter((e) => e.endsWith(' a')), ['ADDED a', 'MODIFIED a', 'DELETED a'], 'in order, once each');

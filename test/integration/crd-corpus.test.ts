@@ -119,7 +119,7 @@ t.test('real-world CRD corpus against the reference', { skip: missing || noKubec
       // The README: a name applied by an earlier file is deleted first.
       const r = await s.request('DELETE', `${CRDS}/${name}`);
       t.ok(r.status === 200 || r.status === 202, `delete ${name}: ${r.status}`);
-      t.ok(await eventually(async () => (await s.get(`${CRDS}/${name}`)).status === 404, 30_000), `${name} deleted`);
+      t.ok(await eventually(async () => (await s.get(`${CRDS}/${name}`)).status === 404, 60_000), `${name} deleted`);
       pending.delete(name);
       applied.delete(name);
     }

@@ -27,13 +27,13 @@ t.test('defaults applied on read', async (t) => {
 
   const crd = (await s.get(`${CRDS}/things.example.com`)).json;
   t.equal((await s.request('PUT', `${CRDS}/things.example.com`, { body: { ...crd, spec: thingCRD(true).spec } })).status, 200);
-  t.ok(await eventually(async () => (await s.get(`${THINGS}/a`)).json.spec.color === 'blue', 15_000), 'get shows the new default');
+  t.ok(await eventually(async () => (await s.get(`${THINGS}/a`)).json.spec.color === 'blue', 60_000), 'get shows the new default');
   const a = (await s.get(`${THINGS}/a`)).json;
   t.equal(a.metadata.resourceVersion, before.metadata.resourceVersion, 'not written back');
   t.same((await s.get(THINGS)).json.items.map((i: any) => i.spec.color), ['blue', 'blue', 'blue'], 'list shows it');
   const events: any[] = [];
   const w = s.stream(`${THINGS}?watch=1&resourceVersion=0`, (e) => events.push(e));
-  t.ok(await eventually(async () => events.length >= 3, 15_000), 'watch replays');
+  t.ok(await eventually(async () => events.length >= 3, 60_000), 'watch replays');
   t.same(events.slice(0, 3).map((e) => e.object.spec.color), ['blue', 'blue', 'blue'], 'watch shows it');
 
   // concurrent writes to objects that lack the default, while reads go on: every answer has it
@@ -42,14 +42,14 @@ t.test('defaults applied on read', async (t) => {
   const done = await Promise.all([...writes, ...reads]);
   t.ok(done.slice(0, 9).every((r) => r.status === 200 && r.json.spec.color === 'blue'), 'patched objects carry the default');
   t.ok(done.slice(9).every((r) => r.json.items.every((i: any) => i.spec.color === 'blue')), 'every concurrent list shows the default');
-  t.ok(await eventually(async () => events.filter((e) => e.type === 'MODIFIED').length >= 9, 15_000), 'watch events of the writes');
+  t.ok(await eventually(async () => events.filter((e) => e.type === 'MODIFIED').length >= 9, 60_000), 'watch events of the writes');
   t.ok(events.filter((e) => e.type === 'MODIFIED').every((e) => e.object.spec.color === 'blue'));
   w.close();
 
   // a fresh object written after the change is stored with it; after a restart reads still default
   t.equal((await s.request('POST', THINGS, { body: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 'd' }, spec: {} } })).json.spec.color, 'blue');
   await s.restart();
-  t.ok(await eventually(async () => (await s.get(THINGS)).status === 200, 15_000));
+  t.ok(await eventually(async () => (await s.get(THINGS)).status === 200, 60_000));
   t.same((await s.get(THINGS)).json.items.map((i: any) => [i.metadata.name, i.spec.color]), [['a', 'blue'], ['b', 'blue'], ['c', 'blue'], ['d', 'blue']]);
   // an explicit value is not replaced
   t.equal((await s.request('PATCH', `${THINGS}/d`, { body: { spec: { color: 'red' } }, headers: { 'content-type': 'application/merge-patch+json' } })).json.spec.color, 'red');

@@ -118,7 +118,7 @@ t.test('kubectl against the kubernetes brand', { skip: noKubectl }, async (t) =>
   t.equal(byName.stdout.trim(), 'configmap/settings');
   const byNameWatch = startKubectl(s, ['get', 'secrets', '-A', '--field-selector', 'metadata.name=creds', '--watch']);
   t.teardown(() => { byNameWatch.child.kill('SIGKILL'); });
-  t.ok(await until(() => /^shop\s+creds\s+Opaque/m.test(byNameWatch.out.stdout), 10_000), `watch by name across all namespaces printed the row: ${byNameWatch.out.stderr}`);
+  t.ok(await until(() => /^shop\s+creds\s+Opaque/m.test(byNameWatch.out.stdout), 60_000), `watch by name across all namespaces printed the row: ${byNameWatch.out.stderr}`);
   t.notOk(byNameWatch.out.exited, `still watching (${byNameWatch.out.stderr})`);
   byNameWatch.child.kill('SIGTERM');
 

@@ -45,9 +45,9 @@ t.test('stock kubectl releases create, read, watch, apply and delete', { skip: m
       t.equal(Buffer.from(secret.stdout, 'base64').toString(), 'hunter2', 'bytes survive the Protobuf body');
 
       const watch = startKubectl(s, ['get', 'configmaps', '-n', ns, '-w'], bin);
-      t.ok(await until(() => /^cfg\s/m.test(watch.out.stdout), 10_000), `get -w lists first:\n${watch.out.stdout}${watch.out.stderr}`);
+      t.ok(await until(() => /^cfg\s/m.test(watch.out.stdout), 60_000), `get -w lists first:\n${watch.out.stdout}${watch.out.stderr}`);
       await ok(['create', 'configmap', 'later', '-n', ns]);
-      t.ok(await until(() => /^later\s/m.test(watch.out.stdout), 10_000), `get -w sees a new object:\n${watch.out.stdout}${watch.out.stderr}`);
+      t.ok(await until(() => /^later\s/m.test(watch.out.stdout), 60_000), `get -w sees a new object:\n${watch.out.stdout}${watch.out.stderr}`);
       watch.child.kill();
       await watch.exit;
 

@@ -37,18 +37,18 @@ t.test('kubectl list and watch against the kubernetes brand', { skip: noKubectl 
     const events = startKubectl(s, ['get', 'cm', '-n', 'kw', '--watch', '--output-watch-events']);
     const plain = startKubectl(s, ['get', 'cm', '-n', 'kw', '--watch']);
     t.teardown(() => { events.child.kill('SIGKILL'); plain.child.kill('SIGKILL'); });
-    t.ok(await until(() => /^ADDED\s+pre\s/m.test(events.out.stdout) && /^pre\s/m.test(plain.out.stdout), 15_000), `the initial list is printed (${events.out.stdout}${events.out.stderr})`);
+    t.ok(await until(() => /^ADDED\s+pre\s/m.test(events.out.stdout) && /^pre\s/m.test(plain.out.stdout), 60_000), `the initial list is printed (${events.out.stdout}${events.out.stderr})`);
     t.match(events.out.stdout, /^EVENT\s+NAME\s+DATA\s+AGE/m, 'table header with the EVENT column');
     t.match(plain.out.stdout, /^NAME\s+DATA\s+AGE/m, 'table header');
 
     await mkCm(s, 'kw', 'live');
-    t.ok(await until(() => /^ADDED\s+live\s+1\s/m.test(events.out.stdout), 10_000), 'ADDED live');
+    t.ok(await until(() => /^ADDED\s+live\s+1\s/m.test(events.out.stdout), 60_000), 'ADDED live');
     const p = await s.request('PATCH', '/api/v1/namespaces/kw/configmaps/live', { body: { data: { a: '1', b: '2' } }, headers: { 'content-type': 'application/merge-patch+json' } });
     t.equal(p.status, 200);
-    t.ok(await until(() => /^MODIFIED\s+live\s+2\s/m.test(events.out.stdout), 10_000), 'MODIFIED live (2 data keys)');
+    t.ok(await until(() => /^MODIFIED\s+live\s+2\s/m.test(events.out.stdout), 60_000), 'MODIFIED live (2 data keys)');
     t.equal((await s.request('DELETE', '/api/v1/namespaces/kw/configmaps/live')).status, 200);
-    t.ok(await until(() => /^DELETED\s+live\s/m.test(events.out.stdout), 10_000), 'DELETED live');
-    t.ok(await until(() => (plain.out.stdout.match(/^live\s/gm) ?? []).length >= 3, 10_000), `plain --watch printed a row per change:\n${plain.out.stdout}`);
+    t.ok(await until(() => /^DELETED\s+live\s/m.test(events.out.stdout), 60_000), 'DELETED live');
+    t.ok(await until(() => (plain.out.stdout.match(/^live\s/gm) ?? []).length >= 3, 60_000), `plain --watch printed a row per change:\n${plain.out.stdout}`);
     const rows = events.out.stdout.split('\n').filter((l) => /^(ADDED|MODIFIED|DELETED)\s/.test(l)).map((l) => l.split(/\s+/).slice(0, 2).join(' '));
     t.same(rows, ['ADDED pre', 'ADDED live', 'MODIFIED live', 'DELETED live'], 'every event once, in order');
     t.notOk(events.out.exited, `still watching (${events.out.stderr})`);

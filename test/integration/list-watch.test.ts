@@ -90,7 +90,7 @@ function openWatch(s: TestServer, p: string, headers: Record<string, string> = {
     ready: new Promise<void>((r) => (readyResolve = r)),
     done: new Promise<void>((r) => (doneResolve = r)),
     close: () => req.destroy(),
-    until: (pred, ms = 10_000) => until(() => pred(w.events), ms),
+    until: (pred, ms = 60_000) => until(() => pred(w.events), ms),
   };
   const req = https.request({
     host: '127.0.0.1', port: s.port, method: 'GET', path: p, ca: s.ca, agent: false,
@@ -557,8 +557,8 @@ for (const brand of brands) {
       await patchCm(s, 'sel', 's1', { data: { a: 'x' } });
       await patchCm(s, 'sel', 's2', { data: { a: 'x' } });
       await patchCm(s, 'sel', 's3', { data: { a: 'x' } });
-      t.ok(await wl.until((e) => e.length >= 2, 5000), 'label watch events');
-      t.ok(await wf.until((e) => e.length >= 2, 5000), 'field watch events');
+      t.ok(await wl.until((e) => e.length >= 2, 60_000), 'label watch events');
+      t.ok(await wf.until((e) => e.length >= 2, 60_000), 'field watch events');
       await sleep(200);
       t.same(wl.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['MODIFIED s1', 'MODIFIED s3'], 'label-selector watch');
       t.same(wf.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['MODIFIED s2', 'MODIFIED s3'], 'field-selector watch');
@@ -603,11 +603,11 @@ for (const brand of brands) {
       t.ok(took >= 900, `timeoutSeconds=1 ended the stream, not before a second (${took} ms)`);
       // unset/"0": the synthetic state, then changes.
       const live = openWatch(s, `${CM('wb')}?watch=1`);
-      t.ok(await live.until((e) => e.length >= 2, 5000), 'initial state');
+      t.ok(await live.until((e) => e.length >= 2, 60_000), 'initial state');
       await mkCm(s, 'wb', 'z');
       await patchCm(s, 'wb', 'x', { data: { a: '9' } });
       await delCm(s, 'wb', 'y');
-      t.ok(await live.until((e) => e.length >= 5, 5000), 'then the changes');
+      t.ok(await live.until((e) => e.length >= 5, 60_000), 'then the changes');
       t.same(live.events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED x', 'ADDED y', 'ADDED z', 'MODIFIED x', 'DELETED y']);
       live.close();
       const bad = await s.get(`${CM('wb')}?watch=1&resourceVersion=abc`);
@@ -622,7 +622,7 @@ for (const brand of brands) {
       await mkCm(s, 'longwatch', 'after');
       for (const w of ws) {
         t.equal(w.status, 200);
-        t.ok(await w.until((e) => e.some((x) => x.object?.metadata?.name === 'after'), 5000), 'an event after the watch began arrives');
+        t.ok(await w.until((e) => e.some((x) => x.object?.metadata?.name === 'after'), 60_000), 'an event after the watch began arrives');
         t.notOk(w.ended, 'the watch is still open');
         w.close();
       }
@@ -653,7 +653,7 @@ for (const brand of brands) {
       acks.push(rvOf(await patchCm(s, 'wr', 'x3', { metadata: { labels: { l: 'v' } } })));
       acks.push(rvOf(await mkCm(s, 'wr', 'x4')));
       await delCm(s, 'wr', 'x1');
-      t.ok(await w1.until((e) => e.length >= 8, 5000), 'eight events');
+      t.ok(await w1.until((e) => e.length >= 8, 60_000), 'eight events');
       await sleep(200);
       w1.close();
       const all = evSigs(w1.events);
@@ -689,7 +689,7 @@ for (const brand of brands) {
       await patchCm(s, 'wa1', 'x', { data: { a: '3' } });
       await patchCm(s, 'wa1', 'y', { data: { a: '3' } });
       await delCm(s, 'wa1', 'x');
-      t.ok(await across.until((e) => e.filter((x) => x.object.metadata.namespace?.startsWith('wa')).length >= 6, 5000));
+      t.ok(await across.until((e) => e.filter((x) => x.object.metadata.namespace?.startsWith('wa')).length >= 6, 60_000));
       await sleep(200);
       t.same(one.events.map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`), ['ADDED wa1/x', 'MODIFIED wa1/x', 'DELETED wa1/x'], 'fieldSelector=metadata.name: one object only');
       t.same(across.events.filter((x) => x.object.metadata.namespace?.startsWith('wa')).map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`),
@@ -726,7 +726,7 @@ for (const brand of brands) {
       await delCm(s, 'wl', 'l2');
       await delCm(s, 'wl', 'l1');
       const want = ['ADDED l1', 'DELETED l1', 'ADDED l2', 'MODIFIED l2', 'DELETED l2'];
-      t.ok(await w.until((e) => e.length >= want.length, 5000));
+      t.ok(await w.until((e) => e.length >= want.length, 60_000));
       await sleep(200);
       t.same(w.events.map((e) => `${e.type} ${e.object.metadata.name}`), want, 'live');
       // The reference sends a leaving object's previous content (which matched) at the event's revision.
@@ -755,8 +755,8 @@ for (const brand of brands) {
       await must(s.request('PATCH', '/api/v1/namespaces/wp/pods/p', { body: { metadata: { labels: { team: 'b' } } }, headers: merge }), 200, 'relabel pod');
       await must(s.request('PATCH', '/api/v1/namespaces/wp/pods/q', { body: { metadata: { labels: { x: 'y' } } }, headers: merge }), 200, 'label pod');
       await must(s.request('DELETE', '/api/v1/namespaces/wp/pods/q?gracePeriodSeconds=0'), 200, 'delete pod');
-      t.ok(await w2.until((e) => e.length >= 3, 5000));
-      t.ok(await w1.until((e) => e.length >= 2, 5000));
+      t.ok(await w2.until((e) => e.length >= 3, 60_000));
+      t.ok(await w1.until((e) => e.length >= 2, 60_000));
       await sleep(200);
       // As the reference's watch cache does: an object leaving the selected set is sent as DELETED
       // with its previous content (still matching the selector) at the event's resourceVersion.
@@ -795,9 +795,9 @@ for (const brand of brands) {
       for (const n of ['i1', 'i2', 'i3']) await mkCm(s, 'si', n);
       const before = await currentRv(s);
       const w = openWatch(s, `${CM('si')}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
-      t.ok(await w.until((e) => e.some((x) => x.type === 'BOOKMARK'), 5000), 'a bookmark ends the initial events');
+      t.ok(await w.until((e) => e.some((x) => x.type === 'BOOKMARK'), 60_000), 'a bookmark ends the initial events');
       await mkCm(s, 'si', 'i4');
-      t.ok(await w.until((e) => e.some((x) => x.type === 'ADDED' && x.object.metadata.name === 'i4'), 5000));
+      t.ok(await w.until((e) => e.some((x) => x.type === 'ADDED' && x.object.metadata.name === 'i4'), 60_000));
       const seq = w.events.map((e) => (e.type === 'BOOKMARK' ? 'BOOKMARK' : `${e.type} ${e.object.metadata.name}`));
       t.same(seq.slice(0, 5), ['ADDED i1', 'ADDED i2', 'ADDED i3', 'BOOKMARK', 'ADDED i4'], 'initial state, bookmark, then live changes');
       const bm = w.events.find((e) => e.type === 'BOOKMARK')!;
@@ -829,7 +829,7 @@ for (const brand of brands) {
       await mkCm(s, 'wsk', 'b');
       await delCm(s, 'wsk', 'a');
       t.ok(await ws.waitFor((m) => m.length >= 4, 5000).then(() => true, () => false), 'four messages over the WebSocket');
-      t.ok(await http.until((e) => e.length >= 4, 5000), 'four events over HTTP');
+      t.ok(await http.until((e) => e.length >= 4, 60_000), 'four events over HTTP');
       t.equal(ws.messages.length, http.lines.length);
       t.ok(ws.messages.every((m) => m.opcode === OP_TEXT), 'text frames');
       t.ok(ws.messages.every((m) => m.frames === 1), 'one frame per event');
@@ -969,7 +969,7 @@ t.test('a watcher that never reads is closed; a reading one gets everything', as
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));
-  t.ok(await reader.until((e) => e.length >= N, 20_000), `the reading watcher got all ${N} events (${reader.events.length})`);
+  t.ok(await reader.until((e) => e.length >= N, 60_000), `the reading watcher got all ${N} events (${reader.events.length})`);
   t.equal(new Set(reader.events.map((e) => e.object.metadata.name)).size, N, 'each once');
   t.ok(reader.events.every((e) => e.type === 'ADDED'));
   t.equal(reader.status, 200);
@@ -997,8 +997,8 @@ t.test('a watcher that never reads is closed; a reading one gets everything', as
   const late = openWatch(s, `${CM('ev')}?watch=1&resourceVersion=${await currentRv(s)}`);
   await sleep(100);
   await mkCm(s, 'ev', 'after');
-  t.ok(await late.until((e) => e.length >= 1, 5000), 'new watches work');
-  t.ok(await reader.until((e) => e.length >= N + 1, 5000), 'the reading watcher keeps going');
+  t.ok(await late.until((e) => e.length >= 1, 60_000), 'new watches work');
+  t.ok(await reader.until((e) => e.length >= N + 1, 60_000), 'the reading watcher keeps going');
   late.close();
   reader.close();
 });
@@ -1037,7 +1037,7 @@ t.test('a watcher whose socket backed up gets every pending event once it reads 
   await sleep(100);
   raw.resume();
   // 10 MiB through TLS while another suite may share the machine: seconds, not milliseconds
-  const all = await until(() => events >= N, 10_000);
+  const all = await until(() => events >= N, 60_000);
   t.ok(all, `every queued event arrives once the client reads (${events} of ${N}, no further writes)`);
   if (!all) {
     // Diagnostic: another write pushes out some of what was stuck.
@@ -1062,7 +1062,7 @@ t.test('a watch resumes across a server restart from the last revision seen', as
   const chunk1 = await must(s.get(`${CM('rs')}?limit=1`), 200, 'first chunk before the restart');
   await patchCm(s, 'rs', 'r1', { data: { a: '2' } });
   await delCm(s, 'rs', 'r2');
-  t.ok(await w.until((e) => e.length >= 5, 5000), 'five events before the restart');
+  t.ok(await w.until((e) => e.length >= 5, 60_000), 'five events before the restart');
   const before = evSigs(w.events);
   const lastSeen = rvOfEv(w.events[4]);
   const midSeen = rvOfEv(w.events[1]);

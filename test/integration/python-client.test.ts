@@ -22,7 +22,7 @@ t.test('python3-kubernetes watch sees each event when it is sent', { skip }, asy
   const s = await withServer(t, { brand: 'kubernetes' });
   t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'py' } } })).status, 201);
   // The namespace's one object so far: the root CA ConfigMap, published by a controller.
-  await until(() => s.get('/api/v1/namespaces/py/configmaps/kube-root-ca.crt'), (r) => r.status === 200, 20_000);
+  await until(() => s.get('/api/v1/namespaces/py/configmaps/kube-root-ca.crt'), (r) => r.status === 200, 60_000);
   const seen: string[] = [];
   const py = spawn(python!, ['-c', WATCHER, `${s.dataDir}/admin.kubeconfig`, 'py']);
   t.teardown(() => { py.kill(); });
@@ -37,16 +37,16 @@ t.test('python3-kubernetes watch sees each event when it is sent', { skip }, asy
   py.stderr.on('data', (d: Buffer) => { err += d.toString(); });
 
   // The initial state: one event, and nothing is written after it.
-  await until(() => seen.length, (n) => n >= 1, 30_000);
+  await until(() => seen.length, (n) => n >= 1, 60_000);
   t.match(seen[0], /^ADDED kube-root-ca\.crt /, `the initial ADDED arrives on its own${err ? `\n${err}` : ''}`);
   // Each later event arrives before anything else is written.
   for (const name of ['one', 'two']) {
     t.equal((await s.request('POST', '/api/v1/namespaces/py/configmaps', { body: { metadata: { name } } })).status, 201);
-    await until(() => seen.some((l) => l.startsWith(`ADDED ${name} `)), Boolean, 30_000);
+    await until(() => seen.some((l) => l.startsWith(`ADDED ${name} `)), Boolean, 60_000);
     t.ok(seen.some((l) => l.startsWith(`ADDED ${name} `)), `ADDED ${name} is seen with no later write`);
   }
   const cm = await s.request('PUT', '/api/v1/namespaces/py/configmaps/one', { body: { metadata: { name: 'one' }, data: { k: 'v' } } });
   t.equal(cm.status, 200);
-  await until(() => seen.some((l) => l === `MODIFIED one ${cm.json.metadata.resourceVersion}`), Boolean, 30_000);
+  await until(() => seen.some((l) => l === `MODIFIED one ${cm.json.metadata.resourceVersion}`), Boolean, 60_000);
   t.ok(seen.includes(`MODIFIED one ${cm.json.metadata.resourceVersion}`), 'MODIFIED one, with its resourceVersion');
 });

@@ -14,18 +14,18 @@ const dangling = (o: any): any => o?.status?.conditions?.find((c: any) => c.type
 
 t.test('FlowSchema Dangling condition follows its priority level', async (t) => {
   const s = await withServer(t, { brand: 'kubernetes' });
-  const builtIn: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/service-accounts`)).json), Boolean, 20_000);
+  const builtIn: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/service-accounts`)).json), Boolean, 60_000);
   t.match(builtIn, { status: 'False', reason: 'Found', message: 'This FlowSchema references the PriorityLevelConfiguration object named "workload-low" and it exists' });
   t.match(builtIn.lastTransitionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 
   const fs = { metadata: { name: 'mine' }, spec: { priorityLevelConfiguration: { name: 'later' }, matchingPrecedence: 500, rules: [{ subjects: [{ kind: 'User', user: { name: 'x' } }], resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], namespaces: ['*'] }] }] } };
   t.equal((await s.request('POST', `${FC}/flowschemas`, { body: fs })).status, 201);
-  const missing: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/mine`)).json), Boolean, 20_000);
+  const missing: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/mine`)).json), Boolean, 60_000);
   t.match(missing, { status: 'True', reason: 'NotFound', message: 'This FlowSchema references the PriorityLevelConfiguration object named "later" but there is no such object' });
 
   const pl = { metadata: { name: 'later' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 5, limitResponse: { type: 'Reject' } } } };
   t.equal((await s.request('POST', `${FC}/prioritylevelconfigurations`, { body: pl })).status, 201);
-  const found: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/mine`)).json), (c) => c?.status === 'False', 20_000);
+  const found: any = await until(async () => dangling((await s.get(`${FC}/flowschemas/mine`)).json), (c) => c?.status === 'False', 60_000);
   t.match(found, { status: 'False', reason: 'Found' }, 'the priority level now exists');
 
   if (!noKubectl) {
@@ -64,7 +64,7 @@ t.test('kubectl delete -k of a bundle that holds its own Namespace', { skip: noK
   const deleted = await kubectl(s, ['delete', '-k', dir]);
   t.equal(deleted.code, 0, deleted.stderr);
   t.match(deleted.stdout, /namespace "bundle" deleted\nsecret "creds" deleted\nconfigmap "settings" deleted|namespace "bundle" deleted/);
-  const gone = await until(() => s.get('/api/v1/namespaces/bundle'), (r) => r.status === 404, 30_000);
+  const gone = await until(() => s.get('/api/v1/namespaces/bundle'), (r) => r.status === 404, 60_000);
   t.equal(gone.status, 404, 'the namespace goes once its contents are gone');
 });
 

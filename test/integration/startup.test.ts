@@ -81,6 +81,6 @@ t.test('after a restart, objects read from the store answer selectors, uid preco
 
   // The owner was loaded without being parsed; deleting it must still collect its dependent.
   t.equal((await s.request('DELETE', ns('configmaps/owner'))).status, 200);
-  const gone = await eventually(async () => (await s.get(ns('configmaps/dep'))).status === 404, 10_000);
+  const gone = await eventually(async () => (await s.get(ns('configmaps/dep'))).status === 404, 60_000);
   t.ok(gone, 'the garbage collector deletes the dependent of a deleted owner after the restart');
 });

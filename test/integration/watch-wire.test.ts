@@ -65,17 +65,17 @@ for (const [name, args, portOf] of listeners) {
       // An empty namespace: nothing to send until the create below.
       const w = rawWatch(port, s, '/api/v1/namespaces/wire/configmaps?watch=1', accept);
       t.teardown(w.close);
-      const head = await until(() => w.head(), Boolean, 20_000);
+      const head = await until(() => w.head(), Boolean, 60_000);
       t.match(head, /^HTTP\/1\.1 200 /, `${rep}: the status line and headers arrive before any event`);
       t.match(head, /transfer-encoding: chunked/i, `${rep}: chunked, as the reference's`);
       const name = `cm-${rep.toLowerCase()}`;
       const created = await s.request('POST', '/api/v1/namespaces/wire/configmaps', { body: { metadata: { name }, data: { k: 'v' } } });
       t.equal(created.status, 201);
       if (rep === 'JSON') {
-        const line = await until(() => w.completeBody().toString('utf8').split('\n').find((l) => l.includes(`"name":"${name}"`)), Boolean, 20_000);
+        const line = await until(() => w.completeBody().toString('utf8').split('\n').find((l) => l.includes(`"name":"${name}"`)), Boolean, 60_000);
         t.equal(line && JSON.parse(line).type, 'ADDED', 'JSON: the event is in chunks complete on the wire without any later write');
       } else {
-        const frame = await until(() => frames(w.completeBody()).find((f) => f.includes(name)), Boolean, 20_000);
+        const frame = await until(() => frames(w.completeBody()).find((f) => f.includes(name)), Boolean, 60_000);
         t.ok(frame?.includes('ADDED'), 'Protobuf: the event frame is whole in the chunks on the wire');
       }
       w.close();

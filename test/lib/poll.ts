@@ -4,7 +4,7 @@
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Calls `fn` until `ok` holds for its value or `ms` pass; returns the last value. */
-export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 15_000, step = 50): Promise<T> {
+export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000, step = 50): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -14,7 +14,7 @@ export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, 
 }
 
 /** Calls `fn` until it returns something other than undefined, or `ms` pass. */
-export const untilDefined = <T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T | undefined> => until(fn, (v) => v !== undefined, ms);
+export const untilDefined = <T>(fn: () => Promise<T | undefined>, ms = 60_000): Promise<T | undefined> => until(fn, (v) => v !== undefined, ms);
 
 /** Whether `check` came to hold within `ms` (an in-memory predicate or a request). */
-export const eventually = (check: () => boolean | Promise<boolean>, ms = 15_000, step = 20): Promise<boolean> => until(check, Boolean, ms, step);
+export const eventually = (check: () => boolean | Promise<boolean>, ms = 60_000, step = 20): Promise<boolean> => until(check, Boolean, ms, step);
