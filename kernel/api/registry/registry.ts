@@ -13,8 +13,6 @@ import { columnDefinitions, table, tableRow, type IncludeObject } from '../repr/
 import { Slicer, giveTurn, joinSliced } from '../../watch/slicer.js';
 import { sendSized, type OutputBudget, type OutputHolder } from '../../watch/outbudget.js';
 import { gv, storedApiVersion } from '../catalog.js';
-import type { AdmissionChain } from '../../pipeline/admission.js';
-import type { AuditContext } from '../../ops/audit.js';
 import type { WatchHub, Watcher, EventType } from '../../watch/fanout.js';
 import { goPrint, goQuote, isDNS1123Label, validateObjectMeta, validateObjectMetaUpdate } from '../validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from '../selectors.js';
@@ -26,11 +24,25 @@ import { WriteQueue } from '../../store/writequeue.js';
 import { proxyConnect, type ConnectOptions } from '../proxy.js';
 import { compileValidator, dropNullFields, findDuplicateFields, decodeTypeError, duplicateYamlKeyLines, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from '../fieldvalidation.js';
 
+/**
+ * The admission the registry runs (kernel/pipeline/admission.ts's AdmissionChain): declared here so
+ * the API machinery does not import the request pipeline that calls it.
+ */
+export interface Admission {
+  admit(a: AdmissionAttributes): Promise<void>;
+  validate(a: AdmissionAttributes): Promise<void>;
+}
+
+/** A request's audit context (kernel/ops/audit.ts's AuditContext), as far as the registry uses it. */
+export interface AuditAttach {
+  attach(a: AdmissionAttributes): void;
+}
+
 export interface RegistryContext {
   brand: Brand;
   backend: StorageBackend;
   cache: ObjectCache;
-  admission: AdmissionChain;
+  admission: Admission;
   hub: WatchHub;
   maxBodyBytes: number;
   /** Watches end after a random time in [min, 2*min) seconds unless timeoutSeconds says otherwise. */
@@ -103,7 +115,7 @@ export interface Target {
   name: string;
   subresource: string;
   /** The request's audit context when audit backends are configured: admission attributes get `annotate` from it. */
-  audit?: AuditContext;
+  audit?: AuditAttach;
   /** Where admission warnings of this write go (collectWarnings), for the response's Warning headers. */
   warnings?: string[];
 }
