@@ -42,7 +42,7 @@ export function checkMerged(value: unknown, check: MergedCheck, definitions: Rea
   return { unknown, duplicates };
 }
 
-/** What kernel/api/registry/registry.ts decode() and fieldValidation() do to a JSON body, in their order. */
+/** What kernel/api/registry/body.ts decode() and fieldValidation() do to a JSON body, in their order. */
 export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
   let obj: unknown;
   try { obj = parseJson(task.text); } catch (e) { return { ok: false, message: (e as Error).message }; }

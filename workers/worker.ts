@@ -21,7 +21,7 @@ export default function (task: ((MergeTask | CheckJsonTask) & { defsKey?: string
   // As JSON text: a structured clone nested deeper than the main thread's stack can take is dropped
   // there ('messageerror', which piscina does not see), and the task would never settle.
   const r = runMergeTask(t as MergeTask);
-  // A patch's result is checked here too (kernel/api/registry/registry.ts fieldValidation takes the findings).
+  // A patch's result is checked here too (kernel/api/registry/body.ts fieldValidation takes the findings).
   const check = (t as { check?: MergedCheck }).check;
   // (Not a JSON patch's result nested too deep: the event loop refuses that before any check.)
   if (check && r.ok && 'value' in r && typeof r.value === 'object' && r.value !== null && !Array.isArray(r.value) && !depthError(r.value)) {

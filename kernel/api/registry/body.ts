@@ -1,0 +1,82 @@
+// A write's body: decoded from JSON, YAML or Protobuf (a large JSON body checked on a worker), then
+// field validation (Strict, Warn or Ignore) of its unknown and duplicate fields, which also drops
+// what the schema does not know. Creates, updates and patches (write.ts, patch.ts) use these, and
+// the server's sub-resources served by plugins call decode and fieldValidation directly.
+import type { KObject } from '../../contracts/index.js';
+import { errors } from '../../contracts/status.js';
+import type { KRequest } from '../../http/types.js';
+import { decodeBody, decodedYamlDuplicates } from '../repr/negotiate.js';
+import { goPrint, goQuote } from '../validation.js';
+import { decodeProtobuf } from '../repr/protobuf.js';
+import { checkJsonOnWorker, checksJsonOnWorker } from '../../../workers/pool.js';
+import { dropNullFields, findDuplicateFields, decodeTypeError, duplicateYamlKeyLines, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from '../fieldvalidation.js';
+import { warningValue } from '../warnings.js';
+import { checked, defsKey } from './util.js';
+import type { Target } from './base.js';
+import { RegistryWatch } from './watch.js';
+
+export class RegistryBody extends RegistryWatch {
+  /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */
+  async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
+    if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
+    const ct = (req.header('content-type') ?? 'application/json').split(';')[0].trim().toLowerCase();
+    if (t.type.schema && (t.subresource === '' || t.subresource === 'status') && checksJsonOnWorker(raw.length) && (ct === 'application/json' || ct === '' || ct === '*/*')) {
+      return this.decodeOnWorker(req, t, raw);
+    }
+    const obj = await decodeBody(req.header('content-type'), raw);
+    if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
+    return obj;
+  }
+
+  /**
+   * A large JSON body: decode() and fieldValidation()'s passes over every key run on a worker
+   * (workers/checkbody.ts), which sends back the pruned object's JSON and its findings; those wait
+   * in `checked` for fieldValidation().
+   */
+  private async decodeOnWorker(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
+    const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
+    const r = await checkJsonOnWorker({ op: 'check-json', text: raw.toString('utf8'), schema: t.type.schema!, definitions: t.type.definitions, fields }, defsKey(t.type));
+    if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${r.message}`);
+    const obj = JSON.parse(r.json) as unknown;
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
+    checked.set(obj, r);
+    return obj as KObject;
+  }
+
+  /**
+   * fieldValidation=Strict | Warn (the default) | Ignore: unknown and duplicate fields are a 400 naming
+   * them all (Strict: the reference's strict decoding error), one Warning each (Warn), or nothing
+   * (Ignore). The mode itself was checked with the write options.
+   */
+  fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown, apply = false): Record<string, string> {
+    const mode = req.query.get('fieldValidation') || 'Warn';
+    // Checked already on a worker (decodeOnWorker, or with a patch's merge), pruned there too.
+    const done = checked.get(obj);
+    if (done) checked.delete(obj);
+    // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
+    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
+    if (typeError && patch !== undefined) {
+      // A patched object that does not decode is an Invalid on the field "patch", as the reference words it.
+      throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);
+    }
+    if (typeError) throw errors.badRequest(`${t.type.kind} in version ${goQuote(t.type.version)} cannot be handled as a ${t.type.kind}: ${typeError}`);
+    // An applied configuration's unknown fields are the apply's own error (its typed patch cannot be built), whatever the mode.
+    const unknown = mode === 'Ignore' || apply ? [] : done ? done.unknown : unknownFields(t.type, obj);
+    let dups: string[] = done && raw ? done.duplicates : [];
+    let text: string | undefined;
+    const position = new Map<string, number>();
+    // (a body checked on a worker was JSON, and is not copied into a string again here)
+    const json = !!raw && (!!done || /^\s*[{[]/.test((text = raw.toString('utf8'))));
+    if (mode !== 'Ignore' && raw && !done) dups = json ? findDuplicateFields(text!, 100, position) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
+    // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
+    if (t.type.schema && !apply && !done) pruneUnknown(obj, t.type.schema, t.type.definitions);
+    if (!unknown.length && !dups.length) return {};
+    const msgs = strictErrors(unknown, dups, !raw ? {} : !json ? { yaml: dups.length ? duplicateYamlKeyLines(text!) : [] } : t.type.unstructured ? { unstructured: true } : { position });
+    if (mode === 'Strict') {
+      if (patch === undefined) throw errors.badRequest(strictDecodingMessage(t.type.kind, t.type.version, msgs));
+      // A patch's strict errors are an Invalid on the field "patch", the patch printed as a Go map.
+      throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(goPrint(patch))}: strict decoding error: ${msgs.join(', ')}` }]);
+    }
+    return { warning: msgs.map(warningValue).join('\n') };
+  }
+}

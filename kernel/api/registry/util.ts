@@ -1,0 +1,60 @@
+// Small pure helpers the registry's modules share: JSON answers' headers, the object path helpers,
+// and what a body checked on a worker and a merge leave for field validation and ownership.
+// Nothing here holds state of a request or knows the Registry class.
+import type { KObject, TypeDef } from '../../contracts/index.js';
+import { StatusError } from '../../contracts/status.js';
+import type { Entry } from '../../store/cache.js';
+import type { Accepted } from '../repr/negotiate.js';
+import type { FieldsV1 } from '../../../workers/merge/index.js';
+
+export const JSON_HEADERS = { 'content-type': 'application/json' };
+export const JSON_ACCEPTED: Accepted = { rep: 'json', contentType: 'application/json' };
+
+export const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+export const parse = (e: Entry): KObject => JSON.parse(e.bytes.toString('utf8'));
+export const clone = <T>(o: T): T => (o === undefined ? o : JSON.parse(JSON.stringify(o)));
+
+export function getPath(obj: KObject, path: string): unknown {
+  let cur: unknown = obj;
+  for (const seg of path.split('.')) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[seg] : undefined;
+  return cur;
+}
+export function setPath(obj: KObject, path: string, value: unknown) {
+  const segs = path.split('.');
+  let cur = obj as Record<string, unknown>;
+  for (const s of segs.slice(0, -1)) cur = (cur[s] ??= {}) as Record<string, unknown>;
+  if (value === undefined) delete cur[segs[segs.length - 1]];
+  else cur[segs[segs.length - 1]] = value;
+}
+
+/** Who a write records as the owner of the fields it sets; `applied` when server-side apply already computed ownership. */
+export interface FieldManagement { manager: string; applied?: boolean; /** Request body bytes. */ size?: number }
+
+/** A failed merge as a Status: the merge code's status code, reason and message. */
+export function mergeError(e: { code: number; reason: string; message: string }): StatusError {
+  return new StatusError(e.code, e.reason || (e.code === 422 ? 'Invalid' : e.code === 400 ? 'BadRequest' : e.code === 413 ? 'RequestEntityTooLarge' : e.code === 415 ? 'UnsupportedMediaType' : 'InternalError'), e.message);
+}
+
+/**
+ * Fields an endpoint does not write, so nobody gains ownership of them there (server-side apply rule
+ * 12): the main resource never writes status; the status sub-resource writes nothing but status.
+ */
+export function resetFields(type: TypeDef, subresource: string): FieldsV1 | undefined {
+  if (!type.statusField) return undefined;
+  if (!subresource) return { [`f:${type.statusField}`]: {} };
+  if (subresource === type.statusField || subresource === 'status') return { 'f:spec': {} };
+  return undefined;
+}
+
+/** Findings of bodies checked on a worker (Registry.decodeOnWorker), by the decoded object, until fieldValidation takes them. */
+export const checked = new WeakMap<object, { typeError?: string; unknown: string[]; duplicates: string[] }>();
+
+/** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
+const defsKeys = new WeakMap<object, string>();
+let defsCount = 0;
+export function defsKey(type: TypeDef): string | undefined {
+  if (!type.definitions) return undefined;
+  let k = defsKeys.get(type.definitions);
+  if (!k) defsKeys.set(type.definitions, (k = `defs-${++defsCount}`));
+  return k;
+}
