@@ -11,20 +11,14 @@
 // Decoding is bounded: any malformed input is an error, never a partial object.
 import protobuf from 'protobufjs';
 import type { Brand } from '../../contracts/brand.js';
-import type { KObject, TypeDef } from '../../contracts/index.js';
+import type { KObject } from '../../contracts/objects.js';
+import type { ProtoCatalog, ProtoField, ProtoMessage, TypeDef } from '../../contracts/types.js';
 import { errors } from '../../contracts/status.js';
 import { depthError } from '../../../workers/decode.js';
 import type { Entry } from '../../store/cache.js';
 import metaCatalog from './protobuf-meta.json' with { type: 'json' };
 
-/** [jsonName, number, type, flags]: r repeated, m map, i inlined, p pointer, e omitempty. */
-export type ProtoField = [json: string, no: number, type: string, flags: string];
-export type ProtoMessage = ProtoField[] | { enc: string; of?: string };
-export interface ProtoCatalog {
-  /** "apps/v1/Deployment" → message name. */
-  kinds: Record<string, string>;
-  messages: Record<string, ProtoMessage>;
-}
+export type { ProtoCatalog, ProtoField, ProtoMessage };
 
 export const META: ProtoCatalog = metaCatalog as unknown as ProtoCatalog;
 
