@@ -15,7 +15,7 @@ import type { KObject } from '../../contracts/objects.js';
 import type { ProtoCatalog, ProtoField, ProtoMessage, TypeDef } from '../../contracts/types.js';
 import { errors } from '../../contracts/status.js';
 import { depthError } from '../../../workers/decode.js';
-import type { Entry } from '../../store/cache.js';
+import type { Entry } from '../../store/entry.js';
 import metaCatalog from './protobuf-meta.json' with { type: 'json' };
 
 export type { ProtoCatalog, ProtoField, ProtoMessage };
