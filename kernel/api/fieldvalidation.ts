@@ -1,4 +1,4 @@
-// Generic field validation against a type's structural Schema (kernel/contracts/index.ts):
+// Generic field validation against a type's structural Schema (kernel/contracts/types.ts):
 //   checkFields          unknown fields, as the reference's strict decoder names them ("spec.containers[0].foo")
 //   findDuplicateFields  duplicate keys of a JSON body, found by a small linear scanner ("metadata.name")
 //   compileValidator     a structural type check (ajv, compiled once per type) returning field causes
