@@ -25,7 +25,7 @@ import { encodeAs, negotiate } from './api/repr/negotiate.js';
 import { isProtobufType, objectProtobuf, statusProtobuf } from './api/repr/protobuf.js';
 import { dropNullFields } from './api/fieldvalidation.js';
 import { checkWriteOptions, queryTimeoutMs } from './api/options.js';
-import { OpenAPIService } from './api/openapi.js';
+import { OpenAPIService } from './api/openapi/index.js';
 import { errors, isStatusError, StatusError } from './contracts/status.js';
 import { ObjectCache, resourcePrefix, type Entry } from './store/cache.js';
 import { TypeRegistry } from './api/catalog.js';

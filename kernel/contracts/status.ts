@@ -1,5 +1,5 @@
 // Status bodies, shaped as the ecosystem's server shapes them (metav1.Status).
-import type { FieldCause } from './index.js';
+import type { FieldCause } from './objects.js';
 
 export interface StatusDetails {
   name?: string;

@@ -4,74 +4,11 @@ import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { brands } from '../contracts/brand.js';
-import { applyFlags, parseFlags, usage, serverDefaultAdmission } from './flags.js';
+import type { Config, FileConfig, PluginRef } from './configtypes.js';
+import { applyFlags, parseFlags, usage } from './flags.js';
+import { serverDefaultAdmission } from './flagtable.js';
 
-export interface PluginRef {
-  plugin: string;
-  options?: Record<string, unknown>;
-}
-
-export interface Config {
-  brand: string;
-  dataDir: string;
-  bindAddress: string;
-  securePort: number;
-  /** A second HTTPS listener on node:tls that hands verified client certificates to authenticators (unset: none). */
-  mtlsPort?: number;
-  /** Whether the secure port asks for client certificates (a node:tls front before uWS); default: when an authenticator takes them. */
-  securePortClientCerts?: boolean;
-  tls: { certFile?: string; keyFile?: string };
-  maxRequestBodyBytes: number;
-  storage: PluginRef;
-  types: PluginRef[];
-  authentication: PluginRef[];
-  authorization: PluginRef[];
-  admission: PluginRef[];
-  controllers: PluginRef[];
-  /**
-   * Controllers run on one server at a time, the holder of a Lease (as the reference's controller
-   * manager): `enabled` defaults to on when the storage is shared (etcd3) and off on the embedded store.
-   */
-  leaderElection: { enabled?: boolean; leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number };
-  signers: PluginRef[];
-  /** Audit backends (each with its own policy); --audit-log-path adds the built-in `log` backend. */
-  audit: PluginRef[];
-  /** Overload protection: `apf` (API Priority and Fairness, the default) or `max-inflight`. */
-  flowControl: PluginRef;
-  featureGates: Record<string, boolean>;
-  runtimeConfig: Record<string, boolean>;
-  shutdownDelaySeconds: number;
-  livezGracePeriodSeconds: number;
-  /** --request-timeout: every request that is not long-running (watch, proxy, exec, ...) is answered 504 by then. */
-  requestTimeoutSeconds: number;
-  emulatedVersion: { major: string; minor: string; gitVersion: string };
-  /** --service-cluster-ip-range: the built-in types' cluster IP allocator and the serving certificate's service IP. */
-  serviceClusterIPRange: string;
-  /** --service-node-port-range. */
-  serviceNodePortRange: string;
-  /** --advertise-address: what the server's own Service's endpoints list (unset: derived from the bind address). */
-  advertiseAddresses?: string[];
-  /** Path given by --admission-control-config-file (or the file's admissionConfigFile). */
-  admissionConfigFile?: string;
-  /** EncryptionConfiguration file: which resources are encrypted at rest, and how (--encryption-provider-config). */
-  encryptionProviderConfig?: string;
-  /** The client certificate presented to extension API servers (--proxy-client-cert-file/--proxy-client-key-file); unset: one made at first start. */
-  proxyClient?: { certFile?: string; keyFile?: string };
-  /** Log lines as klog-style text or JSON (--logging-format). */
-  loggingFormat: 'text' | 'json';
-  /** Log verbosity (-v): 3 logs every request. */
-  verbosity: number;
-  /** Serve a data directory other users can read (--insecure-data-dir-permissions). */
-  insecureDataDirPermissions?: boolean;
-  /** Where the configuration was loaded from, for messages. */
-  configFile?: string;
-}
-
-/** What a config file may hold: any subset of Config, nested objects partial too. */
-export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile'>> & {
-  tls?: Config['tls'];
-  emulatedVersion?: Partial<Config['emulatedVersion']>;
-};
+export type { Config, FileConfig, PluginRef } from './configtypes.js';
 
 const pluginRef = {
   type: 'object',

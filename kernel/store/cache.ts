@@ -3,37 +3,10 @@
 // served from here; an unchanged object is never serialized again. It is fed in revision order by
 // the storage backend's onCommit, so after a commit returns the cache already holds it.
 import type { KV, StorageEvent, TypeDef, KObject } from '../contracts/index.js';
+import type { CacheEvent, Entry } from './entry.js';
 import { SortedEntries, before } from './sorted.js';
 
-/**
- * An entry's uid, labels and fields may be lazy accessors (StoredEntry): never copy one with a
- * spread, which would drop them; withBytes makes a copy with other bytes.
- */
-export interface Entry {
-  key: string;
-  namespace: string;
-  name: string;
-  uid: string;
-  rev: number;
-  createRev: number;
-  /** The stored JSON, resourceVersion included. Never mutated. */
-  bytes: Buffer;
-  /** The object's Protobuf message, framed as a list item; encoded at the first Protobuf read (kernel/api/repr/protobuf.ts). */
-  pb?: Buffer;
-  labels: Record<string, string> | undefined;
-  /** Values of the type's field selectors (metadata.name and metadata.namespace included). */
-  fields: Record<string, string>;
-}
-
-export interface CacheEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  rev: number;
-  /** When the cache applied it (ms), for trimming history to the retention window. */
-  at: number;
-  /** New state; for DELETED the last state with its resourceVersion set to the deletion revision. */
-  entry: Entry;
-  prev: Entry | undefined;
-}
+export type { CacheEvent, Entry };
 
 /** Storage keys: /<group or "core">/<resource>/<namespace>/<name> or /<group>/<resource>/<name>. */
 export function resourcePrefix(type: Pick<TypeDef, 'group' | 'resource' | 'storageResource' | 'storageGroup'>): string {

@@ -21,64 +21,21 @@
 // At open the store is checked (its files before LevelDB opens it, the write-ahead log's record
 // checksums, every record's checksum, the count and digest of current keys, contiguous history, the
 // revision acknowledged last and the one it was stopped at) and a damaged
-// store is refused with a StoreDamageError; StorageLog.repair salvages it.
-import { ClassicLevel } from 'classic-level';
-import { readFileSync } from 'node:fs';
+// store is refused with a StoreDamageError; StorageLog.repair salvages it (repair.ts). LevelDB helpers
+// are in leveldb.ts.
 import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts/index.js';
 import { StatusError } from '../contracts/status.js';
-import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey, validRevisions } from './records.js';
 import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
+import { BULK, eachEntry, FORMAT, lostWrites, num, openDb, ownBuffer, prefixEnd, Slabs, str, type Db } from './leveldb.js';
+import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey } from './records.js';
+import { repairStore, type RepairReport } from './repair.js';
 
-/** 3: the state digest of integrity.ts; 2 had a sha256 one (its digest is recomputed at open). */
-const FORMAT = '3';
+export { revisionRange } from './leveldb.js';
+export type { RepairReport } from './repair.js';
+
 /** Revisions reserved in the high-water file per write of it: one extra fsync per this many revisions. */
 const RESERVE_BLOCK = 1000;
-/** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
-const UNKNOWN_RESERVATION = 1_000_000;
-
-/**
- * The least string above every string that starts with s, in the store's (UTF-8 byte) key order:
- * s with its last code point raised by one (a last U+10FFFF is dropped and the one before raised).
- * Appending '\uffff' is not such a bound: characters outside the BMP encode above it.
- */
-function prefixEnd(s: string): string {
-  const cps = Array.from(s);
-  while (cps.length) {
-    const cp = cps.pop()!.codePointAt(0)!;
-    if (cp < 0x10ffff) return cps.join('') + String.fromCodePoint(cp === 0xd7ff ? 0xe000 : cp + 1);
-  }
-  return '\u{10ffff}';
-}
-
-
-/** The damage of acknowledged revisions missing from the end of the store. */
-function lostWrites(rev: number, acked: number): string {
-  const n = acked - rev;
-  return `${n} acknowledged write${n > 1 ? 's are' : ' is'} missing: ${revisionRange(rev + 1, acked)} ${n > 1 ? 'were' : 'was'} acknowledged, but the store ends at revision ${rev} (the end of its write-ahead log is lost)`;
-}
-
-const num = (v: Uint8Array | undefined) => (v === undefined ? undefined : Number(Buffer.from(v).toString()));
-const str = (v: string | number) => Buffer.from(String(v));
-
-/** What StorageLog.repair did. */
-export interface RepairReport {
-  /** The damage found before repairing (file: problem), if any. */
-  damage: string[];
-  /** Keys whose current record was unreadable and was dropped. */
-  dropped: string[];
-  /** Objects kept. */
-  kept: number;
-  /** The store's revision after repair: above every revision handed out before; older ones are expired. */
-  revision: number;
-  /** The high-water file was missing or damaged, so the revision was raised by a wide margin. */
-  highWaterLost: boolean;
-  /** Acknowledged revisions no longer in the store (the end of its log was lost), first and last. */
-  lost?: { from: number; to: number };
-}
-
-/** Revisions from..to as words: "revision 7", "revisions 5 to 7". */
-export const revisionRange = (from: number, to: number) => (from === to ? `revision ${to}` : `revisions ${from} to ${to}`);
 
 interface Pending {
   ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[];
@@ -99,104 +56,6 @@ export interface LogOptions {
   transformer?: ValueTransformer;
   /** Where the log reports what it repaired on its own at open. */
   warn?: (msg: string) => void;
-}
-
-type Db = ClassicLevel<string, Uint8Array>;
-
-/**
- * A value the index, the cache and the history keep for as long as it is current, in memory of its
- * own: a small Buffer made from a string is a slice of Node's shared 8 KiB pool, and one kept slice
- * keeps the whole pool chunk, with every short-lived buffer cut from it (request bodies, answers,
- * records): measured, 2.4 KiB of buffers held per 1-KiB object.
- */
-function ownBuffer(v: Uint8Array): Uint8Array {
-  if (v.byteLength === v.buffer.byteLength) return v;
-  const own = Buffer.allocUnsafeSlow(v.byteLength);
-  own.set(v);
-  return own;
-}
-
-/** Values read at open are copied into slabs of this size (smaller than a slab's quarter: one each). */
-const SLAB_BYTES = 64 << 10;
-
-/**
- * The current values read at open, copied into shared slabs: LevelDB hands each value over in a
- * buffer of its own, and a million such buffers cost ~200 bytes each beside their bytes (the
- * ArrayBuffer, its backing store's bookkeeping, its allocation) and make every full garbage
- * collection walk a million of them. A slab lives while any of its values does; a slab holds about
- * 1,000 values of 1 KiB, and never more bytes than the store held at open.
- */
-class Slabs {
-  private slab: Buffer | undefined;
-  private used = 0;
-  copy(v: Uint8Array): Buffer {
-    if (v.length > SLAB_BYTES >>> 2) return Buffer.from(v.buffer, v.byteOffset, v.byteLength); // a large value keeps its own
-    if (!this.slab || this.used + v.length > SLAB_BYTES) { this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES); this.used = 0; }
-    const out = this.slab.subarray(this.used, this.used + v.length);
-    out.set(v);
-    // 8-byte aligned starts, as allocations are
-    this.used = (this.used + v.length + 7) & ~7;
-    return out;
-  }
-}
-/**
- * Iterators that read whole ranges fetch up to 4 MiB per trip to LevelDB's thread (classic-level's
- * default, 16 KiB, is about 16 objects: thousands of round trips for a start-up of 100,000).
- */
-const BULK = { highWaterMarkBytes: 4 << 20 };
-
-/**
- * Every entry of a range, in order, one batch (one trip to LevelDB's thread) at a time: a for-await
- * over the iterator costs a promise and an async resumption per entry, which at a million entries
- * was seconds of start-up.
- */
-async function eachEntry(db: Db, range: { gt?: string; lt?: string; lte?: string }, f: (k: string, v: Uint8Array) => void): Promise<void> {
-  const it = db.iterator({ ...range, ...BULK });
-  let next = it.nextv(10_000);
-  try {
-    // LevelDB's thread reads the next batch while this one is checked
-    for (let batch = await next; batch.length; batch = await next) {
-      next = it.nextv(10_000);
-      for (const [k, v] of batch) f(k, v);
-    }
-  } finally {
-    await next.catch(() => undefined);
-    await it.close();
-  }
-}
-/**
- * A ClassicLevel opens itself in the tick after it is constructed, with the options given here: it is
- * constructed only once the store's files are checked, and never allowed to create a store over an
- * existing one (it would take a store without CURRENT for a new one, and delete its tables).
- */
-const openDb = async (dir: string, isNew: boolean): Promise<Db> => {
-  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', createIfMissing: isNew, errorIfExists: isNew });
-  try {
-    await db.open();
-  } catch (e) {
-    throw openError(dir, e);
-  }
-  return db;
-};
-
-/**
- * What LevelDB's repair found, from the info log it writes into the store (LOG): the files it could
- * not read whole ("Table #5: 1061 entries Corruption: ...", "Log #6: ignoring ..."). It moves such
- * files to store/lost/.
- */
-function levelDbRepairFindings(dir: string): string[] {
-  let text: string;
-  try { text = readFileSync(path.join(dir, 'LOG'), 'utf8'); } catch { return []; }
-  return text.split('\n').map((l) => /^\S+ \S+ (.*(Corruption|ignoring|error).*)$/i.exec(l)?.[1]).filter((l): l is string => !!l)
-    .map((l) => `${dir}: LevelDB's repair: ${l}`);
-}
-
-/** LevelDB refuses a second opener with its LOCK; say so plainly. */
-function openError(dir: string, e: unknown): Error {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
-  if (err.cause?.code === 'LEVEL_LOCKED') return new Error(`the store ${dir} is in use by another process (${err.cause.message})`);
-  if (err.cause?.code === 'LEVEL_CORRUPTION') return new StoreDamageError(dir, err.cause.message ?? 'corrupt');
-  return new Error(`cannot open the store ${dir}: ${err.cause?.message ?? err.message}`);
 }
 
 export class StorageLog implements StorageBackend {
@@ -564,82 +423,8 @@ export class StorageLog implements StorageBackend {
     }
   }
 
-  /**
-   * Salvages a damaged store (the server must be stopped): LevelDB's own repair rebuilds its files from
-   * what is readable, then every current record that fails its checksum is dropped and all history is
-   * dropped. The store continues above every revision handed out before (the high-water file), with
-   * those revisions expired, so a watch resumed from before the repair gets 410 and relists.
-   */
-  static async repair(dir: string): Promise<RepairReport> {
-    const report: RepairReport = { damage: [], dropped: [], kept: 0, revision: 0, highWaterLost: false };
-    const note = (f: () => unknown) => { try { f(); } catch (e) { report.damage.push((e as Error).message); } };
-    note(() => checkStoreFiles(dir));
-    note(() => checkLogs(dir));
-    let hw: HighWater | undefined;
-    note(() => { hw = readHighWater(dir); });
-    let acked: number | undefined;
-    note(() => { acked = readAcked(dir)?.revision; });
-    if (acked === undefined && (hw as HighWater | undefined)?.acked) report.damage.push(`${path.join(dir, ACK_FILE)}: is missing`);
-    await ClassicLevel.repair(dir);
-    report.damage.push(...levelDbRepairFindings(dir));
-    const db = await openDb(dir, false);
-    try {
-      // Records without checksums only where none has one: a lost m:format alone must not make
-      // checksums read as revisions.
-      let legacy = (await db.get('m:format')) === undefined;
-      if (legacy) for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) if (decodeCurrent(k.slice(2), v, false)) { legacy = false; break; }
-      const ops: { type: 'put' | 'del'; key: string; value?: Uint8Array }[] = [];
-      const digest = new StateDigest();
-      const recordedRev = num(await db.get('m:rev')) ?? 0;
-      const recordedCount = num(await db.get('m:count'));
-      const recordedDigest = await db.get('m:digest');
-      let top = recordedRev;
-      for await (const [k] of db.iterator({ gt: 'h:', lt: 'h;', values: false })) {
-        top = Math.max(top, parseInt(k.slice(2), 16) || 0);
-        ops.push({ type: 'del', key: k });
-      }
-      for await (const [k] of db.iterator({ gt: 'm:gap:', lt: 'm:gap;', values: false })) ops.push({ type: 'del', key: k });
-      for await (const [k, v] of db.iterator({ gt: 'c:', lt: 'c;' })) {
-        const key = k.slice(2);
-        const r = decodeCurrent(key, v, legacy);
-        if (!r || !validRevisions(r.modRevision, r.createRevision)) {
-          report.dropped.push(key);
-          ops.push({ type: 'del', key: k });
-          continue;
-        }
-        if (legacy) ops.push({ type: 'put', key: k, value: encodeCurrent(key, r.modRevision, r.createRevision, r.stored) });
-        digest.toggle(key, r.modRevision);
-        top = Math.max(top, r.modRevision);
-        report.kept++;
-      }
-      const found = hw as HighWater | undefined;
-      // Acknowledged (or, at a clean stop, written) beyond what is left: the end of the log was lost.
-      const expected = Math.max(acked ?? 0, found?.closedAt ?? 0);
-      if (expected > top) {
-        report.lost = { from: top + 1, to: expected };
-        report.damage.push(`${dir}: ${lostWrites(top, expected)}`);
-      }
-      // What LevelDB's repair left, against what the last batch it kept recorded: records it could
-      // not read (a damaged table block, the rest of a damaged log block) are gone without a trace.
-      if (recordedCount !== undefined && recordedCount > report.kept + report.dropped.length) {
-        const gone = recordedCount - report.kept - report.dropped.length;
-        report.damage.push(`${dir}: ${gone} of the ${recordedCount} objects recorded at revision ${recordedRev} ${gone > 1 ? 'are' : 'is'} gone`);
-      } else if (recordedCount === report.kept && recordedDigest && Buffer.from(recordedDigest).toString() !== digest.toString()) {
-        report.damage.push(`${dir}: the objects left differ from those recorded at revision ${recordedRev} (some are gone or at an older version)`);
-      }
-      report.highWaterLost = !found && top > 0;
-      if (report.highWaterLost) report.damage.push(`${path.join(dir, HIGH_WATER_FILE)}: is missing`);
-      const revision = Math.max(top, expected, found?.reserved ?? 0) + (report.highWaterLost ? UNKNOWN_RESERVATION : 0);
-      report.revision = revision;
-      for (const [k, v] of [['rev', revision], ['compacted', revision], ['count', report.kept], ['digest', digest.toString()], ['format', FORMAT]] as const) {
-        ops.push({ type: 'put', key: 'm:' + k, value: str(v) });
-      }
-      await db.batch(ops as never, { sync: true });
-    } finally {
-      await db.close();
-    }
-    await writeAcked(dir, report.revision);
-    await writeHighWater(dir, { reserved: report.revision, closedAt: report.revision });
-    return report;
+  /** Salvages a damaged store (the server must be stopped): repair.ts. */
+  static repair(dir: string): Promise<RepairReport> {
+    return repairStore(dir);
   }
 }

@@ -1,6 +1,6 @@
 // A sorted list of cache entries by (namespace, name), kept as blocks of bounded size so an insert
 // or removal costs a binary search plus a move within one block, not a shift of the whole list.
-import type { Entry } from './cache.js';
+import type { Entry } from './entry.js';
 
 /** Block size bounds: small enough that a splice is cheap, large enough that the block index stays short. */
 const MAX_BLOCK = 1024;

@@ -5,7 +5,7 @@ import { getBrand, type Brand } from '../../kernel/contracts/brand.js';
 import type { TypeDef } from '../../kernel/contracts/index.js';
 import {
   buildOpenAPI, definitionName, encodeOpenAPIV2, groupVersionPath, negotiate, OPENAPI_V2_PROTOBUF, OpenAPIService, sha512Hex,
-} from '../../kernel/api/openapi.js';
+} from '../../kernel/api/openapi/index.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 
 const cluster = getBrand('cluster');

@@ -4,7 +4,7 @@
 import { publishedSchemas } from './openapi.js';
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject, Schema, TableColumn, TypeDef } from '../../../kernel/contracts/index.js';
-import { definitionName } from '../../../kernel/api/openapi.js';
+import { definitionName } from '../../../kernel/api/openapi/index.js';
 import { age } from '../builtin/columns.js';
 import { compileRules, evaluateRules } from './cel.js';
 import { converterFor, type WebhookCall } from './conversion.js';

@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts/index.js';
-import { definitionName, definitionRoot } from '../../../kernel/api/openapi.js';
+import { definitionName, definitionRoot } from '../../../kernel/api/openapi/index.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/api/validation.js';
 import { brandDefinitions } from '../builtin/schemas.js';
 import { withProtobuf } from '../../lib/protobuf-catalog.js';

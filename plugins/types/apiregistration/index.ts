@@ -3,7 +3,7 @@
 // this server serves) and every APIService's Available condition.
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts/index.js';
-import { definitionName, definitionRoot } from '../../../kernel/api/openapi.js';
+import { definitionName, definitionRoot } from '../../../kernel/api/openapi/index.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../../../kernel/api/validation.js';
 import { age } from '../builtin/columns.js';
 import { brandDefinitions } from '../builtin/schemas.js';

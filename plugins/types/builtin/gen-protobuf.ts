@@ -8,7 +8,7 @@
 // takes the wire facts (message names, field numbers, scalar types, repeated and map fields); from
 // the Go types, what the wire cannot say about the JSON form (the JSON name of each field, inlined
 // structs, pointers, omitempty); from register.go, the group name and the kinds each version
-// registers. It writes our own compact format (see kernel/api/repr/protobuf.ts for how it is read):
+// registers. It writes our own compact format (see kernel/api/repr/protocodec.ts for how it is read):
 //
 //   kernel/api/repr/protobuf-meta.json             the API machinery (meta.v1, runtime, intstr, resource)
 //   plugins/lib/protobuf.json    every API group's messages and its kinds

@@ -4,7 +4,7 @@
 // brand, and each TypeDef gets its schema (a ref), the shared definitions and its definition name.
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { Schema, TypeDef } from '../../../kernel/contracts/index.js';
-import { definitionName } from '../../../kernel/api/openapi.js';
+import { definitionName } from '../../../kernel/api/openapi/index.js';
 import { kindDefinition } from './gen-schemas.js';
 import { LATER_RELEASES } from './catalog.js';
 import raw from './schemas.json' with { type: 'json' };
