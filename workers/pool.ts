@@ -3,8 +3,8 @@
 // where a thread hop would cost more than the work (see docs/benchmarks.md for the measurement).
 import { Piscina } from 'piscina';
 import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
-import { decodeYaml, encodeYaml, type YamlDecoded } from './decode.js';
-import type { CheckJsonResult, CheckJsonTask, MergedCheck, MergedFindings } from './checkbody.js';
+import { decodeYaml, encodeYaml, type YamlDecoded } from './body/decode.js';
+import type { CheckJsonResult, CheckJsonTask, MergedCheck, MergedFindings } from './body/checkbody.js';
 
 /**
  * Bytes of input (current object plus request body) from which a merge goes to a worker thread.

@@ -2,8 +2,8 @@
 // once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
 import { move } from 'piscina';
-import { decodeYamlToJson, depthError, encodeYaml } from './decode.js';
-import { checkJsonBody, checkMerged, type CheckJsonTask, type MergedCheck } from './checkbody.js';
+import { decodeYamlToJson, depthError, encodeYaml } from './body/decode.js';
+import { checkJsonBody, checkMerged, type CheckJsonTask, type MergedCheck } from './body/checkbody.js';
 
 const definitions = new Map<string, unknown>();
 

@@ -2,14 +2,14 @@
 //   compileValidator     a structural type check (ajv, compiled once per type) returning field causes
 //   strictErrors         the strict decoder's messages for unknown and duplicate fields
 // The walks over a body (unknown fields, duplicate keys, type errors, pruning) are pure and run on
-// the worker pool too, so they live in workers/fieldcheck.ts.
+// the worker pool too, so they live in workers/body/fieldcheck.ts.
 // No type-specific code: everything follows the Schema and its definitions.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FieldCause, KObject, Schema, TypeDef } from '../contracts/index.js';
 import { goQuote } from './validation.js';
-import { checkFields, isObject, join, type Defs } from '../../workers/fieldcheck.js';
+import { checkFields, isObject, join, type Defs } from '../../workers/body/fieldcheck.js';
 // The registry takes the body walks from here with the rest of field validation.
-export { checkFields, decodeTypeError, dropNullFields, duplicateYamlKeyLines, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown } from '../../workers/fieldcheck.js';
+export { checkFields, decodeTypeError, dropNullFields, duplicateYamlKeyLines, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown } from '../../workers/body/fieldcheck.js';
 
 /** Unknown fields of an object of a served type; none when the type is unstructured. */
 export function unknownFields(type: TypeDef, obj: unknown): string[] {

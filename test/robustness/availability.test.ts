@@ -86,7 +86,7 @@ t.test('the longest /livez answer while the heaviest requests run', async (t) =>
     [`watch with the initial state of ${ITEMS} ConfigMaps`, replay(`${CM}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, (l) => l.type === 'BOOKMARK' && l.object?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true')],
     [`watch replaying the history of ${ITEMS} creations`, replay(`${CM}?watch=true&resourceVersion=1`, (l) => l.type === 'ADDED' && String(l.object?.metadata?.name).startsWith('cm-') && ++created === ITEMS)],
   );
-  // JSON bodies of 100,000 keys: decoded and field-checked on a worker thread (workers/checkbody.ts).
+  // JSON bodies of 100,000 keys: decoded and field-checked on a worker thread (workers/body/checkbody.ts).
   // A SelfSubjectAccessReview any signed-in identity may send, its keys all unknown (2.1 MiB): the
   // reference answers 201 with a warning for each of the first 100. Then two at a time.
   const SSAR = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';

@@ -1,6 +1,6 @@
-// Bounded body decoding (workers/decode.ts): nesting depth, YAML aliases, !!binary, duplicate keys.
+// Bounded body decoding (workers/body/decode.ts): nesting depth, YAML aliases, !!binary, duplicate keys.
 import t from 'tap';
-import { decodeYaml, depthError, duplicateKeys, encodeYaml, MAX_DEPTH, parseJson, YAML_BLOCK_DEPTH } from '../../workers/decode.js';
+import { decodeYaml, depthError, duplicateKeys, encodeYaml, MAX_DEPTH, parseJson, YAML_BLOCK_DEPTH } from '../../workers/body/decode.js';
 import YAML from 'yaml';
 
 const nested = (n: number, open = '{"a":', close = '}') => open.repeat(n) + '1' + close.repeat(n);

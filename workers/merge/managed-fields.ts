@@ -4,7 +4,7 @@
 import type { KObject, Schema } from '../../kernel/contracts/index.js';
 import { StatusError, type StatusBody } from '../../kernel/contracts/status.js';
 import { type FieldSet, type FieldsV1, type Path, fieldPE, fromFieldsV1, isEmpty, newSet, reconcileWithSchema, setOf, toFieldsV1, goQuote } from './fieldset.js';
-import { depthError, MAX_DEPTH } from '../decode.js';
+import { depthError, MAX_DEPTH } from '../body/decode.js';
 import type { PatchErrorData } from './json-patch.js';
 import { type Definitions, compareStrings, hasOwn, isObject, utf8Length } from './schema.js';
 

@@ -30,7 +30,7 @@ export class RegistryBody extends RegistryWatch {
 
   /**
    * A large JSON body: decode() and fieldValidation()'s passes over every key run on a worker
-   * (workers/checkbody.ts), which sends back the pruned object's JSON and its findings; those wait
+   * (workers/body/checkbody.ts), which sends back the pruned object's JSON and its findings; those wait
    * in `checked` for fieldValidation().
    */
   private async decodeOnWorker(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {

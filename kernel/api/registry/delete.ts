@@ -4,7 +4,7 @@
 import type { FieldCause, KObject, UserInfo } from '../../contracts/index.js';
 import { errors, StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
-import { parseJson } from '../../../workers/decode.js';
+import { parseJson } from '../../../workers/body/decode.js';
 import { gv } from '../catalog.js';
 import { goQuote } from '../validation.js';
 import { decodeDeleteOptions } from '../repr/protobuf.js';

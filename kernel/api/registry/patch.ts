@@ -5,7 +5,7 @@ import type { KObject, UserInfo } from '../../contracts/index.js';
 import { errors, StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
 import { decodeYaml } from '../repr/negotiate.js';
-import { depthError, parseJson } from '../../../workers/decode.js';
+import { depthError, parseJson } from '../../../workers/body/decode.js';
 import { gv } from '../catalog.js';
 import { checkWriteOptions, queryBool } from '../options.js';
 import { runMerge } from '../../../workers/pool.js';

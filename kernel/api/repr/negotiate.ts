@@ -2,7 +2,7 @@
 import type { Brand } from '../../contracts/brand.js';
 import type { KObject } from '../../contracts/index.js';
 import { errors } from '../../contracts/status.js';
-import { parseJson } from '../../../workers/decode.js';
+import { parseJson } from '../../../workers/body/decode.js';
 import { decodeYamlBody, encodeYamlBody } from '../../../workers/pool.js';
 
 export type Representation = 'json' | 'yaml' | 'table' | 'partial' | 'protobuf';
@@ -70,7 +70,7 @@ export function negotiate(accept: string | undefined, brand: Brand, allowTable: 
 const yamlDuplicates = new WeakMap<Buffer, string[]>();
 export const decodedYamlDuplicates = (raw: Buffer): string[] | undefined => yamlDuplicates.get(raw);
 
-/** A YAML body, bounded and off the event loop when large (workers/decode.ts); a failure is a 400 starting with `prefix`. */
+/** A YAML body, bounded and off the event loop when large (workers/body/decode.ts); a failure is a 400 starting with `prefix`. */
 export async function decodeYaml(raw: Buffer, prefix: string): Promise<unknown> {
   const r = await decodeYamlBody(raw.toString('utf8'));
   if (!r.ok) throw errors.badRequest(prefix + r.message);

@@ -7,7 +7,7 @@ import type { Brand } from '../../contracts/brand.js';
 import type { KObject } from '../../contracts/objects.js';
 import { errors } from '../../contracts/status.js';
 import type { TypeDef } from '../../contracts/types.js';
-import { depthError } from '../../../workers/decode.js';
+import { depthError } from '../../../workers/body/decode.js';
 import type { Entry } from '../../store/entry.js';
 import { DecodeError, ProtobufCodec, unwrap, wrap, wrapParts } from './protocodec.js';
 

@@ -4,7 +4,7 @@
 // functions with no kernel state: the event loop runs them on small bodies, the worker pool on
 // large ones (checkbody.ts). kernel/api/fieldvalidation.ts builds the messages from their findings.
 import YAML from 'yaml';
-import type { Schema } from '../kernel/contracts/index.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import { duplicateKeys } from './decode.js';
 
 export type Defs = Readonly<Record<string, Schema>> | undefined;

@@ -3,7 +3,7 @@
 // and pruning. Each is a pass over every key; for 100,000 keys together they held the event loop
 // for over a second. Only the pruned JSON text and the findings come back, so the event loop parses
 // once (a structured clone back would cost as much as the parse).
-import type { Schema } from '../kernel/contracts/index.js';
+import type { Schema } from '../../kernel/contracts/index.js';
 import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from './fieldcheck.js';
 import { parseJson } from './decode.js';
 
