@@ -1,4 +1,6 @@
 // /healthz, /livez, /readyz: named checks, `verbose`, `exclude`, and /livez/<name>, /readyz/<name>.
+import type { KRequest, KResponse } from '../http/types.js';
+
 export interface Check {
   name: string;
   /** Returns undefined when healthy, or the reason it is not. */
@@ -15,6 +17,14 @@ export class Health {
   constructor(private livezGraceSeconds: number) {}
 
   add(c: Check) { this.checks.push(c); }
+
+  /** Answers a health path on the wire (a HEAD without the body) and returns true; false for any other path. */
+  answer(req: KRequest, res: KResponse): boolean {
+    const h = this.handle(req.path, req.query);
+    if (!h) return false;
+    res.send(h.code, h.headers, req.method === 'HEAD' ? '' : h.body);
+    return true;
+  }
 
   /** Answers a health path, or returns undefined when the path is not one. */
   handle(path: string, query: URLSearchParams): { code: number; headers: Record<string, string>; body: string } | undefined {
