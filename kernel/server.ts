@@ -7,15 +7,14 @@ import type { Config } from './ops/config.js';
 import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthorizationAttributes, AuthorizationDecision, Controller, FlowControl, Signer, PluginHost, StorageBackend, TypeProvider } from './contracts/index.js';
 import { AdmissionChain, readAdmissionConfig } from './pipeline/admission.js';
 import { resolveFeatureGates } from './ops/features.js';
-import { Health } from './ops/health.js';
+import { addServerChecks, Health } from './ops/health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws, uwsLoadError } from './http/uws.js';
 import { listenNodeTls, listenUpgradeBackend } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin, preloadPlugins } from './host/loader.js';
 import { Host } from './host/host.js';
-import { ensureAdminClientCert, ensureFrontProxyClient, ensurePki, writeKubeconfig } from './ops/pki.js';
-import { firstAddress } from './ops/ipnet.js';
+import { clientCAs, ensureFrontProxyClient, ensurePki, servingHosts, writeAdminKubeconfigs } from './ops/pki.js';
 import { Registry } from './api/registry/registry.js';
 import { ApiDocuments } from './api/endpoints/documents.js';
 import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
@@ -23,7 +22,7 @@ import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources
 import { ObjectCache } from './store/cache.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
-import { LeaderElector } from './ops/leader.js';
+import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
 import { prepareDataDir, type DataDirLock } from './ops/datadir.js';
 import { makeLogger, type ServerLogger } from './ops/logging.js';
 import { loadEncryptionConfig } from './ops/encryption.js';
@@ -56,7 +55,7 @@ export class Server {
   private readonly authenticators: NamedAuthenticator[] = [];
   private readonly authorizers: NamedAuthorizer[] = [];
   private admission = new AdmissionChain([]);
-  private controllers: { name: string; plugin: Controller }[] = [];
+  private controllers: NamedController[] = [];
   private typeProviders: TypeProvider[] = [];
   /** Set when controllers run under leader election. */
   private elector: LeaderElector | undefined;
@@ -142,10 +141,7 @@ export class Server {
     step('modules loaded');
     this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
     process.once('exit', () => this.dataLock?.release());
-    // The serving certificate also names the server's own Service: its DNS names and first service IP.
-    const svc = this.brand.name;
-    const serviceNames = [svc, `${svc}.default`, `${svc}.default.svc`, `${svc}.default.svc.cluster.local`];
-    const hosts = ['127.0.0.1', 'localhost', '::1', ...(cfg.bindAddress !== '127.0.0.1' && cfg.bindAddress !== '0.0.0.0' ? [cfg.bindAddress] : []), ...serviceNames, firstAddress(cfg.serviceClusterIPRange), ...(cfg.advertiseAddresses ?? [])];
+    const hosts = servingHosts(this.brand.name, cfg);
     // Every configured plugin's module starts loading now; each is still created in its turn below.
     preloadPlugins([
       { kind: 'storage', ref: cfg.storage },
@@ -162,7 +158,7 @@ export class Server {
     // ready at once, so the store's and the certificates' I/O overlap the loading of modules.
     const pkiReady = (async () => {
       const renewed = (msg: string, fields: Record<string, unknown>) => this.log.info(msg, fields);
-      const pki = await ensurePki(cfg.dataDir, { hosts: [...new Set(hosts)], brand: this.brand, log: renewed });
+      const pki = await ensurePki(cfg.dataDir, { hosts, brand: this.brand, log: renewed });
       return { pki, frontProxy: await ensureFrontProxyClient(cfg.dataDir, cfg.proxyClient, renewed) };
     })();
     const typesReady = loadAll('types', cfg.types, host, { configDir });
@@ -247,53 +243,25 @@ export class Server {
     for (const c of this.controllers) await c.plugin.start();
     if (elect) {
       const electedRefs = cfg.controllers.filter((_, i) => !created[i].plugin.perServer);
-      let firstTerm: typeof created | undefined = created.filter((c) => !c.plugin.perServer);
-      const leaseType = this.types.lookup(`coordination.${this.brand.domain}`, 'v1', 'leases');
-      const nsType = this.types.lookup('', 'v1', 'namespaces');
-      if (!leaseType || !nsType) throw new Error('leader election needs the Lease and Namespace types');
-      const name = `${this.brand.name === 'kubernetes' ? 'kube' : this.brand.name}-controller-manager`;
-      this.elector = new LeaderElector(host.objects, leaseType, nsType, this.brand.systemNamespace, name, le, {
-        start: async () => {
-          const term = firstTerm ?? (await this.named<Controller>('controller', electedRefs, host, configDir));
-          firstTerm = undefined;
-          this.controllers.push(...term);
-          for (const c of term) await c.plugin.start();
-        },
-        stop: async () => {
-          const term = this.controllers.filter((c) => !c.plugin.perServer);
-          this.controllers = this.controllers.filter((c) => c.plugin.perServer);
-          for (const c of term) await c.plugin.stop();
-        },
-      }, this.log);
+      const firstTerm = created.filter((c) => !c.plugin.perServer);
+      const running = { get: () => this.controllers, set: (list: NamedController[]) => { this.controllers = list; } };
+      this.elector = controllerElector(host.objects, this.types, this.brand, le, this.log, running, firstTerm, () => this.named<Controller>('controller', electedRefs, host, configDir));
       this.elector.start();
     }
 
     step('controllers started');
-    this.health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
-    const sh = this.backend.health ?? { name: 'storage', live: true };
-    this.health.add({ name: sh.name, live: sh.live, ready: true, run: () => (this.backend.ready?.() === false ? `${sh.name} not ready` : undefined) });
-    this.health.add({ name: 'informer-sync', live: false, ready: true, run: () => (this.cache.rev < this.backend.currentRevision() ? 'cache behind storage' : undefined) });
-    // The reference's post-start hooks by name, for the work this server did at start: the kernel's
-    // own (admission chain, cache) and those its plugins stand for. All have run once it serves.
-    const hooks = ['start-kube-apiserver-admission-initializer', 'generic-apiserver-start-informers'];
-    for (const p of [...this.authorizers.map((a) => a.plugin), this.flowControl, ...this.typeProviders, ...this.controllers.map((c) => c.plugin)]) hooks.push(...(p?.postStartHooks ?? []));
-    for (const name of new Set(hooks)) this.health.add({ name: `poststarthook/${name}`, live: true, ready: true, run: () => undefined });
-    for (const [kind, list] of [['authenticator', this.authenticators], ['authorizer', this.authorizers], ['admission', this.admission.plugins], ['controller', this.controllers]] as const) {
-      for (const p of list) if (p.plugin.ready) this.health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
-    }
-    this.health.add({ name: 'shutdown', live: false, ready: true, run: () => (this.shuttingDown ? 'shutting down' : undefined) });
+    addServerChecks(this.health, {
+      storage: this.backend.health ?? { name: 'storage', live: true }, storageReady: () => this.backend.ready?.() !== false,
+      cacheBehind: () => this.cache.rev < this.backend.currentRevision(),
+      pluginHooks: [...this.authorizers.map((a) => a.plugin), this.flowControl, ...this.typeProviders, ...this.controllers.map((c) => c.plugin)].flatMap((p) => p?.postStartHooks ?? []),
+      plugins: [['authenticator', this.authenticators], ['authorizer', this.authorizers], ['admission', this.admission.plugins], ['controller', this.controllers]],
+      shuttingDown: () => this.shuttingDown,
+    });
 
     const tls = { certFile: cfg.tls.certFile ?? pki.certFile, keyFile: cfg.tls.keyFile ?? pki.keyFile };
     const pipeline = (this.pipeline = this.requestPipeline());
     const handler = (req: KRequest, res: KResponse) => pipeline.handle(req, res);
-    // Client certificates are requested and verified against every client CA the server knows: the
-    // first-start CA plus each authenticator's `clientCAFile` option (--client-ca-file,
-    // --requestheader-client-ca-file). Authenticators re-verify against their own CA.
-    const clientCAFiles = [pki.caFile];
-    for (const r of cfg.authentication) {
-      const f = r.options?.clientCAFile;
-      for (const file of typeof f === 'string' ? [f] : Array.isArray(f) ? f : []) if (typeof file === 'string' && !clientCAFiles.includes(file)) clientCAFiles.push(file);
-    }
+    const clientCAFiles = clientCAs(pki.caFile, cfg.authentication);
     const wantsCerts = cfg.authentication.some((r) => r.plugin === 'x509' || r.options?.clientCAFile !== undefined);
     this.certsOnSecurePort = cfg.securePortClientCerts ?? wantsCerts;
     const noUws = uwsLoadError();
@@ -333,13 +301,9 @@ export class Server {
     const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
     this.url = `https://${hostForUrl}:${this.port}`;
     const certPort = this.certsOnSecurePort ? this.port : this.mtlsPort;
-    await Promise.all([
-      writeKubeconfig(pki.kubeconfigPath, { server: this.url, caPem: pki.caCertPem, token: pki.adminToken }),
-      // The same admin, by client certificate.
-      certPort && cfg.authentication.some((r) => r.plugin === 'x509')
-        ? ensureAdminClientCert(cfg.dataDir, pki.caCertPem, pki.caKeyPem, (msg, fields) => this.log.info(msg, fields)).then((cert) => writeKubeconfig(path.join(cfg.dataDir, 'admin-cert.kubeconfig'), { server: `https://${hostForUrl}:${certPort}`, caPem: pki.caCertPem, cert }))
-        : undefined,
-    ]);
+    // The same admin by client certificate, where a port takes them and the x509 authenticator checks them.
+    const certServer = certPort && cfg.authentication.some((r) => r.plugin === 'x509') ? `https://${hostForUrl}:${certPort}` : undefined;
+    await writeAdminKubeconfigs(cfg.dataDir, pki, this.url, certServer, (msg, fields) => this.log.info(msg, fields));
     step('kubeconfigs written');
     // retentionSeconds 0 turns compaction off (--etcd-compaction-interval=0, as in the reference).
     const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;

@@ -3,8 +3,7 @@
 // and each plugin's durable state.
 import type { Brand } from '../contracts/brand.js';
 import type {
-  AuthorizationAttributes, AuthorizationDecision, ConnectHandler, ConnectRoute, ObjectClient, PluginHost, PluginMetrics, PluginState, RemoteGroupVersion,
-  Signer, StorageBackend, StreamHandler, TypeDef, UserInfo, VirtualHandler, VirtualRoute,
+  AuthorizationAttributes, AuthorizationDecision, ObjectClient, PluginHost, PluginMetrics, PluginState, RemoteGroupVersion, Signer, StorageBackend, TypeDef, UserInfo,
 } from '../contracts/index.js';
 import { errors, StatusError } from '../contracts/status.js';
 import type { KRequest, KResponse } from '../http/types.js';
@@ -26,8 +25,8 @@ export interface HostContext {
   readonly cache: ObjectCache;
   readonly hub: WatchHub;
   readonly objects: ObjectClient;
-  /** Where the sub-resources plugins serve are looked up. */
-  readonly resources: ResourceEndpoints;
+  /** Where the sub-resources plugins serve are registered. */
+  readonly resources: Pick<ResourceEndpoints, 'serveVirtual' | 'serveStream' | 'serveConnect'>;
   types(): TypeRegistry | undefined;
   registry(): Registry;
   backend(): StorageBackend;
@@ -68,15 +67,15 @@ export class Host {
       featureGates: ctx.featureGates,
       authorize: (attrs) => ctx.decide(attrs),
       authenticateToken: (token) => ctx.authenticateToken(token),
-      serve: (route, handler) => this.serveVirtual(route, handler),
+      serve: (route, handler) => ctx.resources.serveVirtual(route, handler),
       guardWrites: (group, resource, guard) => ctx.registry().addGuard(group, resource, guard),
       servePath: (p, handler) => { this.paths.set(p, handler); },
       metrics: ctx.metrics,
       serveTypes: (owner, types) => this.serveTypes(owner, types),
       onTypesChanged: (l) => { this.typeListeners.push(l); },
       state: (owner) => this.pluginState(owner),
-      serveStream: (route, handler) => this.serveStream(route, handler),
-      serveConnect: (route, handler) => this.serveConnect(route, handler),
+      serveStream: (route, handler) => ctx.resources.serveStream(route, handler),
+      serveConnect: (route, handler) => ctx.resources.serveConnect(route, handler),
       signers: () => ctx.signers(),
       serveRemote: (owner, remotes) => this.serveRemote(owner, remotes),
       frontProxyClient: () => {
@@ -139,36 +138,6 @@ export class Host {
     this.ctx.apiChanged();
     for (const l of this.typeListeners) {
       try { l(); } catch (e) { this.ctx.log.warn('types-changed listener failed', { error: String(e) }); }
-    }
-  }
-
-  /** A plugin serves a streamed GET sub-resource of a stored type (see PluginHost.serveStream). */
-  private serveStream(route: VirtualRoute, handler: StreamHandler): void {
-    const sub = route.subresource;
-    for (const t of this.ctx.types()!.versions(route.group, route.resource)) {
-      t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
-      t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['get'], kind: route.kind } };
-      this.ctx.resources.streamHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
-    }
-  }
-
-  /** A plugin serves a CONNECT sub-resource of a stored type (see PluginHost.serveConnect). */
-  private serveConnect(route: ConnectRoute, handler: ConnectHandler): void {
-    for (const t of this.ctx.types()!.versions(route.group, route.resource)) {
-      if (!t.connectSubresources?.includes(route.subresource)) throw new Error(`cannot serve ${route.resource}/${route.subresource}: not a connect sub-resource of the type`);
-      this.ctx.resources.connectHandlers.set(`${t.group}/${t.version}/${t.resource}/${route.subresource}`, { handler, route });
-    }
-  }
-
-  /** A plugin serves a create sub-resource of a stored type (see PluginHost.serve). */
-  private serveVirtual(route: VirtualRoute, handler: VirtualHandler): void {
-    const sub = route.subresource;
-    const versions = this.ctx.types()!.versions(route.group, route.resource);
-    if (!versions.length) throw new Error(`cannot serve ${route.resource}/${sub}: no type ${route.resource} in group "${route.group}"`);
-    for (const t of versions) {
-      t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
-      t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['create'], kind: route.kind, group: route.subresourceGroup, version: route.subresourceVersion } };
-      this.ctx.resources.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
     }
   }
 }

@@ -57,3 +57,32 @@ export class Health {
     return { code: 200, headers: TEXT, body: lines.join('\n') + `\n${endpoint} check passed\n` };
   }
 }
+
+/** What the server's own checks look at. */
+export interface ServerCheckSources {
+  /** The storage backend's check (its name, and whether it is a liveness check too) and whether it is ready now. */
+  storage: { name: string; live: boolean };
+  storageReady(): boolean;
+  cacheBehind(): boolean;
+  /** Post-start hooks the plugins stand for ("rbac/bootstrap-roles"). */
+  pluginHooks: Iterable<string>;
+  /** Plugins by kind; those with a readiness of their own get a readiness check. */
+  plugins: [string, readonly { name: string; plugin: { ready?(): boolean } }[]][];
+  shuttingDown(): boolean;
+}
+
+/** The server's checks: ping, storage, the cache, post-start hooks, plugins' readiness, and shutdown. */
+export function addServerChecks(health: Health, s: ServerCheckSources): void {
+  health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
+  const sh = s.storage;
+  health.add({ name: sh.name, live: sh.live, ready: true, run: () => (s.storageReady() ? undefined : `${sh.name} not ready`) });
+  health.add({ name: 'informer-sync', live: false, ready: true, run: () => (s.cacheBehind() ? 'cache behind storage' : undefined) });
+  // The reference's post-start hooks by name, for the work this server did at start: the kernel's
+  // own (admission chain, cache) and those its plugins stand for. All have run once it serves.
+  const hooks = ['start-kube-apiserver-admission-initializer', 'generic-apiserver-start-informers', ...s.pluginHooks];
+  for (const name of new Set(hooks)) health.add({ name: `poststarthook/${name}`, live: true, ready: true, run: () => undefined });
+  for (const [kind, list] of s.plugins) {
+    for (const p of list) if (p.plugin.ready) health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
+  }
+  health.add({ name: 'shutdown', live: false, ready: true, run: () => (s.shuttingDown() ? 'shutting down' : undefined) });
+}

@@ -1,7 +1,7 @@
 // The request pipeline, in its order: audit and metrics wrap the request; under its deadline it is
 // authenticated, impersonated, given a flow-control seat, authorized and routed (admission and the
 // store happen inside the registry); an error becomes a Status.
-import { sendError } from '../api/errors.js';
+import { sendError } from '../api/repr/senderror.js';
 import type { Brand } from '../contracts/brand.js';
 import type { RequestInfo, UserInfo } from '../contracts/index.js';
 import type { KRequest, KResponse } from '../http/types.js';

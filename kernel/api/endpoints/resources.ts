@@ -1,7 +1,7 @@
 // Requests for resources of served types: the path checked against the type, then the plugins'
 // streamed, create and CONNECT sub-resources, computed types, or the registry's verbs.
 import type { Brand } from '../../contracts/brand.js';
-import type { ConnectHandler, ConnectRoute, RequestInfo, StreamHandler, TypeDef, UserInfo, VirtualHandler } from '../../contracts/index.js';
+import type { ConnectHandler, ConnectRoute, RequestInfo, StreamHandler, TypeDef, UserInfo, VirtualHandler, VirtualRoute } from '../../contracts/index.js';
 import { errors, type StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
 import type { AuditContext } from '../../ops/audit.js';
@@ -35,6 +35,36 @@ export class ResourceEndpoints {
   readonly connectHandlers = new Map<string, { handler: ConnectHandler; route: ConnectRoute }>();
 
   constructor(private readonly ctx: ResourceEndpointsContext) {}
+
+  /** A plugin serves a streamed GET sub-resource of a stored type (see PluginHost.serveStream). */
+  serveStream(route: VirtualRoute, handler: StreamHandler): void {
+    const sub = route.subresource;
+    for (const t of this.ctx.types().versions(route.group, route.resource)) {
+      t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
+      t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['get'], kind: route.kind } };
+      this.streamHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
+    }
+  }
+
+  /** A plugin serves a CONNECT sub-resource of a stored type (see PluginHost.serveConnect). */
+  serveConnect(route: ConnectRoute, handler: ConnectHandler): void {
+    for (const t of this.ctx.types().versions(route.group, route.resource)) {
+      if (!t.connectSubresources?.includes(route.subresource)) throw new Error(`cannot serve ${route.resource}/${route.subresource}: not a connect sub-resource of the type`);
+      this.connectHandlers.set(`${t.group}/${t.version}/${t.resource}/${route.subresource}`, { handler, route });
+    }
+  }
+
+  /** A plugin serves a create sub-resource of a stored type (see PluginHost.serve). */
+  serveVirtual(route: VirtualRoute, handler: VirtualHandler): void {
+    const sub = route.subresource;
+    const versions = this.ctx.types().versions(route.group, route.resource);
+    if (!versions.length) throw new Error(`cannot serve ${route.resource}/${sub}: no type ${route.resource} in group "${route.group}"`);
+    for (const t of versions) {
+      t.subresources = [...(t.subresources ?? []).filter((x) => x !== sub), sub];
+      t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['create'], kind: route.kind, group: route.subresourceGroup, version: route.subresourceVersion } };
+      this.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
+    }
+  }
 
   async serve(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void> {
     const p = req.path;

@@ -1,9 +1,9 @@
 // An error as the reference answers it: a Status, negotiated like any answer.
-import type { Brand } from '../contracts/brand.js';
-import { errors, isStatusError, type StatusError } from '../contracts/status.js';
-import type { KResponse } from '../http/types.js';
-import { negotiate } from './repr/negotiate.js';
-import { statusProtobuf } from './repr/protobuf.js';
+import type { Brand } from '../../contracts/brand.js';
+import { errors, isStatusError, type StatusError } from '../../contracts/status.js';
+import type { KResponse } from '../../http/types.js';
+import { negotiate } from './negotiate.js';
+import { statusProtobuf } from './protobuf.js';
 
 /** An error as a Status: in Protobuf when the request's Accept prefers it (as the reference encodes errors), else JSON. */
 export function sendError(res: KResponse, e: unknown, accept: string | undefined, brand: Brand, log: { error(msg: string, fields?: Record<string, unknown>): void }): void {
