@@ -1,4 +1,6 @@
 // /healthz, /livez, /readyz: named checks, `verbose`, `exclude`, and /livez/<name>, /readyz/<name>.
+import type { KRequest, KResponse } from '../http/types.js';
+
 export interface Check {
   name: string;
   /** Returns undefined when healthy, or the reason it is not. */
@@ -15,6 +17,14 @@ export class Health {
   constructor(private livezGraceSeconds: number) {}
 
   add(c: Check) { this.checks.push(c); }
+
+  /** Answers a health path on the wire (a HEAD without the body) and returns true; false for any other path. */
+  answer(req: KRequest, res: KResponse): boolean {
+    const h = this.handle(req.path, req.query);
+    if (!h) return false;
+    res.send(h.code, h.headers, req.method === 'HEAD' ? '' : h.body);
+    return true;
+  }
 
   /** Answers a health path, or returns undefined when the path is not one. */
   handle(path: string, query: URLSearchParams): { code: number; headers: Record<string, string>; body: string } | undefined {
@@ -46,4 +56,33 @@ export class Health {
     if (!verbose) return { code: 200, headers: TEXT, body: 'ok' };
     return { code: 200, headers: TEXT, body: lines.join('\n') + `\n${endpoint} check passed\n` };
   }
+}
+
+/** What the server's own checks look at. */
+export interface ServerCheckSources {
+  /** The storage backend's check (its name, and whether it is a liveness check too) and whether it is ready now. */
+  storage: { name: string; live: boolean };
+  storageReady(): boolean;
+  cacheBehind(): boolean;
+  /** Post-start hooks the plugins stand for ("rbac/bootstrap-roles"). */
+  pluginHooks: Iterable<string>;
+  /** Plugins by kind; those with a readiness of their own get a readiness check. */
+  plugins: [string, readonly { name: string; plugin: { ready?(): boolean } }[]][];
+  shuttingDown(): boolean;
+}
+
+/** The server's checks: ping, storage, the cache, post-start hooks, plugins' readiness, and shutdown. */
+export function addServerChecks(health: Health, s: ServerCheckSources): void {
+  health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
+  const sh = s.storage;
+  health.add({ name: sh.name, live: sh.live, ready: true, run: () => (s.storageReady() ? undefined : `${sh.name} not ready`) });
+  health.add({ name: 'informer-sync', live: false, ready: true, run: () => (s.cacheBehind() ? 'cache behind storage' : undefined) });
+  // The reference's post-start hooks by name, for the work this server did at start: the kernel's
+  // own (admission chain, cache) and those its plugins stand for. All have run once it serves.
+  const hooks = ['start-kube-apiserver-admission-initializer', 'generic-apiserver-start-informers', ...s.pluginHooks];
+  for (const name of new Set(hooks)) health.add({ name: `poststarthook/${name}`, live: true, ready: true, run: () => undefined });
+  for (const [kind, list] of s.plugins) {
+    for (const p of list) if (p.plugin.ready) health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
+  }
+  health.add({ name: 'shutdown', live: false, ready: true, run: () => (s.shuttingDown() ? 'shutting down' : undefined) });
 }

@@ -5,7 +5,8 @@
 // they last saw it change (so clocks need not agree). A graceful stop releases the Lease at once.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { KObject, Logger, ObjectClient, TypeDef } from '../contracts/index.js';
+import type { Brand } from '../contracts/brand.js';
+import type { Controller, KObject, Logger, ObjectClient, TypeDef } from '../contracts/index.js';
 import { isStatusError } from '../contracts/status.js';
 
 export interface LeaderElectionTimings { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number }
@@ -118,4 +119,36 @@ export class LeaderElector {
       if (!isStatusError(e) || e.code !== 409) throw e;
     }
   }
+}
+
+export interface NamedController { name: string; plugin: Controller }
+
+/**
+ * The elector of controllers that run on the Lease holder only (with a shared store; those marked
+ * perServer, the server's own, run everywhere and are not its business). Its first term runs
+ * `firstTerm`; losing the Lease stops them, winning it again starts fresh instances (`nextTerm`).
+ * `running` is the server's list of running controllers: a term's start adds to it, its stop leaves those that stay.
+ */
+export function controllerElector(
+  objects: ObjectClient, types: { lookup(group: string, version: string, resource: string): TypeDef | undefined }, brand: Brand,
+  timings: LeaderElectionTimings, log: Logger, running: { get(): NamedController[]; set(list: NamedController[]): void }, firstTerm: NamedController[], nextTerm: () => Promise<NamedController[]>,
+): LeaderElector {
+  const leaseType = types.lookup(`coordination.${brand.domain}`, 'v1', 'leases');
+  const nsType = types.lookup('', 'v1', 'namespaces');
+  if (!leaseType || !nsType) throw new Error('leader election needs the Lease and Namespace types');
+  const name = `${brand.name === 'kubernetes' ? 'kube' : brand.name}-controller-manager`;
+  let first: NamedController[] | undefined = firstTerm;
+  return new LeaderElector(objects, leaseType, nsType, brand.systemNamespace, name, timings, {
+    start: async () => {
+      const term = first ?? (await nextTerm());
+      first = undefined;
+      running.get().push(...term);
+      for (const c of term) await c.plugin.start();
+    },
+    stop: async () => {
+      const term = running.get().filter((c) => !c.plugin.perServer);
+      running.set(running.get().filter((c) => c.plugin.perServer));
+      for (const c of term) await c.plugin.stop();
+    },
+  }, log);
 }

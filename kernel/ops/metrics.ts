@@ -11,6 +11,7 @@ import type { MetricCounter, MetricGauge, MetricHistogram, MetricLabels, PluginM
 import type { KRequest, KResponse, StreamFraming, WebSocketHandlers } from '../http/types.js';
 import type { ResourceCache } from '../store/cache.js';
 import type { WatchHub } from '../watch/fanout.js';
+import { OutputBudget } from '../watch/outbudget.js';
 
 type MetricType = 'counter' | 'gauge' | 'histogram';
 
@@ -397,8 +398,46 @@ export class ServerMetrics {
     this.requests.child(v).value++;
   }
 
+  /** /metrics in the Prometheus text format (a HEAD without the body); false for any other path. */
+  answer(req: KRequest, res: KResponse): boolean {
+    if (req.path !== '/metrics') return false;
+    res.send(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, req.method === 'HEAD' ? '' : this.registry.render());
+    return true;
+  }
+
   /** A request to a deprecated API version: apiserver_requested_deprecated_apis is 1 for it. */
   deprecatedRequest(type: TypeDef, subresource: string): void {
     this.deprecated.child([type.group, type.version, type.resource, subresource, type.removedRelease ?? '']).value = 1;
   }
+}
+
+/**
+ * The output budget watches and large list answers share; every stream it closes is logged, and
+ * counted: watches as the reference counts them, lists in a counter of their own.
+ */
+export function meteredOutputBudget(r: MetricsRegistry, limitBytes: number, log: { warn(msg: string, fields?: Record<string, unknown>): void }): OutputBudget {
+  const terminated = r.counter('apiserver_terminated_watchers_total', 'Counter of watchers closed due to unresponsiveness broken by resource type.', ['group', 'resource']);
+  const cut = r.counter('apiserver_output_budget_closed_lists_total', 'Counter of list answers cut short because their client stopped reading while the server\'s output budget was exceeded, by resource type.', ['group', 'resource']);
+  const budget = new OutputBudget(limitBytes, ({ holder, queued, total, reason }) => {
+    (holder.kind === 'watch' ? terminated : cut).inc({ group: holder.group, resource: holder.resource });
+    log.warn('closed a stream that stopped reading', { stream: holder.what, reason, queuedBytes: queued, serverQueuedBytes: total });
+  });
+  const queued = r.gauge('apiserver_output_queued_bytes', 'Bytes written to watch and list streams that their clients have not taken yet, counted in the server\'s output budget.');
+  const limit = r.gauge('apiserver_output_budget_bytes', 'The server\'s output budget: the most bytes all streams together may hold for clients that do not read.');
+  const streams = r.gauge('apiserver_output_backed_up_streams', 'Streams (watches and list answers) whose clients have bytes queued now.');
+  // The process's memory beside it, as the reference's process collector and Node's client libraries name it.
+  const rss = r.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
+  const mem = r.gauge('nodejs_memory_bytes', 'process.memoryUsage(): the V8 heap used and total, external memory and ArrayBuffers (Buffers included).', ['kind']);
+  r.collect(() => {
+    queued.set({}, budget.total);
+    limit.set({}, budget.limitBytes);
+    streams.set({}, budget.backedUp());
+    const m = process.memoryUsage();
+    rss.set({}, m.rss);
+    mem.set({ kind: 'heap_used' }, m.heapUsed);
+    mem.set({ kind: 'heap_total' }, m.heapTotal);
+    mem.set({ kind: 'external' }, m.external);
+    mem.set({ kind: 'array_buffers' }, m.arrayBuffers);
+  });
+  return budget;
 }

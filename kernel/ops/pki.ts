@@ -8,6 +8,7 @@ import path from 'node:path';
 import type * as X509 from '@peculiar/x509';
 import YAML from 'yaml';
 import type { Brand } from '../contracts/brand.js';
+import { firstAddress } from './ipnet.js';
 
 // @peculiar/x509 loads tsyringe, which insists on a Reflect metadata API at import time. It only uses
 // define/get(Own)Metadata, so a few lines stand in for a polyfill package. Installed only if absent,
@@ -323,4 +324,39 @@ export async function ensureFrontProxyClient(dataDir: string, files?: { certFile
   }
   await ensureLeaf('front-proxy client', certFile, keyFile, () => signCert({ caCertPem: ca.certPem, caKeyPem: ca.keyPem, subject: { CN: 'front-proxy-client' }, usages: ['clientAuth'], days: 365 }), log);
   return { certPem: await readText(certFile), keyPem: await readText(keyFile), caPem: ca.certPem };
+}
+
+/**
+ * The names the serving certificate is for: loopback, the bind address, the server's own Service
+ * (its DNS names and first service IP) and the advertised addresses.
+ */
+export function servingHosts(serviceName: string, o: { bindAddress: string; serviceClusterIPRange: string; advertiseAddresses?: string[] }): string[] {
+  const svc = serviceName;
+  const serviceNames = [svc, `${svc}.default`, `${svc}.default.svc`, `${svc}.default.svc.cluster.local`];
+  const hosts = ['127.0.0.1', 'localhost', '::1', ...(o.bindAddress !== '127.0.0.1' && o.bindAddress !== '0.0.0.0' ? [o.bindAddress] : []), ...serviceNames, firstAddress(o.serviceClusterIPRange), ...(o.advertiseAddresses ?? [])];
+  return [...new Set(hosts)];
+}
+
+/** The admin's kubeconfig (by token) and, given a server that takes client certificates, admin-cert.kubeconfig (the same admin by certificate). */
+export async function writeAdminKubeconfigs(dataDir: string, pki: Pki, server: string, certServer: string | undefined, log?: RenewLog): Promise<void> {
+  await Promise.all([
+    writeKubeconfig(pki.kubeconfigPath, { server, caPem: pki.caCertPem, token: pki.adminToken }),
+    certServer
+      ? ensureAdminClientCert(dataDir, pki.caCertPem, pki.caKeyPem, log).then((cert) => writeKubeconfig(path.join(dataDir, 'admin-cert.kubeconfig'), { server: certServer, caPem: pki.caCertPem, cert }))
+      : undefined,
+  ]);
+}
+
+/**
+ * The client CAs a port that takes client certificates verifies them against: the first-start CA
+ * plus each authenticator's `clientCAFile` option (--client-ca-file, --requestheader-client-ca-file).
+ * Authenticators re-verify against their own CA.
+ */
+export function clientCAs(caFile: string, authentication: readonly { options?: Record<string, unknown> }[]): string[] {
+  const files = [caFile];
+  for (const r of authentication) {
+    const f = r.options?.clientCAFile;
+    for (const file of typeof f === 'string' ? [f] : Array.isArray(f) ? f : []) if (typeof file === 'string' && !files.includes(file)) files.push(file);
+  }
+  return files;
 }
