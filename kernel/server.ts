@@ -5,7 +5,7 @@ import path from 'node:path';
 import { getBrand, type Brand } from './contracts/brand.js';
 import type { Config } from './ops/config.js';
 import type { AdmissionPlugin, AuditBackend, StorageEvent, AuthorizationAttributes, AuthorizationDecision, Controller, FlowControl, Signer, PluginHost, StorageBackend, TypeProvider } from './contracts/index.js';
-import { AdmissionChain, readAdmissionConfig } from './pipeline/admission.js';
+import { AdmissionChain, readAdmissionConfig } from './api/admission.js';
 import { resolveFeatureGates } from './ops/features.js';
 import { addServerChecks, Health } from './ops/health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';

@@ -12,7 +12,7 @@ import { authenticate, type NamedAuthenticator } from './authenticate.js';
 import { authorize } from './authorize.js';
 import { enterFlowControl, type FlowContext } from './flowcontrol.js';
 import { impersonate, type ImpersonateContext } from './impersonate.js';
-import { requestInfo } from './requestinfo.js';
+import { requestInfo } from '../api/requestinfo.js';
 import { route, type RouteContext } from './route.js';
 import { requestDeadlineMs, settleWithin, timedOut, type RunState } from './timeout.js';
 

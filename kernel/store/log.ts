@@ -21,7 +21,7 @@
 // At open the store is checked (its files before LevelDB opens it, the write-ahead log's record
 // checksums, every record's checksum, the count and digest of current keys, contiguous history, the
 // revision acknowledged last and the one it was stopped at) and a damaged
-// store is refused with a StoreDamageError; StorageLog.repair salvages it (repair.ts). LevelDB helpers
+// store is refused with a StoreDamageError; `cluster-apiserver repair` salvages it (ops/repair.ts). LevelDB helpers
 // are in leveldb.ts.
 import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts/index.js';
@@ -29,10 +29,6 @@ import { StatusError } from '../contracts/status.js';
 import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
 import { BULK, eachEntry, FORMAT, lostWrites, num, openDb, ownBuffer, prefixEnd, Slabs, str, type Db } from './leveldb.js';
 import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey } from './records.js';
-import { repairStore, type RepairReport } from './repair.js';
-
-export { revisionRange } from './leveldb.js';
-export type { RepairReport } from './repair.js';
 
 /** Revisions reserved in the high-water file per write of it: one extra fsync per this many revisions. */
 const RESERVE_BLOCK = 1000;
@@ -423,8 +419,4 @@ export class StorageLog implements StorageBackend {
     }
   }
 
-  /** Salvages a damaged store (the server must be stopped): repair.ts. */
-  static repair(dir: string): Promise<RepairReport> {
-    return repairStore(dir);
-  }
 }

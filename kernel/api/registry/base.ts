@@ -2,7 +2,7 @@
 // the conversions between a type's stored and served versions, the cache lookups, and how one
 // object is answered (respondObject for reads, sendWritten for writes). The read, watch and write
 // layers (read.ts, watch.ts, write.ts, ...) build on this class; registry.ts assembles them.
-import { joinWarnings, warningValue } from '../warnings.js';
+import { joinWarnings, warningValue } from '../../http/warnings.js';
 import type { AdmissionAttributes, KObject, StorageBackend, TypeDef } from '../../contracts/index.js';
 import type { Brand } from '../../contracts/brand.js';
 import type { KRequest, KResponse } from '../../http/types.js';
@@ -16,7 +16,7 @@ import { entryProtobuf, isProtobufType, objectProtobuf, partialProtobuf } from '
 import { JSON_ACCEPTED, parse } from './util.js';
 
 /**
- * The admission the registry runs (kernel/pipeline/admission.ts's AdmissionChain): declared here so
+ * The admission the registry runs (kernel/api/admission.ts's AdmissionChain): declared here so
  * the API machinery does not import the request pipeline that calls it.
  */
 export interface Admission {

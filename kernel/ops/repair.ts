@@ -1,9 +1,11 @@
-// Salvaging a damaged embedded store (StorageLog.repair; the server must be stopped).
+// Salvaging a damaged embedded store: the `cluster-apiserver repair` command (the server must be stopped).
 import { ClassicLevel } from 'classic-level';
 import path from 'node:path';
-import { ACK_FILE, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, writeAcked, writeHighWater, type HighWater } from './integrity.js';
-import { FORMAT, levelDbRepairFindings, lostWrites, num, openDb, str } from './leveldb.js';
-import { decodeCurrent, encodeCurrent, validRevisions } from './records.js';
+import type { Config } from './configtypes.js';
+import { lockDataDir } from './datadir.js';
+import { ACK_FILE, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, writeAcked, writeHighWater, type HighWater } from '../store/integrity.js';
+import { FORMAT, levelDbRepairFindings, lostWrites, num, openDb, revisionRange, str } from '../store/leveldb.js';
+import { decodeCurrent, encodeCurrent, validRevisions } from '../store/records.js';
 
 /** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
 const UNKNOWN_RESERVATION = 1_000_000;
@@ -101,4 +103,29 @@ export async function repairStore(dir: string): Promise<RepairReport> {
   await writeAcked(dir, report.revision);
   await writeHighWater(dir, { reserved: report.revision, closedAt: report.revision });
   return report;
+}
+
+/** `cluster-apiserver repair`: salvages the configured embedded store and says what it found and did. */
+export async function repairCommand(config: Config): Promise<void> {
+  if (config.storage.plugin !== 'embedded') throw new Error(`repair works on the embedded store; this configuration uses the storage plugin "${config.storage.plugin}"`);
+  const opt = config.storage.options?.dir;
+  const dir = typeof opt === 'string' ? opt : path.join(config.dataDir, 'store');
+  process.umask(0o077);
+  const lock = lockDataDir(config.dataDir);
+  try {
+    const r = await repairStore(dir);
+    const out = process.stdout;
+    out.write(r.damage.length ? `damage found:\n${r.damage.map((d) => `  ${d}\n`).join('')}` : 'no damage found\n');
+    if (r.dropped.length) out.write(`dropped ${r.dropped.length} unreadable object record(s):\n${r.dropped.map((k) => `  ${k}\n`).join('')}`);
+    if (r.lost) {
+      const n = r.lost.to - r.lost.from + 1;
+      out.write(`lost ${n} acknowledged write${n > 1 ? 's' : ''}: ${revisionRange(r.lost.from, r.lost.to)} (gone from the end of the write-ahead log); ` +
+        (n > 1 ? 'the objects they wrote are back as they were before them (absent if created by them, present again if deleted by them)\n'
+          : 'the object it wrote is back as it was before it (absent if created by it, present again if deleted by it)\n'));
+    }
+    out.write(`kept ${r.kept} object(s); the store continues at resource version ${r.revision}: watches and lists resumed from an older one get 410 Gone and relist\n`);
+    if (r.highWaterLost) out.write('the high-water file was missing or damaged: resource versions were raised by a wide margin so none is issued twice\n');
+  } finally {
+    lock.release();
+  }
 }

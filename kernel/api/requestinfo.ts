@@ -1,6 +1,6 @@
 // Request path → RequestInfo: the attributes authorizers see (Part B, Authorization).
 import type { RequestInfo } from '../contracts/index.js';
-import { queryBool } from '../api/options.js';
+import { queryBool } from './options.js';
 
 // Sub-paths of /namespaces/{name} that are sub-resources of the namespace itself.
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
