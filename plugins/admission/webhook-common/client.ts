@@ -6,7 +6,7 @@
 import type { KObject, PluginHost } from '../../../kernel/contracts/index.js';
 import type { ClientConfig } from './config.js';
 import { Http1Client, TransportError } from './http1.js';
-import { parseJson } from '../../../workers/decode.js';
+import { parseJson } from '../../../workers/body/decode.js';
 import { credentialsFor, type Credentials, type Kubeconfig } from './kubeconfig.js';
 import { goNetError } from '../../lib/go-net-errors.js';
 import { isObj, type J } from '../../lib/json.js';

@@ -7,7 +7,7 @@ import type { AdmissionAttributes, Operation, PluginHost } from '../../../kernel
 import { errors, StatusError } from '../../../kernel/contracts/status.js';
 import { deepEqual } from '../../../workers/merge/schema.js';
 import { jsonPatch } from '../../../workers/merge/json-patch.js';
-import { depthError } from '../../../workers/decode.js';
+import { depthError } from '../../../workers/body/decode.js';
 import { CallError, WebhookClient } from './client.js';
 import { isWebhookConfigurationResource, WebhookSource, type Webhook } from './config.js';
 import type { Kubeconfig } from './kubeconfig.js';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { AdmissionAttributes, KObject } from '../../../kernel/contracts/index.js';
 import type { ReviewVersion } from './config.js';
 import type { Invocation } from './matching.js';
-import { parseJson } from '../../../workers/decode.js';
+import { parseJson } from '../../../workers/body/decode.js';
 
 type J = Record<string, any>;
 const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
