@@ -203,5 +203,6 @@ export async function mayUseSigner(host: PluginHost, user: UserInfo, verb: strin
 
 /** Whether an admission request is a write to certificatesigningrequests (optionally one sub-resource). */
 export function isCSRWrite(a: { resource: { group: string; resource: string }; subresource: string }, brandDomain: string, subresource?: string): boolean {
-  return a.resource.group === `certificates.${brandDomain}` && a.resource.resource === 'certificatesigningrequests' && (subresource === undefined || a.subresource === subresource);
+  // (asked on every write: the resource first, so no string is built for other resources)
+  return a.resource.resource === 'certificatesigningrequests' && a.resource.group === `certificates.${brandDomain}` && (subresource === undefined || a.subresource === subresource);
 }

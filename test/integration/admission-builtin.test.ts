@@ -219,6 +219,30 @@ t.test('default-on admission plugins (kubernetes brand)', async (t) => {
     t.same(s.logs.filter((l) => l.includes('resource quota recompute failed')), [], 'losing a write race is not logged as a failure');
   });
 
+  await t.test('NamespaceLifecycle: creates follow a namespace through its life (absent, created, terminating, gone, created again)', async (t) => {
+    const CMS = '/api/v1/namespaces/nl-life/configmaps';
+    const cm = (name: string, metadata: J = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...metadata } });
+    const absent = await post(CMS, cm('a'));
+    t.equal(absent.status, 404);
+    t.equal(absent.json.message, 'namespaces "nl-life" not found');
+    t.equal((await post('/api/v1/namespaces', ns('nl-life'))).status, 201);
+    // A finalizer on its content holds the namespace in Terminating until it is released.
+    t.equal((await post(CMS, cm('held', { finalizers: ['example.com/hold'] }))).status, 201, 'a namespace just created takes content');
+    t.equal((await s.request('DELETE', '/api/v1/namespaces/nl-life')).status, 200);
+    const ending = await post(CMS, cm('b'));
+    t.equal(ending.status, 403);
+    t.equal(ending.json.reason, 'Forbidden');
+    t.equal(ending.json.message, 'configmaps "b" is forbidden: unable to create new content in namespace nl-life because it is being terminated');
+    t.same(ending.json.details, { name: 'b', kind: 'configmaps', causes: [{ reason: 'NamespaceTerminating', message: 'namespace nl-life is being terminated', field: 'metadata.namespace' }] });
+    t.equal((await patch(`${CMS}/held`, { metadata: { finalizers: null } })).status, 200);
+    await until(() => s.get('/api/v1/namespaces/nl-life'), (r) => r.status === 404);
+    const gone = await post(CMS, cm('c'));
+    t.equal(gone.status, 404);
+    t.equal(gone.json.message, 'namespaces "nl-life" not found');
+    t.equal((await post('/api/v1/namespaces', ns('nl-life'))).status, 201);
+    t.equal((await post(CMS, cm('d'))).status, 201, 'the namespace created again takes content');
+  });
+
   await t.test('DefaultStorageClass with 0, 1 and 2 defaults; claim protection', async (t) => {
     const sc = (name: string, annotation?: string) => post('/apis/storage.k8s.io/v1/storageclasses', {
       apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', provisioner: 'example.com/p',

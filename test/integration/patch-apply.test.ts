@@ -735,6 +735,10 @@ for (const brand of brands) {
       t.equal(w.length, 3, `one warning per field: ${JSON.stringify(w)}`);
       t.ok(w.includes('unknown field "bogus"') && w.includes('unknown field "other"') && w.includes('duplicate field "metadata.name"'));
       t.notOk('bogus' in c.json || 'other' in c.json, 'unknown fields are not stored');
+      // Duplicates alone: the warnings follow where each field first appears, not where it repeats.
+      const d = await s.request('POST', CM, { raw: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fw-dups"},"data":{"a":"1","b":"1","b":"2","a":"2"}}', headers: { 'content-type': 'application/json' } });
+      t.equal(d.status, 201, d.text);
+      t.same(warnings(d), ['duplicate field "data.a"', 'duplicate field "data.b"']);
       const g = await get(`${CM}/fw`);
       t.notOk('bogus' in g || 'other' in g, 'nor returned later');
 

@@ -177,8 +177,8 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
       if (s?.type === 'object') struct = name;
     }
     if (!s) return undefined;
-    const want = goType(declared);
-    const mismatch = () => (want ? `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}` : undefined);
+    // The Go type is named only in an error: not worked out for every value that decodes.
+    const mismatch = () => { const want = goType(declared); return want ? `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}` : undefined; };
     switch (s.type) {
       case 'string': return typeof value === 'string' ? undefined : mismatch();
       case 'boolean': return typeof value === 'boolean' ? undefined : mismatch();

@@ -160,9 +160,15 @@ export function encodeManagedFields(owners: Owners): ManagedFieldsEntry[] {
 
 /** RFC 3339 at second precision in UTC, as managed fields record time. */
 export function formatTime(t: string | number | Date): string {
+  // Every write of a second passes the same text: format it once.
+  if (typeof t === 'string' && t === lastTimeIn) return lastTimeOut;
   const d = t instanceof Date ? t : new Date(t);
-  return Number.isNaN(d.getTime()) ? String(t) : d.toISOString().replace(/\.\d+Z$/, 'Z');
+  const out = Number.isNaN(d.getTime()) ? String(t) : d.toISOString().replace(/\.\d+Z$/, 'Z');
+  if (typeof t === 'string') { lastTimeIn = t; lastTimeOut = out; }
+  return out;
 }
+let lastTimeIn: string | undefined;
+let lastTimeOut = '';
 
 /** Paths the server manages itself: never owned by anyone (exact paths, not their children). */
 export const STRIPPED = setOf(

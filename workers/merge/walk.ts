@@ -132,6 +132,7 @@ export function compareObjects(before: unknown, after: unknown, schema: Schema |
   return out;
 }
 
+/** `path`: where l and r are; extended and restored in place (one array for the whole walk: every write's managed fields walk the object). */
 export function compareNode(l: unknown, r: unknown, ctx: Ctx, path: Path, out: Comparison): void {
   const kind = kindFor(ctx.schema, ctx, l, r);
   if (kind === 'leaf' || (isEmptyContainer(l) && isEmptyContainer(r))) {
@@ -144,14 +145,23 @@ export function compareNode(l: unknown, r: unknown, ctx: Ctx, path: Path, out: C
     const lm = asMap(l) ?? {};
     const rm = asMap(r) ?? {};
     for (const k of keysOf(lm)) {
-      compareNode(lm[k], present(rm, k) ? rm[k] : undefined, { schema: fieldSchema(ctx.schema, k, ctx.defs), defs: ctx.defs }, [...path, fieldPE(k)], out);
+      path.push(fieldPE(k));
+      compareNode(lm[k], present(rm, k) ? rm[k] : undefined, { schema: fieldSchema(ctx.schema, k, ctx.defs), defs: ctx.defs }, path, out);
+      path.pop();
     }
     for (const k of keysOf(rm)) {
-      if (!present(lm, k)) compareNode(undefined, rm[k], { schema: fieldSchema(ctx.schema, k, ctx.defs), defs: ctx.defs }, [...path, fieldPE(k)], out);
+      if (present(lm, k)) continue;
+      path.push(fieldPE(k));
+      compareNode(undefined, rm[k], { schema: fieldSchema(ctx.schema, k, ctx.defs), defs: ctx.defs }, path, out);
+      path.pop();
     }
   } else {
     const item = { schema: itemSchema(ctx.schema, ctx.defs), defs: ctx.defs };
-    for (const p of zipList(asList(l) ?? [], asList(r) ?? [], peOf(ctx.schema, ctx))) compareNode(p.l, p.r, item, [...path, p.pe], out);
+    for (const p of zipList(asList(l) ?? [], asList(r) ?? [], peOf(ctx.schema, ctx))) {
+      path.push(p.pe);
+      compareNode(p.l, p.r, item, path, out);
+      path.pop();
+    }
   }
   // A container that appeared or disappeared as a whole is itself added or removed.
   if (l === undefined) insert(out.added, path);

@@ -53,8 +53,10 @@ export class RegistryBody extends RegistryWatch {
     // Checked already on a worker (decodeOnWorker, or with a patch's merge), pruned there too.
     const done = checked.get(obj);
     if (done) checked.delete(obj);
+    // The body as text, once (a body checked on a worker was JSON, and is not copied into a string again here).
+    const text = raw && !done ? raw.toString('utf8') : undefined;
     // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
-    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, raw?.toString('utf8')) : undefined;
+    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, text) : undefined;
     if (typeError && patch !== undefined) {
       // A patched object that does not decode is an Invalid on the field "patch", as the reference words it.
       throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);
@@ -63,11 +65,15 @@ export class RegistryBody extends RegistryWatch {
     // An applied configuration's unknown fields are the apply's own error (its typed patch cannot be built), whatever the mode.
     const unknown = mode === 'Ignore' || apply ? [] : done ? done.unknown : unknownFields(t.type, obj);
     let dups: string[] = done && raw ? done.duplicates : [];
-    let text: string | undefined;
     const position = new Map<string, number>();
-    // (a body checked on a worker was JSON, and is not copied into a string again here)
-    const json = !!raw && (!!done || /^\s*[{[]/.test((text = raw.toString('utf8'))));
-    if (mode !== 'Ignore' && raw && !done) dups = json ? findDuplicateFields(text!, 100, position) : decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
+    const json = !!raw && (!!done || /^\s*[{[]/.test(text!));
+    if (mode !== 'Ignore' && raw && !done) {
+      // Where each field is (to order the messages) only matters when there are messages: without
+      // unknown fields, the positions are gathered in a second pass in the rare case of a duplicate.
+      if (!json) dups = decodedYamlDuplicates(raw) ?? findDuplicateYamlKeys(text!);
+      else if (unknown.length) dups = findDuplicateFields(text!, 100, position);
+      else if ((dups = findDuplicateFields(text!, 100)).length) findDuplicateFields(text!, 100, position);
+    }
     // Whatever the mode, what the schema does not know is not stored (as typed decoding drops it).
     if (t.type.schema && !apply && !done) pruneUnknown(obj, t.type.schema, t.type.definitions);
     if (!unknown.length && !dups.length) return {};

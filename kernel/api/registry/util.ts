@@ -10,7 +10,14 @@ import type { FieldsV1 } from '../../../workers/merge/index.js';
 export const JSON_HEADERS = { 'content-type': 'application/json' };
 export const JSON_ACCEPTED: Accepted = { rep: 'json', contentType: 'application/json' };
 
-export const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+/** The current time in RFC 3339 at second precision; formatted once a second, not once a call (each write asks twice). */
+let nowSecond = -1;
+let nowText = '';
+export function now(): string {
+  const s = Math.floor(Date.now() / 1000);
+  if (s !== nowSecond) { nowText = new Date(s * 1000).toISOString().replace('.000Z', 'Z'); nowSecond = s; }
+  return nowText;
+}
 export const parse = (e: Entry): KObject => JSON.parse(e.bytes.toString('utf8'));
 export const clone = <T>(o: T): T => (o === undefined ? o : JSON.parse(JSON.stringify(o)));
 

@@ -38,6 +38,8 @@ const TEMPLATES: Record<string, string> = {
   'batch/cronjobs': 'spec.jobTemplate.spec.template',
 };
 
+const TEMPLATE_RESOURCES = new Set(Object.keys(TEMPLATES).map((k) => k.slice(k.indexOf('/') + 1)));
+
 const at = (o: unknown, p: string): unknown => p.split('.').reduce<unknown>((c, k) => (c && typeof c === 'object' ? (c as J)[k] : undefined), o);
 
 const plugin: PluginModule<'admission'> = {
@@ -162,7 +164,8 @@ const plugin: PluginModule<'admission'> = {
 };
 
 function subjectKey(a: AdmissionAttributes): boolean {
-  return (a.resource.group === '' && a.resource.resource === 'pods') || `${a.resource.group}/${a.resource.resource}` in TEMPLATES;
+  // (asked on every write: no string is built for resources that have no template)
+  return (a.resource.group === '' && a.resource.resource === 'pods') || (TEMPLATE_RESOURCES.has(a.resource.resource) && `${a.resource.group}/${a.resource.resource}` in TEMPLATES);
 }
 
 export default plugin;

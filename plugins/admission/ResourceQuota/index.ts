@@ -291,9 +291,31 @@ const plugin: PluginModule<'admission'> = {
       }));
     }
 
+    // The quotas of each namespace by name, kept from the notifications of quota changes and filled
+    // by a synchronous scan in the same turn as the subscription: a write to a namespace without a
+    // quota (most writes) neither lists nor parses anything (about 1 % of the server's main thread in
+    // the create benchmark). The notifications come as the object cache applies a change, so this
+    // agrees with a list of the cache at any moment.
+    const quotaNames = new Map<string, Set<string>>();
+    let quotasKnown = false;
+    const noteQuota = (ev: string, ns: string | undefined, name: string | undefined) => {
+      if (!ns || !name) return;
+      let names = quotaNames.get(ns);
+      if (ev === 'DELETED') {
+        if (names?.delete(name) && !names.size) quotaNames.delete(ns);
+        return;
+      }
+      if (!names) quotaNames.set(ns, (names = new Set()));
+      names.add(name);
+    };
     const qt0 = quotaType();
     if (qt0) {
+      if (host.objects.scan) {
+        host.objects.scan(qt0, (o) => noteQuota('ADDED', o.namespace, o.name));
+        quotasKnown = true;
+      }
       watched.set('resourcequotas', host.objects.watch(qt0, (ev, q) => {
+        noteQuota(ev, q.metadata?.namespace, q.metadata?.name);
         if (ev !== 'DELETED' && q.metadata?.namespace && !current(q)) soon(q.metadata.namespace, 0);
       }));
     }
@@ -365,7 +387,8 @@ const plugin: PluginModule<'admission'> = {
       handles: (op, a) => (op === 'CREATE' || op === 'UPDATE') && !a.subresource && a.type.namespaced && !!a.namespace && !!a.object,
       async validate(a) {
         const qt = quotaType();
-        if (!qt || !(await host.objects.list(qt, a.namespace)).length) return;
+        if (!qt || (quotasKnown && qt === qt0 && !quotaNames.has(a.namespace))) return;
+        if (!(await host.objects.list(qt, a.namespace)).length) return;
         let delta = usageOf(a.type, a.object as J);
         if (a.operation === 'UPDATE') {
           const old = usageOf(a.type, (a.oldObject ?? {}) as J);
