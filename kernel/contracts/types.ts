@@ -40,6 +40,13 @@ export type Schema =
   | { type: 'any'; description?: string }
   | { type: 'ref'; ref: string; description?: string };
 
+/**
+ * Query parameters of a CONNECT sub-resource (pods/exec: `?command=ls&command=-l&stdin=true`) as
+ * the fields of its options kind: `lists` repeat (each occurrence one item), `integers` and
+ * `booleans` are parsed as the reference parses query parameters; any other parameter is a string.
+ */
+export interface ConnectOptionFields { lists?: string[]; integers?: string[]; booleans?: string[] }
+
 /** One served resource type: data, not code (functions only where a rule cannot be data). */
 export interface TypeDef {
   group: string; // "" for core
@@ -88,8 +95,12 @@ export interface TypeDef {
    * this for the current objects (componentstatuses: health probes); label and field selectors apply.
    */
   computed?: () => Promise<KObject[]>;
-  /** Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a sub-resource takes). */
-  subresourceInfo?: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string }>;
+  /**
+   * Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a
+   * sub-resource takes); for a CONNECT sub-resource, how its query becomes the options object
+   * CONNECT admission sees (`options`).
+   */
+  subresourceInfo?: Record<string, { verbs: string[]; kind?: string; group?: string; version?: string; options?: ConnectOptionFields }>;
   /** Field selector fields the watch fan-out indexes (a watch pinning one is not matched by scanning). */
   indexedFields?: string[];
   /** Field selector fields this type supports beyond metadata.name / metadata.namespace. */

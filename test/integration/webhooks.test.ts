@@ -455,7 +455,7 @@ t.test('DELETE and CONNECT requests', async (t) => {
   behaviours['/ops'] = (review) => (review.request.name === 'keep' ? { allowed: false, status: { message: `${review.request.operation} refused` } } : {});
   behaviours['/ops-patch'] = () => patchOf([{ op: 'add', path: '/metadata/labels', value: { x: 'y' } }]);
   await configure('validating', 'ops', [hook('ops.example.com', '/ops', 'ops', {
-    rules: [{ operations: ['DELETE', 'CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/exec'] }],
+    rules: [{ operations: ['DELETE', 'CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/exec', 'pods/portforward'] }],
   })]);
   await configure('mutating', 'ops', [hook('ops-patch.example.com', '/ops-patch', 'ops', {
     rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], objectSelector: { matchLabels: { patch: 'on-delete' } },
@@ -482,6 +482,11 @@ t.test('DELETE and CONNECT requests', async (t) => {
   t.equal(connect.subResource, 'exec');
   t.equal(connect.kind.kind, 'PodExecOptions');
   t.same(connect.object.command, ['ls']);
+  t.equal(connect.object.stdout, true, 'a boolean option is a boolean');
+  t.equal((await s.request('POST', `/api/v1/namespaces/${ns}/pods/keep/portforward?ports=8080&ports=9090`)).status, 403);
+  const forward = callsTo('/ops').at(-1)!.review.request;
+  t.equal(forward.kind.kind, 'PodPortForwardOptions');
+  t.same(forward.object.ports, [8080, 9090], 'ports are a list of numbers');
   await removeConfig('validating', 'ops');
   await removeConfig('mutating', 'ops');
 });

@@ -23,12 +23,12 @@ export class Registry extends RegistryDeletes {
   async connect(req: KRequest, res: KResponse, t: Target, user: UserInfo, stored: string, upstream?: () => Promise<UpstreamTarget>, how?: ConnectOptions): Promise<void> {
     const e = this.current(t.type, t.namespace, stored);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, stored);
-    const options: Record<string, unknown> = { kind: t.type.subresourceInfo?.[t.subresource]?.kind ?? 'ConnectOptions', apiVersion: 'v1' };
+    const info = t.type.subresourceInfo?.[t.subresource];
+    const options: Record<string, unknown> = { kind: info?.kind ?? 'ConnectOptions', apiVersion: 'v1' };
+    const fields = info?.options;
     for (const [k, v] of req.query) {
-      const bool = ['stdin', 'stdout', 'stderr', 'tty'].includes(k);
-      if (k === 'command') options.command = [...((options.command as string[]) ?? []), v];
-      else if (k === 'ports') options.ports = [...((options.ports as unknown[]) ?? []), Number(v)];
-      else options[k] = bool ? queryBool(req.query, k) : v;
+      const value = fields?.integers?.includes(k) ? Number(v) : fields?.booleans?.includes(k) ? queryBool(req.query, k) : v;
+      options[k] = fields?.lists?.includes(k) ? [...((options[k] as unknown[]) ?? []), value] : value;
     }
     // As in the reference, the object of a CONNECT is the options; plugins read the pod themselves.
     const attrs = this.attrs('CONNECT', t, user, false, options as KObject, undefined, options);

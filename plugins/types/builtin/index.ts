@@ -11,6 +11,14 @@ import { RULES } from './rules.js';
 import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { attachConversion } from './conversions/index.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
+import type { ConnectOptionFields } from '../../../kernel/contracts/index.js';
+
+/** The fields of the pods' CONNECT options kinds that are not strings (the reference's PodExecOptions, ...). */
+const CONNECT_OPTIONS: Record<string, ConnectOptionFields> = {
+  PodExecOptions: { lists: ['command'], booleans: ['stdin', 'stdout', 'stderr', 'tty'] },
+  PodAttachOptions: { booleans: ['stdin', 'stdout', 'stderr', 'tty'] },
+  PodPortForwardOptions: { lists: ['ports'], integers: ['ports'] },
+};
 
 /** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
 export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string>> = {}, computed: Record<string, () => Promise<KObject[]>> = {}): TypeDef[] {
@@ -38,7 +46,10 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (r.connectSubresources) {
       t.connectSubresources = [...r.connectSubresources];
       t.subresources = [...(t.subresources ?? []), ...r.connectSubresources];
-      t.subresourceInfo = { ...t.subresourceInfo, ...Object.fromEntries(r.connectSubresources.map((c) => [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind: c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : `${r.kind}ProxyOptions` }])) };
+      t.subresourceInfo = { ...t.subresourceInfo, ...Object.fromEntries(r.connectSubresources.map((c) => {
+        const kind = c === 'exec' ? 'PodExecOptions' : c === 'attach' ? 'PodAttachOptions' : c === 'portforward' ? 'PodPortForwardOptions' : `${r.kind}ProxyOptions`;
+        return [c, { verbs: c === 'proxy' ? ['create', 'delete', 'get', 'patch', 'update'] : ['create', 'get'], kind, options: CONNECT_OPTIONS[kind] }];
+      })) };
     }
     if (r.terminatingPhase) t.terminatingPhase = r.terminatingPhase;
     if (r.statusKeepsMetadata) t.statusKeepsMetadata = [...r.statusKeepsMetadata];
