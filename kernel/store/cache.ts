@@ -336,7 +336,8 @@ export class ObjectCache {
     for (const ev of events) {
       const rc = this.forKey(ev.key);
       if (rc) {
-        const bytes = Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
+        // the log's own Buffer when it is one (as in load): a second view costs ~100 bytes an object
+        const bytes = Buffer.isBuffer(ev.value) ? ev.value : Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
         if (ev.type !== 'DELETED' && bytes.length >= LAZY_ENTRY_BYTES) {
           // A large object is parsed for its entry's facts only when something asks for them.
           const entry = storedEntry(rc.type, ev.key, bytes, ev.revision, ev.createRevision);
