@@ -1,0 +1,63 @@
+// Memory after a burst of writes. Each write leaves garbage (its request, its records, the objects
+// that were in flight while its batch synced) and the V8 heap grows into room for it; an idle Node
+// process keeps both: V8's own memory reducer did not run in 30 s of idleness (measured), and the
+// young generation stays at its largest. One full collection once the writes have stopped gives
+// them back: 10,000 ConfigMaps of 1 KiB 198 -> 160-167 MiB, 100,000 510 -> 456-481 MiB
+// (docs/benchmarks.md).
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/** The writes stop for this long before the collection runs. */
+const QUIET_MS = 2_000;
+/** Revisions since the last collection that make one worth its pause (start-up counts as a burst). */
+const MIN_REVISIONS = 1_000;
+/**
+ * The quiet ticks at which a burst's collections run. The first pass frees the garbage; the second
+ * compacts the old generation's pages the first found sparse; V8 shrinks the young generation only
+ * in a collection that finds allocation slow over its last 5 s, so the third comes after that.
+ */
+const PASSES_AT = [1, 2, 5];
+
+let collect: (() => void) | undefined;
+/** V8's gc() without starting Node with --expose-gc: the flag exposes it to contexts made after it is set. */
+function fullGc(): () => void {
+  if (!collect) {
+    v8.setFlagsFromString('--expose-gc');
+    collect = vm.runInNewContext('gc') as () => void;
+  }
+  return collect;
+}
+
+export interface Settled { ms: number; heapBefore: number; heapAfter: number }
+
+/**
+ * Watches the store's revision (`rev`) once per QUIET_MS: once it has moved by at least
+ * MIN_REVISIONS since the last collections (or none ran since start-up) and then stopped, runs the
+ * PASSES_AT full garbage collections while no write comes. Each pause is one collection's (measured
+ * on a busy machine: 100-200 ms at 10,000 and at 100,000 objects of 1 KiB); they come only after
+ * QUIET_MS without a write, once per burst.
+ */
+export function settleAfterWrites(rev: () => number, done: (s: Settled) => void = () => {}, quietMs = QUIET_MS): () => void {
+  let last = rev();
+  /** Ticks since the revision last moved. */
+  let quiet = 0;
+  /** The revision at which the last settling began (none yet: start-up counts as a burst). */
+  let base: number | undefined;
+  /** Index in PASSES_AT of the next pass of the settling under way; -1 when none is. */
+  let next = -1;
+  const timer = setInterval(() => {
+    const now = rev();
+    if (now !== last) { last = now; quiet = 0; return; }
+    quiet++;
+    // a new burst (re)starts the passes; a trickle of writes never does, nor repeats one
+    if (base === undefined || now - base >= MIN_REVISIONS) { base = now; next = 0; }
+    if (next < 0 || quiet < PASSES_AT[next]) return;
+    next = next + 1 < PASSES_AT.length ? next + 1 : -1;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const t0 = performance.now();
+    fullGc()();
+    done({ ms: performance.now() - t0, heapBefore, heapAfter: process.memoryUsage().heapUsed });
+  }, quietMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
