@@ -100,6 +100,8 @@ export class Server {
   /** Made once the plugins are loaded, just before the server listens. */
   private pipeline: RequestPipeline | undefined;
   private stopSettling: (() => void) | undefined;
+  /** The front thread's heap settles with the main thread's. */
+  private settleFront: ((compact: boolean) => void) | undefined;
   private frontProxy: { certPem: string; keyPem: string; caPem?: string } | undefined;
 
   constructor(readonly config: Config) {
@@ -284,6 +286,7 @@ export class Server {
       const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
       const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
       this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); upgrades.close(); sock.cleanup(); } });
+      this.settleFront = front.settle;
       this.port = front.port;
     } else {
       const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler });
@@ -314,7 +317,10 @@ export class Server {
       this.compactTimer.unref();
     }
     // A burst of writes (or the start-up) leaves garbage and a grown heap that an idle process keeps: collected once the writes stop.
-    this.stopSettling = settleAfterWrites(() => this.cache.rev, (m) => this.log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) }));
+    this.stopSettling = settleAfterWrites(() => this.cache.rev, (m) => {
+      this.settleFront?.(m.compact);
+      this.log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) });
+    });
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
