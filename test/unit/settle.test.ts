@@ -34,3 +34,15 @@ t.test('a burst, then quiet: two passes; a trickle: none', async (t) => {
   await sleep(TICK * 10);
   t.equal(passes.length, 4, 'two passes a burst');
 });
+
+t.test('a pass needs no file descriptor (the server may have none left)', async (t) => {
+  // process.memoryUsage() opens /proc/self/stat, and threw EMFILE here with 10,000 watchers open
+  const real = process.memoryUsage;
+  process.memoryUsage = Object.assign(() => { throw Object.assign(new Error('EMFILE: too many open files, uv_resident_set_memory'), { code: 'EMFILE' }); }, { rss: real.rss });
+  t.teardown(() => { process.memoryUsage = real; });
+  const passes: Settled[] = [];
+  const stop = settleAfterWrites(() => 0, (s) => passes.push(s), TICK);
+  t.teardown(stop);
+  await until(() => passes.length === 2);
+  t.ok(passes[0].heapBefore > 0, 'the heap figures still come');
+});
