@@ -3,7 +3,7 @@
 // process keeps both: V8's own memory reducer did not run in 30 s of idleness (measured), the young
 // generation stays at its largest and the old one half empty. Two full collections once the writes
 // have stopped give them back: `npm run bench -- memory`, 20 s after the fill, 10,000 ConfigMaps of
-// 1 KiB 139 MiB and 100,000 351 MiB, against 176-194 and 454-503 MiB read at once (docs/benchmarks.md).
+// 1 KiB 132-139 MiB and 100,000 321-350 MiB, against 170-195 and 385-502 read at once (docs/benchmarks.md).
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
