@@ -20,6 +20,7 @@ import { ApiDocuments } from './api/endpoints/documents.js';
 import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
 import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources.js';
 import { ObjectCache } from './store/cache.js';
+import { settleAfterWrites } from './ops/settle.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
 import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
@@ -98,6 +99,9 @@ export class Server {
   private readonly host: Host;
   /** Made once the plugins are loaded, just before the server listens. */
   private pipeline: RequestPipeline | undefined;
+  private stopSettling: (() => void) | undefined;
+  /** The front thread's heap settles with the main thread's. */
+  private settleFront: ((compact: boolean) => void) | undefined;
   private frontProxy: { certPem: string; keyPem: string; caPem?: string } | undefined;
 
   constructor(readonly config: Config) {
@@ -282,6 +286,7 @@ export class Server {
       const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
       const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
       this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); upgrades.close(); sock.cleanup(); } });
+      this.settleFront = front.settle;
       this.port = front.port;
     } else {
       const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler });
@@ -311,6 +316,11 @@ export class Server {
       this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));
       this.compactTimer.unref();
     }
+    // A burst of writes (or the start-up) leaves garbage and a grown heap that an idle process keeps: collected once the writes stop.
+    this.stopSettling = settleAfterWrites(() => this.cache.rev, (m) => {
+      this.settleFront?.(m.compact);
+      this.log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) });
+    });
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
@@ -368,6 +378,7 @@ export class Server {
     const deadline = Date.now() + 60_000;
     while ((this.pipeline?.inFlight ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.compactTimer) clearInterval(this.compactTimer);
+    this.stopSettling?.();
     await this.elector?.stop();
     for (const c of this.controllers) await c.plugin.stop();
     for (const p of this.typeProviders) await p.stop?.();

@@ -6,8 +6,10 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls, { type TLSSocket } from 'node:tls';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage } from './front.js';
+import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage, type FrontSettle } from './front.js';
 import { Http10Answer, RequestFramer } from './framer.js';
 
 const o = workerData as FrontInit;
@@ -15,8 +17,15 @@ const port = parentPort!;
 const post = (m: FrontMessage) => port.postMessage(m);
 const acks = new Map<string, () => void>();
 let heads = 0;
-port.on('message', (m: FrontAck) => {
+let gc: (() => void) | undefined;
+port.on('message', (m: FrontAck | FrontSettle) => {
   if (m.type === 'ack') { acks.get(m.handle)?.(); acks.delete(m.handle); }
+  else if (m.type === 'settle') {
+    // this heap grew with the burst's connections and copies too (the main thread exposed gc)
+    gc ??= (vm.runInNewContext('typeof gc === "function" ? gc : undefined') as (() => void) | undefined) ?? (() => {});
+    if (m.compact) v8.setFlagsFromString('--compact-on-every-full-gc');
+    try { gc(); } finally { if (m.compact) v8.setFlagsFromString('--no-compact-on-every-full-gc'); }
+  }
 });
 
 /** The upgrade backend takes a connection whose first request asks for an upgrade on a CONNECT path (one check per connection). */

@@ -145,6 +145,8 @@ export type FrontMessage =
   | { type: 'gone'; handle: string }
   | { type: 'head'; handle: string; head: FrontHead };
 export interface FrontAck { type: 'ack'; handle: string }
+/** The main thread's collections after a burst of writes (ops/settle.ts), run on the front's heap too. */
+export interface FrontSettle { type: 'settle'; compact: boolean }
 export interface FrontInit {
   host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string;
   /**
@@ -178,7 +180,7 @@ function revive(peer: PeerCertificate): PeerCertificate {
  * and uWS take a second core, while the event loop serves requests. A verified certificate reaches
  * this thread's PeerTable before its connection's first byte reaches uWS (the front waits for the ack).
  */
-export function listenFront(o: FrontOptions, backendPath: string, upgrade?: FrontInit['upgrade']): Promise<Listener> {
+export function listenFront(o: FrontOptions, backendPath: string, upgrade?: FrontInit['upgrade']): Promise<Listener & { settle(compact: boolean): void }> {
   const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath, upgrade };
   const worker = new Worker(new URL('./front-worker.js', import.meta.url), { workerData: init });
   return new Promise((resolve, reject) => {
@@ -190,7 +192,7 @@ export function listenFront(o: FrontOptions, backendPath: string, upgrade?: Fron
         o.peers.putHead(m.handle, m.head);
         worker.postMessage({ type: 'ack', handle: m.handle } satisfies FrontAck);
       } else if (m.type === 'gone') o.peers.delete(m.handle);
-      else if (m.type === 'listening') resolve({ port: m.port, close: () => void worker.terminate() });
+      else if (m.type === 'listening') resolve({ port: m.port, close: () => void worker.terminate(), settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle) });
       else if (m.type === 'error') { reject(listenError(o.host, o.port, Object.assign(new Error(m.message), { code: m.code }))); void worker.terminate(); }
     });
     worker.once('error', (e) => reject(e));

@@ -331,7 +331,8 @@ export class ObjectCache {
     for (const ev of events) {
       const rc = this.forKey(ev.key);
       if (rc) {
-        const bytes = Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
+        // the log's own Buffer when it is one (as in load): a second view costs ~100 bytes an object
+        const bytes = Buffer.isBuffer(ev.value) ? ev.value : Buffer.from(ev.value.buffer, ev.value.byteOffset, ev.value.byteLength);
         if (ev.type === 'DELETED') {
           const prev = rc.remove(ev.key);
           // Watchers see the deleted object at the deletion's revision, as the reference sends it.

@@ -209,7 +209,11 @@ const plugin: PluginModule<'controller'> = {
         deletingDependents: beingDeleted && finalizers.includes(FOREGROUND),
         orphaning: beingDeleted && finalizers.includes(ORPHAN),
       };
-      nodes.set(uid, n);
+      // Like the start-up scan (observeAll), the graph holds only objects with owners or being
+      // deleted: a plain owner missing from it is looked up when a dependent is checked. Holding
+      // every object cost ~400 bytes each (40 MiB at 100,000 objects).
+      if (owners.size || beingDeleted) nodes.set(uid, n);
+      else if (old) nodes.delete(uid);
 
       let check = false;
       for (const [owner, block] of old?.owners ?? []) {
