@@ -46,7 +46,7 @@ export interface Settled { ms: number; heapBefore: number; heapAfter: number; co
  * docs/operations.md, "Memory after writes"); they come only after QUIET_MS without a write, once
  * per burst.
  */
-export function settleAfterWrites(rev: () => number, done: (s: Settled) => void = () => {}, quietMs = QUIET_MS): () => void {
+export function settleAfterWrites(rev: () => number, done: (s: Settled) => void = () => {}, quietMs = QUIET_MS, maxHeapBytes = MAX_HEAP_BYTES): () => void {
   let last = rev();
   /** Ticks since the revision last moved. */
   let quiet = 0;
@@ -65,7 +65,7 @@ export function settleAfterWrites(rev: () => number, done: (s: Settled) => void 
     // the heap's own figures: process.memoryUsage() opens /proc/self/stat for RSS, and throws
     // EMFILE when connections have taken every file descriptor
     const heapBefore = v8.getHeapStatistics().used_heap_size;
-    if (heapBefore > MAX_HEAP_BYTES) { next = -1; return; }
+    if (heapBefore > maxHeapBytes) { next = -1; return; }
     const t0 = performance.now();
     const compact = next < 0;
     if (compact) v8.setFlagsFromString('--compact-on-every-full-gc');

@@ -46,3 +46,12 @@ t.test('a pass needs no file descriptor (the server may have none left)', async 
   await until(() => passes.length === 2);
   t.ok(passes[0].heapBefore > 0, 'the heap figures still come');
 });
+
+t.test('no pass when the live heap is over the bound (its pause would be too long)', async (t) => {
+  const passes: Settled[] = [];
+  // a bound below any heap: start-up's burst would settle, but every pass is skipped
+  const stop = settleAfterWrites(() => 0, (s) => passes.push(s), TICK, 1);
+  t.teardown(stop);
+  await sleep(TICK * 12);
+  t.equal(passes.length, 0, 'no collection taken');
+});
