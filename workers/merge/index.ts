@@ -14,8 +14,10 @@ export * from './fieldset.js';
 export * from './json-patch.js';
 export * from './merge-patch.js';
 export * from './strategic.js';
-export * from './managed-fields.js';
-export * from './walk.js';
+// What apply.ts published before it was split; the helpers managed-fields.ts and walk.ts share with it stay inside.
+export type { ApplyInput, ApplyResult, Conflict, ManagedFieldsEntry, UpdateInput } from './managed-fields.js';
+export { ANCIENT_CHANGES, MAX_UPDATE_MANAGERS, conflictError, conflictMessage, conflictStatus, decodeManagedFields, describeManager, encodeManagedFields, formatTime, managerFromUserAgent } from './managed-fields.js';
+export { compareObjects, mergeApplied, removeItems, type Comparison } from './walk.js';
 export * from './apply.js';
 
 export type MergeTask =
