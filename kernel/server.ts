@@ -21,6 +21,7 @@ import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
 import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources.js';
 import { ObjectCache } from './store/cache.js';
 import { settleAfterWrites } from './ops/settle.js';
+import { startCompaction } from './ops/compaction.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
 import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
@@ -33,9 +34,9 @@ import { meteredOutputBudget, ServerMetrics } from './ops/metrics.js';
 import { authenticateToken, type NamedAuthenticator } from './pipeline/authenticate.js';
 import { decide, type NamedAuthorizer } from './pipeline/authorize.js';
 import { RequestPipeline } from './pipeline/pipeline.js';
+import { ReadLoops } from './replicas/loops.js';
+import type { LoopRole } from './replicas/thread.js';
 
-/** How often history older than the retention window is compacted. */
-const COMPACT_INTERVAL_MS = 10_000;
 /** A watcher whose socket has this much queued is closed (it resumes from its last revision). 16 MiB holds a few thousand large events. */
 const WATCH_BUDGET_BYTES = Number(process.env.CAPI_WATCH_BUDGET_BYTES ?? 16 * 1024 * 1024);
 /** Bytes all watchers together may have queued on backed-up sockets (docs/operations.md, Limits). */
@@ -62,8 +63,7 @@ export class Server {
   private elector: LeaderElector | undefined;
   signers: Signer[] = [];
   private listeners: Listener[] = [];
-  private compactTimer: NodeJS.Timeout | undefined;
-  private revSamples: { at: number; rev: number }[] = [];
+  private stopCompaction: (() => void) | undefined;
   private shuttingDown = false;
   readonly watches = new Set<() => void>();
   port = 0;
@@ -103,8 +103,10 @@ export class Server {
   /** The front thread's heap settles with the main thread's. */
   private settleFront: ((compact: boolean) => void) | undefined;
   private frontProxy: { certPem: string; keyPem: string; caPem?: string } | undefined;
+  /** The read loops this writer loop feeds (--read-loops). */
+  private readLoops: ReadLoops | undefined;
 
-  constructor(readonly config: Config) {
+  constructor(readonly config: Config, private readonly role?: LoopRole) {
     this.brand = getBrand(config.brand);
     this.log = makeLogger(config.loggingFormat, config.verbosity);
     this.featureGates = resolveFeatureGates(config.featureGates);
@@ -143,8 +145,10 @@ export class Server {
       stepAt = now;
     };
     step('modules loaded');
-    this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
-    process.once('exit', () => this.dataLock?.release());
+    if (!this.role) {
+      this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
+      process.once('exit', () => this.dataLock?.release());
+    }
     const hosts = servingHosts(this.brand.name, cfg);
     // Every configured plugin's module starts loading now; each is still created in its turn below.
     preloadPlugins([
@@ -167,6 +171,7 @@ export class Server {
     })();
     const typesReady = loadAll('types', cfg.types, host, { configDir });
     const storeReady = (async () => {
+      if (this.role) { await this.role.backend.open(); return this.role.backend; }
       if (cfg.encryptionProviderConfig) host.valueTransformer = await loadEncryptionConfig(cfg.encryptionProviderConfig);
       const backend = (await loadPlugin('storage', cfg.storage, host, { configDir })) as StorageBackend;
       try {
@@ -195,7 +200,11 @@ export class Server {
     // snapshot below is loaded, then those after it are applied.
     let warming: { events: StorageEvent[]; rev: number } | undefined = { events: [], rev: 0 };
     this.backend.onCommit((events, rev) => {
-      if (!warming) return this.cache.apply(events, rev);
+      if (!warming) {
+        this.cache.apply(events, rev);
+        this.readLoops?.commit(events, rev);
+        return;
+      }
       warming.events.push(...events);
       warming.rev = rev;
     });
@@ -242,8 +251,9 @@ export class Server {
     const created = await this.named<Controller>('controller', cfg.controllers, host, configDir);
     step('signers, type providers, controllers loaded');
     const le = cfg.leaderElection;
-    const elect = le.enabled ?? !!this.backend.latestRevision;
-    this.controllers = elect ? created.filter((c) => c.plugin.perServer) : created;
+    // a read loop runs what each server keeps for itself; the writer loop runs the rest
+    const elect = !this.role && (le.enabled ?? !!this.backend.latestRevision);
+    this.controllers = this.role ? created.filter((c) => c.plugin.perServer && !c.plugin.oncePerProcess) : elect ? created.filter((c) => c.plugin.perServer) : created;
     for (const c of this.controllers) await c.plugin.start();
     if (elect) {
       const electedRefs = cfg.controllers.filter((_, i) => !created[i].plugin.perServer);
@@ -269,7 +279,11 @@ export class Server {
     const wantsCerts = cfg.authentication.some((r) => r.plugin === 'x509' || r.options?.clientCAFile !== undefined);
     this.certsOnSecurePort = cfg.securePortClientCerts ?? wantsCerts;
     const noUws = uwsLoadError();
-    if (noUws) {
+    if (this.role) {
+      // a read loop: the writer's TLS front gives this app its share of the connections
+      this.listeners.push(await listenUws({ host: '', port: 0, behindFront: { path: this.role.socketPath, peers: this.role.peers }, handler }));
+      this.port = cfg.securePort;
+    } else if (noUws) {
       // No uWebSockets.js binary for this Node.js or libc: Node's own TLS and HTTP serve the port,
       // client certificates included. Slower (docs/benchmarks.md, "Transports"), never a refusal.
       this.log.warn('uWebSockets.js does not load here: serving on Node\'s own TLS/HTTP stack, which answered about 60 % of the GETs per second of the uWebSockets.js transport, measured side by side on one machine (docs/benchmarks.md, "Transports by Node.js version")', { node: process.version, reason: noUws });
@@ -284,10 +298,15 @@ export class Server {
       const back = await listenUws({ host: '', port: 0, behindFront: { path: sock.path, peers }, handler });
       // upgrades on CONNECT paths (exec, attach, portforward, proxy) go to a node:http backend that can pass them through
       const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
-      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
+      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers, route: (m) => this.readLoops?.route(m) ?? Promise.resolve() }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
       this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); upgrades.close(); sock.cleanup(); } });
       this.settleFront = front.settle;
       this.port = front.port;
+      if (cfg.readLoops > 0) {
+        this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot());
+        const loopConfig: Config = { ...cfg, securePort: front.port, readLoops: 0, shutdownDelaySeconds: 0 };
+        for (const p of await this.readLoops.start(cfg.readLoops, loopConfig, path.dirname(sock.path))) front.addBackend(p);
+      }
     } else {
       const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler });
       this.listeners.push(l);
@@ -299,7 +318,18 @@ export class Server {
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
+    if (cfg.readLoops > 0 && !this.readLoops && !this.role) {
+      this.log.warn('--read-loops needs the TLS front (client certificates on the secure port, the default): serving on one loop', { readLoops: cfg.readLoops });
+    }
     step('listening');
+    if (this.role) {
+      // the writer loop wrote the kubeconfigs and runs compaction; a loop trims its own history
+      this.url = `https://${cfg.bindAddress}:${this.port}`;
+      this.stopCompaction = startCompaction({ retentionSeconds: this.retentionSeconds(), cache: this.cache });
+      this.stopSettling = settleAfterWrites(() => this.cache.rev, () => {});
+      this.log.v(2, 'read loop serving', { loop: this.role.index, revision: this.cache.rev });
+      return;
+    }
     for (const c of this.controllers) await c.plugin.listening?.({ port: this.port });
     step('controllers told the port');
     this.kubeconfigPath = pki.kubeconfigPath;
@@ -310,18 +340,16 @@ export class Server {
     const certServer = certPort && cfg.authentication.some((r) => r.plugin === 'x509') ? `https://${hostForUrl}:${certPort}` : undefined;
     await writeAdminKubeconfigs(cfg.dataDir, pki, this.url, certServer, (msg, fields) => this.log.info(msg, fields));
     step('kubeconfigs written');
-    // retentionSeconds 0 turns compaction off (--etcd-compaction-interval=0, as in the reference).
-    const retentionMs = Number((cfg.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
-    if (retentionMs > 0) {
-      this.compactTimer = setInterval(() => void this.compact(), Math.max(250, Math.min(COMPACT_INTERVAL_MS, retentionMs / 4)));
-      this.compactTimer.unref();
-    }
+    this.stopCompaction = startCompaction({
+      retentionSeconds: this.retentionSeconds(), cache: this.cache, backend: this.backend,
+      compacted: (e) => (e ? this.log.warn('compaction failed', { error: String(e) }) : this.readLoops?.publish()),
+    });
     // A burst of writes (or the start-up) leaves garbage and a grown heap that an idle process keeps: collected once the writes stop.
     this.stopSettling = settleAfterWrites(() => this.cache.rev, (m) => {
       this.settleFront?.(m.compact);
       this.log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) });
     });
-    this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
+    this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.readLoops ? { readLoops: cfg.readLoops } : {}), ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
   /** The request pipeline over the loaded plugins; non-resource paths are answered in this order. */
@@ -353,17 +381,8 @@ export class Server {
     return plugins.map((plugin, i) => ({ name: refs[i].plugin, plugin }));
   }
 
-  /** Drops history older than the retention window. */
-  private async compact(): Promise<void> {
-    const retention = Number((this.config.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300) * 1000;
-    const t = Date.now();
-    this.cache.trim(t - retention);
-    this.revSamples.push({ at: t, rev: this.backend.currentRevision() });
-    let target = 0;
-    while (this.revSamples.length && this.revSamples[0].at <= t - retention) target = this.revSamples.shift()!.rev;
-    if (target > this.backend.compactedRevision()) {
-      try { await this.backend.compact(target); } catch (e) { this.log.warn('compaction failed', { error: String(e) }); }
-    }
+  private retentionSeconds(): number {
+    return Number((this.config.storage.options as { retentionSeconds?: number } | undefined)?.retentionSeconds ?? 300);
   }
 
   // ------------------------------------------------------------------ shutdown
@@ -374,10 +393,11 @@ export class Server {
     this.shuttingDown = true;
     if (this.config.shutdownDelaySeconds > 0) await new Promise((r) => setTimeout(r, this.config.shutdownDelaySeconds * 1000));
     for (const l of this.listeners) l.close();
+    await this.readLoops?.stop();
     for (const end of [...this.watches]) end();
     const deadline = Date.now() + 60_000;
     while ((this.pipeline?.inFlight ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (this.compactTimer) clearInterval(this.compactTimer);
+    this.stopCompaction?.();
     this.stopSettling?.();
     await this.elector?.stop();
     for (const c of this.controllers) await c.plugin.stop();

@@ -43,6 +43,12 @@ export interface Controller {
    * server's Service). Others run, under leader election, only on the holder of the Lease.
    */
   perServer?: boolean;
+  /**
+   * With read loops (--read-loops), a perServer controller runs on every loop too, since each loop
+   * keeps its own state (served types, routes); one that stands for the server process as a whole
+   * (its endpoint Lease) says so here and runs on the writer loop only.
+   */
+  oncePerProcess?: boolean;
   ready?(): boolean;
   /**
    * The reference server's post-start hooks this plugin stands for ("rbac/bootstrap-roles"): each is a

@@ -9,7 +9,7 @@ import tls, { type TLSSocket } from 'node:tls';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import { newHandle, proxyHeader, type FrontAck, type FrontInit, type FrontMessage, type FrontSettle } from './front.js';
+import { newHandle, proxyHeader, type FrontAck, type FrontAddBackend, type FrontInit, type FrontMessage, type FrontSettle } from './front.js';
 import { Http10Answer, RequestFramer } from './framer.js';
 
 const o = workerData as FrontInit;
@@ -18,8 +18,12 @@ const post = (m: FrontMessage) => port.postMessage(m);
 const acks = new Map<string, () => void>();
 let heads = 0;
 let gc: (() => void) | undefined;
-port.on('message', (m: FrontAck | FrontSettle) => {
+/** The uWS apps connections are spread over, round robin: the writer loop's, then the read loops' (kernel/replicas/). */
+const backends = [o.backendPath];
+let nextBackend = 0;
+port.on('message', (m: FrontAck | FrontSettle | FrontAddBackend) => {
   if (m.type === 'ack') { acks.get(m.handle)?.(); acks.delete(m.handle); }
+  else if (m.type === 'backend') backends.push(m.path);
   else if (m.type === 'settle') {
     // this heap grew with the burst's connections and copies too (the main thread exposed gc)
     gc ??= (vm.runInNewContext('typeof gc === "function" ? gc : undefined') as (() => void) | undefined) ?? (() => {});
@@ -30,15 +34,17 @@ port.on('message', (m: FrontAck | FrontSettle) => {
 
 /** The upgrade backend takes a connection whose first request asks for an upgrade on a CONNECT path (one check per connection). */
 const upgradeRoute = o.upgrade ? new RegExp(o.upgrade.route) : undefined;
-function backendFor(first: Buffer): string {
-  if (!upgradeRoute) return o.backendPath;
+function backendFor(first: Buffer, k: number): string {
+  if (!upgradeRoute) return backends[k];
   const head = first.toString('latin1', 0, first.indexOf('\r\n\r\n'));
-  if (!/\r\nupgrade[ \t]*:/i.test(head)) return o.backendPath;
+  if (!/\r\nupgrade[ \t]*:/i.test(head)) return backends[k];
   const target = head.slice(head.indexOf(' ') + 1, head.indexOf('\r\n')).split(' ')[0];
-  return upgradeRoute.test(target) ? o.upgrade!.path : o.backendPath;
+  return upgradeRoute.test(target) ? o.upgrade!.path : backends[k];
 }
 
-function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefined): void {
+function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefined, backend: number): void {
+  /** The loop the certificate was announced to (the connection may go to the upgrade backend instead). */
+  const announced = backend;
   let back: net.Socket | undefined;
   const open = (path: string) => {
     const b = net.connect(path);
@@ -75,7 +81,7 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
   const idle = setTimeout(() => { if (!back) sock.destroy(); }, 10_000);
   // each request head reaches uWS in one write (framer.ts); answers flow back as they come
   const write = (b: Buffer) => {
-    if (first) { clearTimeout(idle); back = open(backendFor(b)); b = Buffer.concat([first, b]); first = undefined; }
+    if (first) { clearTimeout(idle); const to = backendFor(b, backend); if (to === o.upgrade?.path) backend = 0; back = open(to); b = Buffer.concat([first, b]); first = undefined; }
     return back!.write(b);
   };
   // A head uWS cannot parse goes to the main thread first; what follows it waits for the ack
@@ -100,13 +106,13 @@ function connect(sock: TLSSocket, src: string | Buffer, handle: string | undefin
       const ref = `${threadId}.${++heads}`;
       (held ??= []).push(ref);
       acks.set(ref, () => { acks.delete(ref); release(); });
-      post({ type: 'head', handle: ref, head });
+      post({ type: 'head', handle: ref, head, backend });
       return ref;
     },
   });
   sock.on('data', (d: Buffer) => { if (!framer.push(d)) sock.pause(); });
   sock.on('end', () => { if (back) back.end(); else sock.end(); });
-  sock.on('close', () => { clearTimeout(idle); if (handle) post({ type: 'gone', handle }); back?.destroy(); });
+  sock.on('close', () => { clearTimeout(idle); if (handle) post({ type: 'gone', handle, backend: announced }); back?.destroy(); });
 }
 
 const server = tls.createServer({
@@ -119,12 +125,13 @@ const server = tls.createServer({
   sock.setNoDelay(true);
   sock.on('error', () => sock.destroy());
   const remoteAddress = sock.remoteAddress ?? '127.0.0.1';
+  const backend = nextBackend++ % backends.length;
   const peer = sock.authorized ? sock.getPeerCertificate(true) : undefined;
-  if (!peer || !Object.keys(peer).length) return connect(sock, remoteAddress, undefined);
-  // the client's bytes wait in the (paused) socket until the main thread knows the certificate
+  if (!peer || !Object.keys(peer).length) return connect(sock, remoteAddress, undefined, backend);
+  // the client's bytes wait in the (paused) socket until the loop serving it knows the certificate
   const h = newHandle();
-  acks.set(h.handle, () => { if (!sock.destroyed) connect(sock, h.bytes, h.handle); else post({ type: 'gone', handle: h.handle }); });
-  post({ type: 'peer', handle: h.handle, peer, remoteAddress });
+  acks.set(h.handle, () => { if (!sock.destroyed) connect(sock, h.bytes, h.handle, backend); else post({ type: 'gone', handle: h.handle, backend }); });
+  post({ type: 'peer', handle: h.handle, peer, remoteAddress, backend });
 });
 server.on('tlsClientError', () => { /* a failed handshake is the client's problem */ });
 server.once('error', (e: NodeJS.ErrnoException) => post({ type: 'error', code: e.code, message: e.message }));

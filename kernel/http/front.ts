@@ -129,6 +129,12 @@ export interface FrontOptions {
   /** CA bundles client certificates are requested for and verified against (as on the node:tls listener). */
   clientCAFiles: string[];
   peers: PeerTable;
+  /**
+   * A connection given to a read loop's app (backend > 0): its certificate or head goes to that
+   * loop's PeerTable too, and the front waits until the loop has it. The writer's table keeps every
+   * certificate as well, for the upgrade backend.
+   */
+  route?: (m: FrontConnMessage) => Promise<void>;
 }
 
 /** Private Unix socket paths for the backends of a front (in a new 0700 directory): uWS, and the upgrade backend. */
@@ -141,10 +147,18 @@ export function privateSocketPath(): { path: string; upgradePath: string; cleanu
 export type FrontMessage =
   | { type: 'listening'; port: number }
   | { type: 'error'; code?: string; message: string }
-  | { type: 'peer'; handle: string; peer: PeerCertificate; remoteAddress: string }
-  | { type: 'gone'; handle: string }
-  | { type: 'head'; handle: string; head: FrontHead };
+  | FrontConnMessage;
+/**
+ * What the front says about one connection; `backend` is the uWS app it was given to (0: the
+ * writer loop's, k: read loop k's; kernel/replicas/), whose PeerTable must hold it.
+ */
+export type FrontConnMessage =
+  | { type: 'peer'; handle: string; peer: PeerCertificate; remoteAddress: string; backend: number }
+  | { type: 'gone'; handle: string; backend: number }
+  | { type: 'head'; handle: string; head: FrontHead; backend: number };
 export interface FrontAck { type: 'ack'; handle: string }
+/** Another uWS app (a read loop's) the front spreads connections over, round robin. */
+export interface FrontAddBackend { type: 'backend'; path: string }
 /** The main thread's collections after a burst of writes (ops/settle.ts), run on the front's heap too. */
 export interface FrontSettle { type: 'settle'; compact: boolean }
 export interface FrontInit {
@@ -164,7 +178,7 @@ export function newHandle(): { handle: string; bytes: Buffer } {
 }
 
 /** Buffers inside a certificate come through postMessage as Uint8Arrays; readers expect Buffers again. */
-function revive(peer: PeerCertificate): PeerCertificate {
+export function revive(peer: PeerCertificate): PeerCertificate {
   const seen = new Set<object>();
   for (let c = peer as PeerCertificate & { issuerCertificate?: PeerCertificate }; c && !seen.has(c); c = c.issuerCertificate!) {
     seen.add(c);
@@ -180,19 +194,32 @@ function revive(peer: PeerCertificate): PeerCertificate {
  * and uWS take a second core, while the event loop serves requests. A verified certificate reaches
  * this thread's PeerTable before its connection's first byte reaches uWS (the front waits for the ack).
  */
-export function listenFront(o: FrontOptions, backendPath: string, upgrade?: FrontInit['upgrade']): Promise<Listener & { settle(compact: boolean): void }> {
+export function listenFront(o: FrontOptions, backendPath: string, upgrade?: FrontInit['upgrade']): Promise<Listener & { settle(compact: boolean): void; addBackend(path: string): void }> {
   const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath, upgrade };
   const worker = new Worker(new URL('./front-worker.js', import.meta.url), { workerData: init });
+  const ack = (handle: string) => worker.postMessage({ type: 'ack', handle } satisfies FrontAck);
+  // a loop that cannot take it (stopping) leaves the connection to fail there, never the front waiting
+  const routed = (m: FrontConnMessage) => void o.route!(m).catch(() => {}).then(() => ack(m.handle));
   return new Promise((resolve, reject) => {
     worker.on('message', (m: FrontMessage) => {
       if (m.type === 'peer') {
         o.peers.set(m.handle, { peer: revive(m.peer), remoteAddress: m.remoteAddress });
-        worker.postMessage({ type: 'ack', handle: m.handle } satisfies FrontAck);
+        if (m.backend && o.route) routed(m);
+        else ack(m.handle);
       } else if (m.type === 'head') {
+        if (m.backend && o.route) return routed(m);
         o.peers.putHead(m.handle, m.head);
-        worker.postMessage({ type: 'ack', handle: m.handle } satisfies FrontAck);
-      } else if (m.type === 'gone') o.peers.delete(m.handle);
-      else if (m.type === 'listening') resolve({ port: m.port, close: () => void worker.terminate(), settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle) });
+        ack(m.handle);
+      } else if (m.type === 'gone') {
+        o.peers.delete(m.handle);
+        if (m.backend && o.route) void o.route(m).catch(() => {});
+      } else if (m.type === 'listening') {
+        resolve({
+          port: m.port, close: () => void worker.terminate(),
+          settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle),
+          addBackend: (path) => worker.postMessage({ type: 'backend', path } satisfies FrontAddBackend),
+        });
+      }
       else if (m.type === 'error') { reject(listenError(o.host, o.port, Object.assign(new Error(m.message), { code: m.code }))); void worker.terminate(); }
     });
     worker.once('error', (e) => reject(e));

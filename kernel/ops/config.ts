@@ -57,6 +57,7 @@ export const configSchema = {
     shutdownDelaySeconds: seconds,
     livezGracePeriodSeconds: seconds,
     requestTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
+    readLoops: { type: 'integer', minimum: 0, maximum: 64 },
     emulatedVersion: {
       type: 'object',
       additionalProperties: false,
@@ -143,6 +144,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     shutdownDelaySeconds: 0,
     livezGracePeriodSeconds: 0,
     requestTimeoutSeconds: 60,
+    readLoops: 0,
     emulatedVersion: { major: '1', minor: '28', gitVersion: 'v1.28.7' },
     loggingFormat: 'text',
     verbosity: 0,

@@ -39,6 +39,11 @@ export interface Config {
   livezGracePeriodSeconds: number;
   /** --request-timeout: every request that is not long-running (watch, proxy, exec, ...) is answered 504 by then. */
   requestTimeoutSeconds: number;
+  /**
+   * --read-loops: threads that each serve a share of the connections with a replica of the store
+   * (kernel/replicas/; docs/ARCHITECTURE.md "More than one core"). 0: the one event loop serves all.
+   */
+  readLoops: number;
   emulatedVersion: { major: string; minor: string; gitVersion: string };
   /** --service-cluster-ip-range: the built-in types' cluster IP allocator and the serving certificate's service IP. */
   serviceClusterIPRange: string;

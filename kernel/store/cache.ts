@@ -202,19 +202,30 @@ export class ObjectCache {
     const d = this.dormant.get(p);
     if (d) {
       this.dormant.delete(p);
-      for (const kv of d.values) this.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
+      for (const kv of d.values.values()) this.load(kv.key, kv.value, kv.modRevision, kv.createRevision);
       this.replay(rc, d.events);
     }
     return rc;
   }
 
   /** Values and history start-up found under prefixes no type claims yet, kept until one does (custom resources). */
-  private dormant = new Map<string, { values: KV[]; events: StorageEvent[] }>();
+  private dormant = new Map<string, { values: Map<string, KV>; events: StorageEvent[] }>();
   private dormantFor(key: string) {
     const p = prefixOf(key);
     let d = this.dormant.get(p);
-    if (!d) this.dormant.set(p, (d = { values: [], events: [] }));
+    if (!d) this.dormant.set(p, (d = { values: new Map(), events: [] }));
     return d;
+  }
+
+  /**
+   * Every current value at `rev`, those no type claims yet included, read in one turn: what a read
+   * loop's cache starts from (kernel/replicas/).
+   */
+  snapshot(): { rev: number; kvs: Iterable<KV> } {
+    const kvs: KV[] = [];
+    for (const rc of this.resources.values()) for (const e of rc.byKey.values()) kvs.push({ key: e.key, value: e.bytes, modRevision: e.rev, createRevision: e.createRev });
+    for (const d of this.dormant.values()) for (const kv of d.values.values()) kvs.push(kv);
+    return { rev: this.rev, kvs };
   }
 
   forType(type: TypeDef): ResourceCache {
@@ -228,7 +239,7 @@ export class ObjectCache {
   /** Load one stored value at start-up (no events). */
   load(key: string, value: Uint8Array, rev: number, createRev: number): void {
     const rc = this.forKey(key);
-    if (!rc) { this.dormantFor(key).values.push({ key, value, modRevision: rev, createRevision: createRev }); return; }
+    if (!rc) { this.dormantFor(key).values.set(key, { key, value, modRevision: rev, createRevision: createRev }); return; }
     // the log's own Buffer when it is one: a second view of the same bytes costs ~100 bytes an object
     const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     rc.put(storedEntry(rc.type, key, bytes, rev, createRev));
@@ -348,6 +359,12 @@ export class ObjectCache {
           const prev = rc.put(entry);
           this.record(rc, { type: prev ? 'MODIFIED' : 'ADDED', rev: ev.revision, at: now, entry, prev });
         }
+      } else {
+        // No type claims the key yet (a custom resource whose definition a read loop has not served
+        // yet, in the same batch): its current value waits for the type, as start-up's do.
+        const d = this.dormantFor(ev.key);
+        if (ev.type === 'DELETED') d.values.delete(ev.key);
+        else d.values.set(ev.key, { key: ev.key, value: ev.value, modRevision: ev.revision, createRevision: ev.createRevision });
       }
       this.rev = ev.revision;
     }

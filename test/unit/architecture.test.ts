@@ -16,14 +16,17 @@ const MAX_KERNEL_PROPER_LINES = 6000;
 const LAYERS = [
   ['kernel/contracts'],
   ['kernel/store', 'kernel/http'],
-  ['kernel/watch'],
+  ['kernel/watch', 'kernel/replicas'],
   ['kernel/ops', 'workers'],
   ['kernel/api'],
   ['kernel/pipeline', 'kernel/host'],
   ['kernel'],
 ];
-/** Folders of kernel/ that are not the kernel proper: the API machinery and operations. */
-const OUTSIDE_KERNEL_PROPER = ['kernel/api/', 'kernel/ops/'];
+/**
+ * Folders of kernel/ that are not the kernel proper: the API machinery, operations, and the read
+ * loops (several servers in one process, as leader election in ops/ runs several across machines).
+ */
+const OUTSIDE_KERNEL_PROPER = ['kernel/api/', 'kernel/ops/', 'kernel/replicas/'];
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const e of readdirSync(path.join(repoRoot, dir), { withFileTypes: true })) {

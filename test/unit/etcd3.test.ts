@@ -3,7 +3,7 @@ import t from 'tap';
 import { defaultConfig } from '../../kernel/ops/config.js';
 import { applyFlags, parseFlags } from '../../kernel/ops/flags.js';
 import { prefixEnd } from '../../plugins/storage/etcd3/backend.js';
-import { encodeTemplate, stamp } from '../../plugins/storage/etcd3/value.js';
+import { encodeTemplate, stamp } from '../../kernel/replicas/template.js';
 
 const apply = (...argv: string[]) => applyFlags(defaultConfig(), parseFlags(argv));
 

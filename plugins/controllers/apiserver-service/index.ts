@@ -165,6 +165,8 @@ const plugin: PluginModule<'controller'> = {
 
     return {
       perServer: true,
+      // one endpoint per server process, not per read loop
+      oncePerProcess: true,
       // the server's own Service and endpoints, and its identity Lease
       postStartHooks: ['bootstrap-controller', 'start-kube-apiserver-identity-lease-controller'],
       start() {},

@@ -18,7 +18,7 @@ import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, Write
 import { StatusError, errors } from '../../../kernel/contracts/status.js';
 import { EtcdClient, storageError, type ClientOptions } from './client.js';
 import { CompareResult, CompareTarget, EventType, num, rpc, type Compare, type KeyValue, type RequestOp, type WatchEvent, type WatchRequest, type WatchResponse } from './proto.js';
-import { encodeTemplate, stamp } from './value.js';
+import { encodeTemplate, stamp } from '../../../kernel/replicas/template.js';
 
 export interface EtcdOptions extends ClientOptions {
   /** Key prefix of every object (--etcd-prefix). */

@@ -1,6 +1,7 @@
-// How a value is kept in etcd. The kernel's value callback writes the revision into the object
-// (metadata.resourceVersion), but etcd assigns the revision only when the transaction commits. So the
-// callback runs once with a random 16-digit placeholder; the placeholder's digits are cut out and
+// A value whose revision is not known yet: the kernel's value callback writes the revision into the
+// object (metadata.resourceVersion), but etcd assigns it only when the transaction commits, and a read
+// loop's write is committed by the writer loop (kernel/replicas/). So the callback runs once with a
+// random 16-digit placeholder; the placeholder's digits are cut out and
 // their offsets recorded, and every read (get, range, watch event) puts the kv's mod_revision back in
 // at those offsets — a copy, never a parse.
 //

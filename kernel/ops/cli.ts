@@ -1,0 +1,70 @@
+// The command line: parse flags and the configuration file, start the server, stop it gracefully on
+// SIGTERM; `cluster-apiserver repair [flags]` salvages a damaged embedded store instead (the server
+// stopped). The server itself comes from the caller (kernel/main.ts), which this layer may not import.
+import path from 'node:path';
+import { loadConfig, type Config } from './config.js';
+import { repairCommand } from './repair.js';
+import type { ServerLogger } from './logging.js';
+
+/** What the command line needs of a server. */
+export interface CommandServer {
+  readonly url: string;
+  readonly brand: { name: string };
+  readonly config: Config;
+  readonly kubeconfigPath: string;
+  readonly log: ServerLogger;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What a person needs after start: where it serves and how to talk to it. */
+function welcome(server: CommandServer): string {
+  const kubeconfig = path.resolve(server.kubeconfigPath);
+  const lines = [
+    `cluster-apiserver is serving ${server.url} (brand ${server.brand.name}, data directory ${path.resolve(server.config.dataDir)})`,
+    `  kubeconfig: ${kubeconfig} (user admin, group system:masters)`,
+    `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces`,
+  ];
+  if (server.brand.name !== 'kubernetes') lines.push('  stock kubectl and client libraries expect the Kubernetes names: serve a new data directory with --brand kubernetes for them');
+  return lines.join('\n') + '\n';
+}
+
+export async function runCommand(argv: string[], makeServer: (config: Config) => CommandServer): Promise<void> {
+  const isRepair = argv[0] === 'repair';
+  let config;
+  try {
+    config = await loadConfig(isRepair ? argv.slice(1) : argv);
+  } catch (e) {
+    process.stderr.write(`cluster-apiserver: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  if (isRepair) {
+    try {
+      await repairCommand(config);
+    } catch (e) {
+      process.stderr.write(`cluster-apiserver repair: ${(e as Error).message}\n`);
+      process.exit(1);
+    }
+    return;
+  }
+  let server: CommandServer;
+  try {
+    server = makeServer(config);
+    await server.start();
+  } catch (e) {
+    process.stderr.write(`cluster-apiserver: start-up failed: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(welcome(server));
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    server!.log.info('shutting down', { signal });
+    await server!.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+

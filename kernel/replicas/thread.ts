@@ -1,0 +1,48 @@
+// A read loop's thread (loops.ts starts it on kernel/main.js): a server over a replica of the writer
+// loop's store, serving the uWS app the TLS front gives its share of the connections to.
+import { parentPort, type MessagePort } from 'node:worker_threads';
+import type { StorageBackend } from '../contracts/index.js';
+import { PeerTable, revive, type FrontConnMessage } from '../http/front.js';
+import { ReplicaBackend, SharedRevisions } from './replica.js';
+
+/** What a read loop's thread starts from. */
+export interface LoopInit {
+  readLoop: number;
+  /** The writer's configuration, as the loop serves it (the Server's LoopRole says what differs). */
+  config: unknown;
+  /** The Unix socket its uWS app listens on, behind the TLS front. */
+  socketPath: string;
+  replica: MessagePort;
+  revisions: SharedArrayBuffer;
+}
+
+/** How a read loop's server differs from the writer's: its store, its socket and its certificate table. */
+export interface LoopRole {
+  index: number;
+  backend: StorageBackend;
+  socketPath: string;
+  peers: PeerTable;
+}
+
+/** Writer → loop, on the worker's own port. */
+export type LoopControl = FrontConnMessage | { type: 'stop' };
+/** Loop → writer. */
+export type LoopReport = { type: 'ack'; handle: string } | { type: 'ready' } | { type: 'failed'; message: string } | { type: 'stopped' };
+
+interface LoopServer { start(): Promise<void>; stop(): Promise<void> }
+
+export function runReadLoop<C>(init: LoopInit, makeServer: (config: C, role: LoopRole) => LoopServer): void {
+  const port = parentPort!;
+  const report = (m: LoopReport) => port.postMessage(m);
+  const peers = new PeerTable();
+  const backend = new ReplicaBackend(init.replica, new SharedRevisions(init.revisions));
+  const server = makeServer(init.config as C, { index: init.readLoop, socketPath: init.socketPath, peers, backend });
+  port.on('message', (m: LoopControl) => {
+    if (m.type === 'peer') { peers.set(m.handle, { peer: revive(m.peer), remoteAddress: m.remoteAddress }); report({ type: 'ack', handle: m.handle }); }
+    else if (m.type === 'head') { peers.putHead(m.handle, m.head); report({ type: 'ack', handle: m.handle }); }
+    else if (m.type === 'gone') peers.delete(m.handle);
+    // the listening socket is closed before the thread ends (uSockets' poll handle would abort it)
+    else if (m.type === 'stop') void server.stop().finally(() => { report({ type: 'stopped' }); process.exit(0); });
+  });
+  server.start().then(() => report({ type: 'ready' }), (e: Error) => { report({ type: 'failed', message: e.message }); process.exit(1); });
+}
