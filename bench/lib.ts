@@ -26,12 +26,23 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/**
+ * CPUs (a taskset list such as "0" or "0-1") the server and the load generator are held to, when set
+ * (--server-cpus, --load-cpus): one core each, apart, to measure the server at one core and two.
+ */
+export const pinning: { server?: string; load?: string } = {};
+
+/** The command line, held to `cpus` by taskset when given. */
+export function pinned(cpus: string | undefined, cmd: string, args: string[]): [string, string[]] {
+  return cpus ? ['taskset', ['-c', cpus, cmd, ...args]] : [cmd, args];
+}
+
 /** Spawn dist/kernel/main.js on a new temp data dir and wait for its "serving" log line. */
 export async function startBenchServer(extraArgs: string[], nodeArgs: string[] = [], opts: { dataDir?: string; keepData?: boolean } = {}): Promise<BenchServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'capi-bench-'));
   // JSON log lines: the "serving" line is parsed below
   const args = ['--data-dir', dataDir, '--secure-port', '0', '--logging-format=json', ...extraArgs];
-  const proc = spawn(process.execPath, [...nodeArgs, mainJs, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(...pinned(pinning.server, process.execPath, [...nodeArgs, mainJs, ...args]), { stdio: ['ignore', 'ignore', 'pipe'] });
   let mtlsPort = 0;
   const port = await new Promise<number>((resolve, reject) => {
     let buf = '';

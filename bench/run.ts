@@ -10,6 +10,7 @@ import { FLAGS } from '../kernel/ops/flags.js';
 import {
   loadWorkerMain, machineBusySeconds, machineInfo, measureDiskSync, percentile, procThreadCpuSeconds, repoRoot, table,
   type ClientKind, type LoadKind, type WorkerInit, type WorkerResult,
+  pinning,
 } from './lib.js';
 import { PROTOBUF, benchList, benchMemory, benchRestart, benchWatch, defineBenchResource, SETTLED, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
@@ -107,6 +108,9 @@ const SCENARIOS: Scenario[] = [
   { name: 'yardstick', description: 'the physical yardstick: a bare uWebSockets.js TLS server answering a fixed 1 KiB body, same load generator (GET figures are read against it)', kind: 'get', serverArgs: [], concurrency: [32, 64], yardstick: true, remote: true },
   { name: 'get', description: 'GET of one ConfigMap by name (default: the secure port takes client certificates, node:tls front before uWS)', kind: 'get', serverArgs: [], concurrency: [32, 64], remote: true },
   { name: 'get-cert', description: 'the same GET on the secure port, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], clientCert: true },
+  { name: 'get-loops-1', description: 'the same GET with --read-loops 1: connections spread over the writer loop and one read loop', kind: 'get', serverArgs: ['--read-loops', '1'], concurrency: [32, 64] },
+  { name: 'get-loops-2', description: 'the same GET with --read-loops 2', kind: 'get', serverArgs: ['--read-loops', '2'], concurrency: [32, 64] },
+  { name: 'create-loops-1', description: 'durable creates with --read-loops 1 (decoding, admission and encoding on both loops; commits on the writer)', kind: 'create', serverArgs: ['--read-loops', '1'], concurrency: [32, 64] },
   { name: 'get-uws-tls', description: 'the same GET with --secure-port-client-certs=false: uWebSockets.js terminates TLS itself', kind: 'get', serverArgs: ['--secure-port-client-certs=false'], concurrency: [32, 64] },
   { name: 'get-mtls', description: 'the same GET through the separate node:tls listener (--mtls-port), with the admin token', kind: 'get', serverArgs: ['--mtls-port', '0'], concurrency: [32, 64], listener: 'mtls' },
   { name: 'get-mtls-cert', description: 'the same GET through the separate node:tls listener, authenticated by client certificate (x509)', kind: 'get', serverArgs: ['--mtls-port', '0'], concurrency: [32, 64], listener: 'mtls', clientCert: true },
@@ -152,6 +156,8 @@ function usage(): string {
     '                        or node:https with keep-alive Agents',
     '  --cpu-prof <dir>      run the server with --cpu-prof and write its profiles to <dir>',
     '  --generator <g>       node (default), wrk (Debian\'s wrk, GET and create only) or both',
+    '  --server-cpus <list>  hold our server to these CPUs (taskset list, e.g. 0), and',
+    '  --load-cpus <list>    wrk to these (e.g. 1): the read-loops scenarios at one core and two, load apart',
     '  --storage <s>         embedded (default), or etcd: every scenario also on our server over a local etcd',
     '                        (started by the bench from Debian\'s etcd-server), printed side by side',
     '',
@@ -184,6 +190,8 @@ function parseOptions(argv: string[]): Options {
     else if (flag === '--warmup') o.warmup = num(flag, value());
     else if (flag === '--objects') o.objects = Math.max(1, Math.floor(num(flag, value())));
     else if (flag === '--keep-data-dir') o.keepDataDir = true;
+    else if (flag === '--server-cpus') pinning.server = String(value());
+    else if (flag === '--load-cpus') pinning.load = String(value());
     else if (flag === '--workers') o.workers = Math.max(1, Math.floor(num(flag, value())));
     else if (flag === '--concurrency') o.concurrency = String(value()).split(',').map((x) => Math.floor(num(flag, x.trim()))).filter((n) => n > 0);
     else if (flag === '--client') {

@@ -5,7 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { procCpuSeconds } from './lib.js';
+import { pinned, pinning, procCpuSeconds } from './lib.js';
 import type { Target } from './target.js';
 
 export function wrkAvailable(): boolean {
@@ -53,6 +53,11 @@ function ms(v: string): number {
   return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
+/** CPUs in a taskset list ("1", "0-1", "0,2-3"). */
+function cpuCount(list: string): number {
+  return list.split(',').reduce((n, r) => { const [a, b] = r.split('-').map(Number); return n + (b === undefined ? 1 : b - a + 1); }, 0);
+}
+
 /** Runs wrk for `seconds` with `connections` against a GET path or the create path; its own CPU is sampled from /proc. */
 export async function runWrk(t: Target, kind: 'get' | 'create', getPath: string | undefined, connections: number, seconds: number, run: string): Promise<WrkResult> {
   if (t.cert) throw new Error('wrk cannot present a client certificate: use a token');
@@ -61,8 +66,8 @@ export async function runWrk(t: Target, kind: 'get' | 'create', getPath: string 
   writeFileSync(lua, script(t, kind, run));
   const p = kind === 'get' ? getPath! : `/api/v1/namespaces/${t.namespace}/configmaps`;
   const host = t.host.includes(':') ? `[${t.host}]` : t.host;
-  const threads = Math.max(1, Math.min(os.availableParallelism(), connections));
-  const child = spawn('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', lua, `https://${host}:${t.port}${p}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const threads = Math.max(1, Math.min(pinning.load ? cpuCount(pinning.load) : os.availableParallelism(), connections));
+  const child = spawn(...pinned(pinning.load, 'wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', lua, `https://${host}:${t.port}${p}`]), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d));
   child.stderr.on('data', (d: Buffer) => (out += d));
