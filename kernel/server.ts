@@ -238,7 +238,10 @@ export class Server {
     const admissionRefs = cfg.admission.map((r) => (admissionConf[r.plugin] ? { ...r, options: { ...r.options, ...admissionConf[r.plugin] } } : r));
     this.admission.plugins.push(...(await this.named<AdmissionPlugin>('admission', admissionRefs, host, configDir)));
     this.flowControl = await loadPlugin('flowcontrol', cfg.flowControl, host, { configDir });
-    const auditBackends = await this.named<AuditBackend>('audit', cfg.audit ?? [], host, configDir);
+    let auditBackends = await this.named<AuditBackend>('audit', cfg.audit ?? [], host, configDir);
+    // a read loop decides the level by the policy; the writer's backend writes the event (one file, one rotation)
+    const role = this.role;
+    if (role) auditBackends = auditBackends.map(({ name, plugin }, i) => ({ name, plugin: { level: (a) => plugin.level(a), record: (ev) => role.audit(i, ev) } }));
     if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
     this.metrics.instrumentWatchHub(this.hub);
 
@@ -303,7 +306,7 @@ export class Server {
       this.settleFront = front.settle;
       this.port = front.port;
       if (cfg.readLoops > 0) {
-        this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot());
+        this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot(), (i, ev) => this.auditor?.backends[i]?.plugin.record(ev));
         const loopConfig: Config = { ...cfg, securePort: front.port, readLoops: 0, shutdownDelaySeconds: 0 };
         for (const p of await this.readLoops.start(cfg.readLoops, loopConfig, path.dirname(sock.path))) front.addBackend(p);
       }

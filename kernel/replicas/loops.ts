@@ -5,7 +5,7 @@
 // (decoding, admission, validation, encoding) run on every loop; only the commit runs here.
 import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { KV, StorageBackend, StorageEvent } from '../contracts/index.js';
+import type { AuditEvent, KV, StorageBackend, StorageEvent } from '../contracts/index.js';
 import type { FrontConnMessage } from '../http/front.js';
 import { ReplicaSource, SharedRevisions } from './replica.js';
 import type { LoopControl, LoopInit, LoopReport } from './thread.js';
@@ -16,7 +16,9 @@ export class ReadLoops {
   private loops: Loop[] = [];
   readonly revisions = new SharedRevisions();
 
-  constructor(private readonly backend: StorageBackend, private readonly snapshot: () => { rev: number; kvs: Iterable<KV> }) {}
+  constructor(private readonly backend: StorageBackend, private readonly snapshot: () => { rev: number; kvs: Iterable<KV> },
+    /** A loop's audit event, for the writer's i-th audit backend. */
+    private readonly audit: (backend: number, event: AuditEvent) => void) {}
 
   /** Starts `n` loops with the writer's configuration; resolves when every one serves its socket. */
   async start(n: number, config: unknown, socketDir: string): Promise<string[]> {
@@ -33,6 +35,7 @@ export class ReadLoops {
       started.push(new Promise<void>((resolve, reject) => {
         worker.on('message', (m: LoopReport) => {
           if (m.type === 'ack') { loop.acks.get(m.handle)?.(); loop.acks.delete(m.handle); }
+          else if (m.type === 'audit') this.audit(m.backend, m.event);
           else if (m.type === 'ready') resolve();
           else if (m.type === 'failed') reject(new Error(`read loop ${i}: ${m.message}`));
         });

@@ -1,7 +1,7 @@
 // A read loop's thread (loops.ts starts it on kernel/main.js): a server over a replica of the writer
 // loop's store, serving the uWS app the TLS front gives its share of the connections to.
 import { parentPort, type MessagePort } from 'node:worker_threads';
-import type { StorageBackend } from '../contracts/index.js';
+import type { AuditEvent, StorageBackend } from '../contracts/index.js';
 import { PeerTable, revive, type FrontConnMessage } from '../http/front.js';
 import { ReplicaBackend, SharedRevisions } from './replica.js';
 
@@ -22,12 +22,15 @@ export interface LoopRole {
   backend: StorageBackend;
   socketPath: string;
   peers: PeerTable;
+  /** An audit event for the writer's backend `backend` (the i-th configured). */
+  audit(backend: number, event: AuditEvent): void;
 }
 
 /** Writer → loop, on the worker's own port. */
 export type LoopControl = FrontConnMessage | { type: 'stop' };
 /** Loop → writer. */
-export type LoopReport = { type: 'ack'; handle: string } | { type: 'ready' } | { type: 'failed'; message: string } | { type: 'stopped' };
+export type LoopReport = { type: 'ack'; handle: string } | { type: 'ready' } | { type: 'failed'; message: string } | { type: 'stopped' }
+  | { type: 'audit'; backend: number; event: AuditEvent };
 
 interface LoopServer { start(): Promise<void>; stop(): Promise<void> }
 
@@ -36,7 +39,8 @@ export function runReadLoop<C>(init: LoopInit, makeServer: (config: C, role: Loo
   const report = (m: LoopReport) => port.postMessage(m);
   const peers = new PeerTable();
   const backend = new ReplicaBackend(init.replica, new SharedRevisions(init.revisions));
-  const server = makeServer(init.config as C, { index: init.readLoop, socketPath: init.socketPath, peers, backend });
+  const audit = (b: number, event: AuditEvent) => report({ type: 'audit', backend: b, event });
+  const server = makeServer(init.config as C, { index: init.readLoop, socketPath: init.socketPath, peers, backend, audit });
   port.on('message', (m: LoopControl) => {
     if (m.type === 'peer') { peers.set(m.handle, { peer: revive(m.peer), remoteAddress: m.remoteAddress }); report({ type: 'ack', handle: m.handle }); }
     else if (m.type === 'head') { peers.putHead(m.handle, m.head); report({ type: 'ack', handle: m.handle }); }

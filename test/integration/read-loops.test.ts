@@ -6,7 +6,8 @@
 // concurrency holds across them.
 import t from 'tap';
 import https from 'node:https';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { withServer, type TestServer } from '../lib/server.js';
 import { establish, widgetCRD } from '../lib/crd.js';
@@ -129,6 +130,24 @@ t.test('custom resources are served on every loop', async (t) => {
     t.equal(c.json.spec.replicas, 1, 'defaulted from the schema');
   }
   for (let k = 0; k < 3; k++) t.equal((await fresh(s, 'GET', widgets)).json.items.length, 3, `every widget read on connection ${k}`);
+});
+
+t.test('every loop\'s audit events go to the one log, which rotates as one', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-loops-audit-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const policy = path.join(dir, 'policy.yaml');
+  writeFileSync(policy, 'apiVersion: audit.cluster.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n  - level: RequestResponse\n    resources: [{ group: "", resources: ["configmaps"] }]\n  - level: None\n');
+  const log = path.join(dir, 'audit.log');
+  const a = await withServer(t, { args: ['--read-loops', '2', '--audit-log-path', log, '--audit-policy-file', policy, '--audit-log-maxsize', '1', '--audit-log-maxbackup', '20'] });
+  const big = 'x'.repeat(150 * 1024);
+  for (let i = 0; i < 12; i++) t.equal((await fresh(a, 'POST', cms, { metadata: { name: `big-${i}` }, data: { big } })).status, 201);
+  const files = () => readdirSync(dir).filter((f) => f.startsWith('audit'));
+  const events = () => files().flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+  t.ok(await eventually(() => events().filter((e) => e.verb === 'create').length === 12), 'every create is audited');
+  const creates = events().filter((e) => e.verb === 'create').map((e) => e.objectRef.name).sort();
+  t.same(creates, Array.from({ length: 12 }, (_, i) => `big-${i}`).sort(), 'each create once, whatever loop served it');
+  t.ok(files().length > 1, 'the log rotated');
+  for (const f of files()) t.ok(statSync(path.join(dir, f)).size <= 1024 * 1024, `${f} within --audit-log-maxsize`);
 });
 
 t.test('the server and its loops stop cleanly', async (t) => {
