@@ -26,8 +26,9 @@ import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
 import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
 import { prepareDataDir, type DataDirLock } from './ops/datadir.js';
-import { makeLogger, type ServerLogger } from './ops/logging.js';
+import { makeLogger, startupSteps, type ServerLogger } from './ops/logging.js';
 import { loadEncryptionConfig } from './ops/encryption.js';
+import { configuredPlugins, urlHost } from './ops/config.js';
 import { StoreDamageError } from './store/integrity.js';
 import { Auditor } from './ops/audit.js';
 import { meteredOutputBudget, ServerMetrics } from './ops/metrics.js';
@@ -137,13 +138,7 @@ export class Server {
     const cfg = this.config;
     const configDir = cfg.configFile ? path.dirname(path.resolve(cfg.configFile)) : process.cwd();
     const host = this.host.api();
-    // How long each step of start-up takes, at -v=2 (docs/operations.md, "Start-up time").
-    let stepAt = performance.now();
-    const step = (name: string) => {
-      const now = performance.now();
-      this.log.v(2, 'start-up step', { step: name, ms: Math.round(now - stepAt), sinceProcessStart: Math.round(now) });
-      stepAt = now;
-    };
+    const step = startupSteps(this.log);
     step('modules loaded');
     if (!this.role) {
       this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
@@ -151,17 +146,7 @@ export class Server {
     }
     const hosts = servingHosts(this.brand.name, cfg);
     // Every configured plugin's module starts loading now; each is still created in its turn below.
-    preloadPlugins([
-      { kind: 'storage', ref: cfg.storage },
-      { kind: 'flowcontrol', ref: cfg.flowControl },
-      ...cfg.types.map((ref) => ({ kind: 'types' as const, ref })),
-      ...cfg.authentication.map((ref) => ({ kind: 'authenticator' as const, ref })),
-      ...cfg.authorization.map((ref) => ({ kind: 'authorizer' as const, ref })),
-      ...cfg.admission.map((ref) => ({ kind: 'admission' as const, ref })),
-      ...(cfg.audit ?? []).map((ref) => ({ kind: 'audit' as const, ref })),
-      ...cfg.signers.map((ref) => ({ kind: 'signer' as const, ref })),
-      ...cfg.controllers.map((ref) => ({ kind: 'controller' as const, ref })),
-    ], configDir);
+    preloadPlugins(configuredPlugins(cfg), configDir);
     // The credentials, the store and the type plugins do not depend on each other: they are made
     // ready at once, so the store's and the certificates' I/O overlap the loading of modules.
     const pkiReady = (async () => {
@@ -336,7 +321,7 @@ export class Server {
     for (const c of this.controllers) await c.plugin.listening?.({ port: this.port });
     step('controllers told the port');
     this.kubeconfigPath = pki.kubeconfigPath;
-    const hostForUrl = cfg.bindAddress === '0.0.0.0' ? '127.0.0.1' : cfg.bindAddress.includes(':') ? `[${cfg.bindAddress}]` : cfg.bindAddress;
+    const hostForUrl = urlHost(cfg.bindAddress);
     this.url = `https://${hostForUrl}:${this.port}`;
     const certPort = this.certsOnSecurePort ? this.port : this.mtlsPort;
     // The same admin by client certificate, where a port takes them and the x509 authenticator checks them.

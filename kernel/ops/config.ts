@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { brands } from '../contracts/brand.js';
 import type { Config, FileConfig, PluginRef } from './configtypes.js';
+import type { PluginKind } from '../contracts/index.js';
 import { applyFlags, parseFlags, usage } from './flags.js';
 import { serverDefaultAdmission } from './flagtable.js';
 
@@ -254,4 +255,24 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   check(cfg, 'configuration'); // catches out-of-range flag values too
   if (configFile) cfg.configFile = path.resolve(configFile);
   return cfg;
+}
+
+/** Every plugin a configuration names, by kind, in the order the server creates them. */
+export function configuredPlugins(cfg: Config): { kind: PluginKind; ref: PluginRef }[] {
+  return [
+    { kind: 'storage', ref: cfg.storage },
+    { kind: 'flowcontrol', ref: cfg.flowControl },
+    ...cfg.types.map((ref) => ({ kind: 'types' as const, ref })),
+    ...cfg.authentication.map((ref) => ({ kind: 'authenticator' as const, ref })),
+    ...cfg.authorization.map((ref) => ({ kind: 'authorizer' as const, ref })),
+    ...cfg.admission.map((ref) => ({ kind: 'admission' as const, ref })),
+    ...(cfg.audit ?? []).map((ref) => ({ kind: 'audit' as const, ref })),
+    ...cfg.signers.map((ref) => ({ kind: 'signer' as const, ref })),
+    ...cfg.controllers.map((ref) => ({ kind: 'controller' as const, ref })),
+  ];
+}
+
+/** The bind address as a URL's host: the loopback for the unspecified address, bracketed IPv6. */
+export function urlHost(bindAddress: string): string {
+  return bindAddress === '0.0.0.0' ? '127.0.0.1' : bindAddress.includes(':') ? `[${bindAddress}]` : bindAddress;
 }

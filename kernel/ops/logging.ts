@@ -38,3 +38,13 @@ export function makeLogger(format: LogFormat = 'text', verbosity = 0, out: (s: s
     v: (level, msg, fields) => { if (verbosity >= level) write('info', msg, fields, level); },
   };
 }
+
+/** How long each step of start-up takes, logged at -v=2 (docs/operations.md, "Start-up time"). */
+export function startupSteps(log: ServerLogger): (name: string) => void {
+  let at = performance.now();
+  return (name) => {
+    const now = performance.now();
+    log.v(2, 'start-up step', { step: name, ms: Math.round(now - at), sinceProcessStart: Math.round(now) });
+    at = now;
+  };
+}
