@@ -268,8 +268,9 @@ export class Server {
     this.certsOnSecurePort = cfg.securePortClientCerts ?? wantsCerts;
     const noUws = uwsLoadError();
     if (this.role) {
-      // a read loop: the writer's TLS front gives this app its share of the connections
-      this.listeners.push(await listenUws({ host: '', port: 0, behindFront: { path: this.role.socketPath, peers: this.role.peers }, handler }));
+      // a read loop: the writer's TLS front gives this app its share of the connections, or the kernel does (a shared port)
+      const sock = this.role.socketPath;
+      this.listeners.push(await listenUws(sock ? { host: '', port: 0, behindFront: { path: sock, peers: this.role.peers }, handler } : { host: cfg.bindAddress, port: cfg.securePort, tls, handler, sharedPort: 'join' }));
       this.port = cfg.securePort;
     } else if (noUws) {
       // No uWebSockets.js binary for this Node.js or libc: Node's own TLS and HTTP serve the port,
@@ -290,24 +291,19 @@ export class Server {
       this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); upgrades.close(); sock.cleanup(); } });
       this.settleFront = front.settle;
       this.port = front.port;
-      if (cfg.readLoops > 0) {
-        this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot(), (i, ev) => this.auditor?.backends[i]?.plugin.record(ev));
-        const loopConfig: Config = { ...cfg, securePort: front.port, readLoops: 0, shutdownDelaySeconds: 0 };
-        for (const p of await this.readLoops.start(cfg.readLoops, loopConfig, path.dirname(sock.path))) front.addBackend(p);
-      }
+      for (const p of await this.startReadLoops(path.dirname(sock.path))) front.addBackend(p);
     } else {
-      const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler });
+      // with read loops, each loop's app listens on this port too (SO_REUSEPORT): the kernel spreads the connections
+      const l = await listenUws({ host: cfg.bindAddress, port: cfg.securePort, tls, handler, sharedPort: cfg.readLoops > 0 ? 'open' : undefined });
       this.listeners.push(l);
       this.port = l.port;
+      await this.startReadLoops();
     }
     if (cfg.mtlsPort !== undefined) {
       // The optional separate node:tls listener (kernel/http/node.ts).
       const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFiles, handler });
       this.listeners.push(m);
       this.mtlsPort = m.port;
-    }
-    if (cfg.readLoops > 0 && !this.readLoops && !this.role) {
-      this.log.warn('--read-loops needs the TLS front (client certificates on the secure port, the default): serving on one loop', { readLoops: cfg.readLoops });
     }
     step('listening');
     if (this.role) {
@@ -338,6 +334,13 @@ export class Server {
       this.log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) });
     });
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.readLoops ? { readLoops: cfg.readLoops } : {}), ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
+  }
+
+  /** Read loops (--read-loops) on the port just opened: behind the TLS front (its socket directory) or sharing the port. */
+  private async startReadLoops(socketDir?: string): Promise<string[]> {
+    if (!(this.config.readLoops > 0)) return [];
+    this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot(), (i, ev) => this.auditor?.backends[i]?.plugin.record(ev));
+    return this.readLoops.start(this.config.readLoops, { ...this.config, securePort: this.port, readLoops: 0, shutdownDelaySeconds: 0 }, socketDir);
   }
 
   /** The request pipeline over the loaded plugins; non-resource paths are answered in this order. */

@@ -18,3 +18,18 @@ export function probeListenFailure(host: string, port: number): Promise<Error> {
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(new Error(`cannot listen on ${host}:${port}`))));
   });
 }
+
+/**
+ * The port, free of other sockets (a port shared by SO_REUSEPORT would not say so), or a free one
+ * for port 0: uSockets sets SO_REUSEPORT only on a port it is given.
+ */
+export function portFree(host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => reject(listenError(host, port, e)));
+    probe.listen({ host, port, exclusive: true }, () => {
+      const got = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(got));
+    });
+  });
+}

@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
 import type { BodySink, Handler, KRequest, KResponse, Listener, StreamFraming, WebSocketHandlers } from './types.js';
 import { errors } from '../contracts/status.js';
-import { probeListenFailure } from './listen.js';
+import { portFree, probeListenFailure } from './listen.js';
 import { FRONT_HELD_BYTES, HANDLE_PREFIX, type PeerTable } from './front.js';
 import { HEAD_REF, type FrontHead } from './framer.js';
 
@@ -378,6 +378,8 @@ export interface UwsListenOptions {
   tls?: { certFile: string; keyFile: string };
   /** Serve plain HTTP on this Unix socket behind the TLS front, which speaks PROXY v2 (host, port and tls are then unused). */
   behindFront?: { path: string; peers: PeerTable };
+  /** Listen with SO_REUSEPORT, as the read loops' apps do on one port: the first opens it (no other server may hold it), the others join. */
+  sharedPort?: 'open' | 'join';
   handler: Handler;
 }
 
@@ -425,13 +427,13 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
       app.listen_unix((sock) => (sock ? resolve({ port: 0, close: () => lib.us_listen_socket_close(sock) }) : reject(new Error(`cannot listen on ${front.path}`))), front.path);
     });
   }
-  return new Promise((resolve, reject) => {
+  return (opts.sharedPort === 'open' ? portFree(opts.host, opts.port) : Promise.resolve(opts.port)).then((port) => new Promise((resolve, reject) => {
     // LIBUS_LISTEN_EXCLUSIVE_PORT: without it uWS sets SO_REUSEPORT and a second server would share the
     // port (and split clients between two stores) instead of failing.
     const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
-    listen.call(app, opts.host, opts.port, 1, (sock: us_listen_socket | false) => {
+    listen.call(app, opts.host, port, opts.sharedPort ? 0 : 1, (sock: us_listen_socket | false) => {
       if (sock) return resolve({ port: lib.us_socket_local_port(sock), close: () => lib.us_listen_socket_close(sock) });
       void probeListenFailure(opts.host, opts.port).then(reject);
     });
-  });
+  }));
 }

@@ -6,7 +6,7 @@
 // Hot path: a series is found by walking a trie of Maps keyed by label values (no key string is
 // built per observation); the kernel passes its label values in a reused array, so counting a
 // request allocates nothing once its series exists.
-import { finalWarnings, joinWarnings } from '../http/warnings.js';
+import { finalWarnings, joinWarnings } from './warnings.js';
 import type { MetricCounter, MetricGauge, MetricHistogram, MetricLabels, PluginMetrics, RequestInfo, TypeDef } from '../contracts/index.js';
 import type { KRequest, KResponse, StreamFraming, WebSocketHandlers } from '../http/types.js';
 import type { ResourceCache } from '../store/cache.js';

@@ -10,7 +10,7 @@ import type { FrontConnMessage } from '../http/front.js';
 import { ReplicaSource, SharedRevisions } from './replica.js';
 import type { LoopControl, LoopInit, LoopReport } from './thread.js';
 
-interface Loop { worker: Worker; source: ReplicaSource; acks: Map<string, () => void>; socketPath: string }
+interface Loop { worker: Worker; source: ReplicaSource; acks: Map<string, () => void>; socketPath?: string }
 
 export class ReadLoops {
   private loops: Loop[] = [];
@@ -20,13 +20,16 @@ export class ReadLoops {
     /** A loop's audit event, for the writer's i-th audit backend. */
     private readonly audit: (backend: number, event: AuditEvent) => void) {}
 
-  /** Starts `n` loops with the writer's configuration; resolves when every one serves its socket. */
-  async start(n: number, config: unknown, socketDir: string): Promise<string[]> {
+  /**
+   * Starts `n` loops with the writer's configuration; resolves when every one serves. Behind the TLS
+   * front each listens on a socket in `socketDir` (returned); without one, on the configuration's port.
+   */
+  async start(n: number, config: unknown, socketDir?: string): Promise<string[]> {
     this.publish();
     const started: Promise<void>[] = [];
     for (let i = 1; i <= n; i++) {
       const { port1, port2 } = new MessageChannel();
-      const socketPath = path.join(socketDir, `loop${i}.sock`);
+      const socketPath = socketDir && path.join(socketDir, `loop${i}.sock`);
       const init: LoopInit = { readLoop: i, config, socketPath, replica: port2, revisions: this.revisions.buffer };
       // the process entry, which serves as a read loop off the main thread (thread.ts)
       const worker = new Worker(new URL('../main.js', import.meta.url), { workerData: init, transferList: [port2] });
@@ -48,7 +51,7 @@ export class ReadLoops {
       }));
     }
     await Promise.all(started);
-    return this.loops.map((l) => l.socketPath);
+    return this.loops.flatMap((l) => (l.socketPath ? [l.socketPath] : []));
   }
 
   /** The writer's revisions, for the loops' consistent reads and watch floors. */

@@ -10,8 +10,8 @@ export interface LoopInit {
   readLoop: number;
   /** The writer's configuration, as the loop serves it (the Server's LoopRole says what differs). */
   config: unknown;
-  /** The Unix socket its uWS app listens on, behind the TLS front. */
-  socketPath: string;
+  /** The Unix socket its uWS app listens on, behind the TLS front; unset: it shares the secure port. */
+  socketPath?: string;
   replica: MessagePort;
   revisions: SharedArrayBuffer;
 }
@@ -20,7 +20,7 @@ export interface LoopInit {
 export interface LoopRole {
   index: number;
   backend: StorageBackend;
-  socketPath: string;
+  socketPath?: string;
   peers: PeerTable;
   /** An audit event for the writer's backend `backend` (the i-th configured). */
   audit(backend: number, event: AuditEvent): void;

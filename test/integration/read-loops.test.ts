@@ -9,11 +9,10 @@ import https from 'node:https';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { withServer, type TestServer } from '../lib/server.js';
+import { startServer, withServer, type TestServer } from '../lib/server.js';
 import { establish, widgetCRD } from '../lib/crd.js';
 import { eventually } from '../lib/poll.js';
 
-const s = await withServer(t, { args: ['--read-loops', '2', '-v=2'] });
 
 interface Reply { status: number; json: any }
 /** One request on a connection of its own (no keep-alive), by token or by the admin's client certificate. */
@@ -61,77 +60,6 @@ function watch(s: TestServer, p: string): { events: string[]; close(): void } {
 
 const cms = '/api/v1/namespaces/default/configmaps';
 
-t.test('both loops started and serve', async (t) => {
-  await eventually(() => s.logs.filter((l) => l.includes('"read loop serving"')).length === 2);
-  t.equal(s.logs.filter((l) => l.includes('"read loop serving"')).length, 2, 'two read loops report serving');
-  t.ok(s.logs.some((l) => l.includes('"serving"') && l.includes('readLoops=2')), 'the writer reports its loops');
-});
-
-t.test('a client certificate authenticates on every loop', async (t) => {
-  for (let i = 0; i < 6; i++) {
-    const r = await fresh(s, 'GET', '/api/v1/namespaces/default', undefined, true);
-    t.equal(r.status, 200, `connection ${i}: the admin's certificate is the admin (${r.json?.message ?? 'ok'})`);
-  }
-});
-
-t.test('a write through one loop is read at once through every other', async (t) => {
-  for (let i = 0; i < 6; i++) {
-    const c = await fresh(s, 'POST', cms, { metadata: { name: `ryw-${i}` }, data: { i: String(i) } });
-    t.equal(c.status, 201, `create ryw-${i}`);
-    for (let k = 0; k < 3; k++) {
-      const g = await fresh(s, 'GET', `${cms}/ryw-${i}`);
-      t.equal(g.status, 200, `ryw-${i} read on connection ${k}`);
-      t.equal(g.json?.metadata?.resourceVersion, c.json.metadata.resourceVersion, 'at the revision the write returned');
-    }
-    const l = await fresh(s, 'GET', `${cms}?labelSelector=`);
-    t.ok(l.json.items.some((o: any) => o.metadata.name === `ryw-${i}`), 'and in a consistent list');
-    t.ok(Number(l.json.metadata.resourceVersion) >= Number(c.json.metadata.resourceVersion), 'whose revision is at least the write\'s');
-  }
-});
-
-t.test('every watcher, on every loop, sees every change once and in order', async (t) => {
-  const start = (await fresh(s, 'GET', cms)).json.metadata.resourceVersion;
-  const watchers = [0, 1, 2].map(() => watch(s, `${cms}?watch=true&resourceVersion=${start}&allowWatchBookmarks=true`));
-  t.teardown(() => { for (const w of watchers) w.close(); });
-  const expected: string[] = [];
-  for (let i = 0; i < 8; i++) {
-    const r = await fresh(s, 'POST', cms, { metadata: { name: `w-${i}` } });
-    expected.push(`ADDED w-${i} ${r.json.metadata.resourceVersion}`);
-  }
-  const u = await fresh(s, 'PUT', `${cms}/w-3`, { metadata: { name: 'w-3', resourceVersion: expected[3].split(' ')[2] }, data: { x: 'y' } });
-  expected.push(`MODIFIED w-3 ${u.json.metadata.resourceVersion}`);
-  const d = await fresh(s, 'DELETE', `${cms}/w-5`);
-  t.equal(d.status, 200);
-  await eventually(() => watchers.every((w) => w.events.length >= expected.length + 1));
-  for (const [k, w] of watchers.entries()) {
-    t.same(w.events.slice(0, expected.length), expected, `watcher ${k}: every write, in order, once`);
-    t.match(w.events[expected.length], /^DELETED w-5 \d+$/, `watcher ${k}: then the delete`);
-    t.equal(w.events.length, expected.length + 1, `watcher ${k}: nothing else`);
-  }
-});
-
-t.test('optimistic concurrency holds across loops', async (t) => {
-  const c = await fresh(s, 'POST', cms, { metadata: { name: 'occ' } });
-  const rv = c.json.metadata.resourceVersion;
-  const results = await Promise.all([0, 1, 2].map((i) => fresh(s, 'PUT', `${cms}/occ`, { metadata: { name: 'occ', resourceVersion: rv }, data: { by: String(i) } })));
-  t.same(results.map((r) => r.status).sort(), [200, 409, 409], 'one update from the same resourceVersion wins; the others conflict');
-  const dup = await Promise.all([0, 1, 2].map(() => fresh(s, 'POST', cms, { metadata: { name: 'once' } })));
-  t.same(dup.map((r) => r.status).sort(), [201, 409, 409], 'one create of a name wins');
-});
-
-t.test('custom resources are served on every loop', async (t) => {
-  await establish(s, widgetCRD());
-  const widgets = '/apis/example.com/v1/namespaces/default/widgets';
-  // each loop serves the definition from its own replica, moments after the writer does
-  t.ok(await eventually(async () => (await Promise.all([0, 1, 2].map(() => fresh(s, 'GET', widgets)))).every((r) => r.status === 200)), 'listed on every loop');
-  for (let i = 0; i < 3; i++) {
-    const c = await fresh(s, 'POST', widgets, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: `wd-${i}` }, spec: { size: 'small' } });
-    t.equal(c.status, 201, `create wd-${i}`);
-    t.equal(c.json.spec.replicas, 1, 'defaulted from the schema');
-  }
-  for (let k = 0; k < 3; k++) t.equal((await fresh(s, 'GET', widgets)).json.items.length, 3, `every widget read on connection ${k}`);
-});
-
 t.test('every loop\'s audit events go to the one log, which rotates as one', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-loops-audit-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -150,7 +78,92 @@ t.test('every loop\'s audit events go to the one log, which rotates as one', asy
   for (const f of files()) t.ok(statSync(path.join(dir, f)).size <= 1024 * 1024, `${f} within --audit-log-maxsize`);
 });
 
-t.test('the server and its loops stop cleanly', async (t) => {
-  t.equal(await s.stop(), 0, 'exit code 0 after SIGTERM');
-  t.notOk(s.logs.some((l) => /read loop \d+ exited|uncaught|FATAL/i.test(l)), 'no loop died');
+/**
+ * Behind the TLS front (the default: client certificates on the secure port), and on a port the
+ * loops' apps share (--secure-port-client-certs=false: uWS terminates TLS on every loop, and the
+ * kernel spreads the connections).
+ */
+for (const mode of ['front', 'shared port'] as const) t.test(`read loops, ${mode}`, async (t) => {
+  const s = await withServer(t, { args: ['--read-loops', '2', '-v=2', ...(mode === 'front' ? [] : ['--secure-port-client-certs=false'])] });
+  t.test(`${mode}: ` + 'both loops started and serve', async (t) => {
+    await eventually(() => s.logs.filter((l) => l.includes('"read loop serving"')).length === 2);
+    t.equal(s.logs.filter((l) => l.includes('"read loop serving"')).length, 2, 'two read loops report serving');
+    t.ok(s.logs.some((l) => l.includes('"serving"') && l.includes('readLoops=2')), 'the writer reports its loops');
+  });
+
+  t.test(`${mode}: ` + 'a client certificate authenticates on every loop', async (t) => {
+    if (mode === 'shared port') return t.pass('no client certificates on this port');
+    for (let i = 0; i < 6; i++) {
+      const r = await fresh(s, 'GET', '/api/v1/namespaces/default', undefined, true);
+      t.equal(r.status, 200, `connection ${i}: the admin's certificate is the admin (${r.json?.message ?? 'ok'})`);
+    }
+  });
+
+  t.test(`${mode}: ` + 'a write through one loop is read at once through every other', async (t) => {
+    for (let i = 0; i < 6; i++) {
+      const c = await fresh(s, 'POST', cms, { metadata: { name: `ryw-${i}` }, data: { i: String(i) } });
+      t.equal(c.status, 201, `create ryw-${i}`);
+      for (let k = 0; k < 3; k++) {
+        const g = await fresh(s, 'GET', `${cms}/ryw-${i}`);
+        t.equal(g.status, 200, `ryw-${i} read on connection ${k}`);
+        t.equal(g.json?.metadata?.resourceVersion, c.json.metadata.resourceVersion, 'at the revision the write returned');
+      }
+      const l = await fresh(s, 'GET', `${cms}?labelSelector=`);
+      t.ok(l.json.items.some((o: any) => o.metadata.name === `ryw-${i}`), 'and in a consistent list');
+      t.ok(Number(l.json.metadata.resourceVersion) >= Number(c.json.metadata.resourceVersion), 'whose revision is at least the write\'s');
+    }
+  });
+
+  t.test(`${mode}: ` + 'every watcher, on every loop, sees every change once and in order', async (t) => {
+    const start = (await fresh(s, 'GET', cms)).json.metadata.resourceVersion;
+    const watchers = [0, 1, 2].map(() => watch(s, `${cms}?watch=true&resourceVersion=${start}&allowWatchBookmarks=true`));
+    t.teardown(() => { for (const w of watchers) w.close(); });
+    const expected: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await fresh(s, 'POST', cms, { metadata: { name: `w-${i}` } });
+      expected.push(`ADDED w-${i} ${r.json.metadata.resourceVersion}`);
+    }
+    const u = await fresh(s, 'PUT', `${cms}/w-3`, { metadata: { name: 'w-3', resourceVersion: expected[3].split(' ')[2] }, data: { x: 'y' } });
+    expected.push(`MODIFIED w-3 ${u.json.metadata.resourceVersion}`);
+    const d = await fresh(s, 'DELETE', `${cms}/w-5`);
+    t.equal(d.status, 200);
+    await eventually(() => watchers.every((w) => w.events.length >= expected.length + 1));
+    for (const [k, w] of watchers.entries()) {
+      t.same(w.events.slice(0, expected.length), expected, `watcher ${k}: every write, in order, once`);
+      t.match(w.events[expected.length], /^DELETED w-5 \d+$/, `watcher ${k}: then the delete`);
+      t.equal(w.events.length, expected.length + 1, `watcher ${k}: nothing else`);
+    }
+  });
+
+  t.test(`${mode}: ` + 'optimistic concurrency holds across loops', async (t) => {
+    const c = await fresh(s, 'POST', cms, { metadata: { name: 'occ' } });
+    const rv = c.json.metadata.resourceVersion;
+    const results = await Promise.all([0, 1, 2].map((i) => fresh(s, 'PUT', `${cms}/occ`, { metadata: { name: 'occ', resourceVersion: rv }, data: { by: String(i) } })));
+    t.same(results.map((r) => r.status).sort(), [200, 409, 409], 'one update from the same resourceVersion wins; the others conflict');
+    const dup = await Promise.all([0, 1, 2].map(() => fresh(s, 'POST', cms, { metadata: { name: 'once' } })));
+    t.same(dup.map((r) => r.status).sort(), [201, 409, 409], 'one create of a name wins');
+  });
+
+  t.test(`${mode}: ` + 'custom resources are served on every loop', async (t) => {
+    await establish(s, widgetCRD());
+    const widgets = '/apis/example.com/v1/namespaces/default/widgets';
+    // each loop serves the definition from its own replica, moments after the writer does
+    t.ok(await eventually(async () => (await Promise.all([0, 1, 2].map(() => fresh(s, 'GET', widgets)))).every((r) => r.status === 200)), 'listed on every loop');
+    for (let i = 0; i < 3; i++) {
+      const c = await fresh(s, 'POST', widgets, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: `wd-${i}` }, spec: { size: 'small' } });
+      t.equal(c.status, 201, `create wd-${i}`);
+      t.equal(c.json.spec.replicas, 1, 'defaulted from the schema');
+    }
+    for (let k = 0; k < 3; k++) t.equal((await fresh(s, 'GET', widgets)).json.items.length, 3, `every widget read on connection ${k}`);
+  });
+
+  t.test(`${mode}: a second server cannot join the port`, async (t) => {
+    // SO_REUSEPORT would let another process of this user share the port and split clients between two stores
+    await t.rejects(startServer({ args: ['--read-loops', '1', '--secure-port', String(s.port), ...(mode === 'front' ? [] : ['--secure-port-client-certs=false'])] }), /already in use/);
+  });
+
+  t.test(`${mode}: the server and its loops stop cleanly`, async (t) => {
+    t.equal(await s.stop(), 0, 'exit code 0 after SIGTERM');
+    t.notOk(s.logs.some((l) => /read loop \d+ exited|uncaught|FATAL/i.test(l)), 'no loop died');
+  });
 });

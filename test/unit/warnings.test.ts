@@ -1,6 +1,6 @@
 // The reference's warning recorder: order kept, each text once, truncation past 4,096 characters.
 import t from 'tap';
-import { finalWarnings, joinWarnings, warningValue } from '../../kernel/http/warnings.js';
+import { finalWarnings, joinWarnings, warningValue } from '../../kernel/ops/warnings.js';
 
 const texts = (v: string) => v.split('\n').map((l) => JSON.parse(l.slice('299 - '.length)) as string);
 

@@ -13,7 +13,7 @@ import { proxyStream } from '../proxy.js';
 import type { Registry, Target } from '../registry/registry.js';
 import { encodeAs, negotiate } from '../repr/negotiate.js';
 import { isProtobufType, objectProtobuf } from '../repr/protobuf.js';
-import { warningValue } from '../../http/warnings.js';
+import { warningValue } from '../../ops/warnings.js';
 
 export interface ResourceEndpointsContext {
   readonly brand: Brand;

@@ -2,7 +2,7 @@
 // the conversions between a type's stored and served versions, the cache lookups, and how one
 // object is answered (respondObject for reads, sendWritten for writes). The read, watch and write
 // layers (read.ts, watch.ts, write.ts, ...) build on this class; registry.ts assembles them.
-import { joinWarnings, warningValue } from '../../http/warnings.js';
+import { joinWarnings, warningValue } from '../../ops/warnings.js';
 import type { AdmissionAttributes, KObject, StorageBackend, TypeDef } from '../../contracts/index.js';
 import type { Brand } from '../../contracts/brand.js';
 import type { KRequest, KResponse } from '../../http/types.js';

@@ -10,7 +10,7 @@ import { goPrint, goQuote } from '../validation.js';
 import { decodeProtobuf } from '../repr/protobuf.js';
 import { checkJsonOnWorker, checksJsonOnWorker } from '../../../workers/pool.js';
 import { dropNullFields, findDuplicateFields, decodeTypeError, duplicateYamlKeyLines, findDuplicateYamlKeys, pruneUnknown, strictDecodingMessage, strictErrors, unknownFields } from '../fieldvalidation.js';
-import { warningValue } from '../../http/warnings.js';
+import { warningValue } from '../../ops/warnings.js';
 import { checked, defsKey } from './util.js';
 import type { Target } from './base.js';
 import { RegistryWatch } from './watch.js';
