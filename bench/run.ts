@@ -27,6 +27,16 @@ const READ_SCENARIOS: Record<string, { description: string; remote: boolean; exp
     remote: true,
     run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
   },
+  'watch-loops-1': {
+    description: 'the watch scenario with --secure-port-client-certs=false --read-loops 1: watchers spread over two loops sharing the port',
+    remote: false, serverArgs: ['--secure-port-client-certs=false', '--read-loops', '1'],
+    run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
+  },
+  'watch-uws-tls': {
+    description: 'the watch scenario with --secure-port-client-certs=false (one loop; the yardstick of watch-loops-1)',
+    remote: false, serverArgs: ['--secure-port-client-certs=false'],
+    run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
+  },
   'list-pb': {
     description: 'the list scenario answered in Protobuf (Accept: application/vnd.kubernetes.protobuf; the kubernetes brand)',
     remote: true, serverArgs: ['--brand', 'kubernetes'], run: (_o, t) => withTarget(t, (x) => benchList(x, 10_000, 1024, undefined, PROTOBUF)),
@@ -110,6 +120,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'get-cert', description: 'the same GET on the secure port, authenticated by client certificate (x509)', kind: 'get', serverArgs: [], concurrency: [32, 64], clientCert: true },
   { name: 'get-loops-1', description: 'the same GET with --read-loops 1: connections spread over the writer loop and one read loop', kind: 'get', serverArgs: ['--read-loops', '1'], concurrency: [32, 64] },
   { name: 'get-loops-2', description: 'the same GET with --read-loops 2', kind: 'get', serverArgs: ['--read-loops', '2'], concurrency: [32, 64] },
+  { name: 'get-uws-tls-loops-1', description: 'GET with --secure-port-client-certs=false --read-loops 1: both loops terminate TLS on the shared port', kind: 'get', serverArgs: ['--secure-port-client-certs=false', '--read-loops', '1'], concurrency: [32, 64] },
   { name: 'create-loops-1', description: 'durable creates with --read-loops 1 (decoding, admission and encoding on both loops; commits on the writer)', kind: 'create', serverArgs: ['--read-loops', '1'], concurrency: [32, 64] },
   { name: 'get-uws-tls', description: 'the same GET with --secure-port-client-certs=false: uWebSockets.js terminates TLS itself', kind: 'get', serverArgs: ['--secure-port-client-certs=false'], concurrency: [32, 64] },
   { name: 'get-mtls', description: 'the same GET through the separate node:tls listener (--mtls-port), with the admin token', kind: 'get', serverArgs: ['--mtls-port', '0'], concurrency: [32, 64], listener: 'mtls' },
