@@ -7,11 +7,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { generateCA, signCert } from '../kernel/ops/pki.js';
 import { uws } from '../kernel/http/uws.js';
 import type { Target } from './target.js';
+import { pinning } from './lib.js';
 
 const BODY = Buffer.alloc(1024, 'x');
 
@@ -32,6 +33,8 @@ async function serve(): Promise<void> {
 /** Starts the yardstick server in a process of its own: a Target the GET load can drive. */
 export function yardstickTarget(): Promise<Target> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // held to the server's CPUs as our server is (--server-cpus), so the two are read against each other
+  if (pinning.server) execFileSync('taskset', ['-a', '-p', '-c', pinning.server, String(child.pid)], { stdio: 'ignore' });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the yardstick server exited (${code})`)));
     child.once('message', (m: { port: number; ca: string }) => resolve({
