@@ -339,7 +339,12 @@ export class Server {
   /** Read loops (--read-loops) on the port just opened: behind the TLS front (its socket directory) or sharing the port. */
   private async startReadLoops(socketDir?: string): Promise<string[]> {
     if (!(this.config.readLoops > 0)) return [];
-    this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot(), (i, ev) => this.auditor?.backends[i]?.plugin.record(ev));
+    this.readLoops = new ReadLoops(this.backend, () => this.cache.snapshot(), (i, ev) => this.auditor?.backends[i]?.plugin.record(ev),
+      (loop, why) => {
+        // as an error nothing caught ends the server on its one loop, so it does on any
+        this.log.error('read loop failed: stopping the server', { loop, why });
+        void this.stop().finally(() => process.exit(1));
+      });
     return this.readLoops.start(this.config.readLoops, { ...this.config, securePort: this.port, readLoops: 0, shutdownDelaySeconds: 0 }, socketDir);
   }
 
@@ -388,6 +393,7 @@ export class Server {
     for (const end of [...this.watches]) end();
     const deadline = Date.now() + 60_000;
     while ((this.pipeline?.inFlight ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (this.role) for (const l of this.listeners) l.closeConnections?.();
     this.stopCompaction?.();
     this.stopSettling?.();
     await this.elector?.stop();

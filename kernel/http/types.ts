@@ -90,4 +90,6 @@ export type Handler = (req: KRequest, res: KResponse) => Promise<void>;
 export interface Listener {
   port: number;
   close(): void;
+  /** Closes the connections still open too (after the drain): a read loop's thread must not keep any (replicas/loops.ts). */
+  closeConnections?(): void;
 }

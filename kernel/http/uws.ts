@@ -424,7 +424,7 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
   });
   if (front) {
     return new Promise((resolve, reject) => {
-      app.listen_unix((sock) => (sock ? resolve({ port: 0, close: () => lib.us_listen_socket_close(sock) }) : reject(new Error(`cannot listen on ${front.path}`))), front.path);
+      app.listen_unix((sock) => (sock ? resolve({ port: 0, close: () => lib.us_listen_socket_close(sock), closeConnections: () => (app as unknown as { close(): void }).close() }) : reject(new Error(`cannot listen on ${front.path}`))), front.path);
     });
   }
   return (opts.sharedPort === 'open' ? portFree(opts.host, opts.port) : Promise.resolve(opts.port)).then((port) => new Promise((resolve, reject) => {
@@ -432,7 +432,8 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
     // port (and split clients between two stores) instead of failing.
     const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (s: us_listen_socket | false) => void) => void;
     listen.call(app, opts.host, port, opts.sharedPort ? 0 : 1, (sock: us_listen_socket | false) => {
-      if (sock) return resolve({ port: lib.us_socket_local_port(sock), close: () => lib.us_listen_socket_close(sock) });
+      // app.close (not in uWS's typings) closes every socket of the app, the kept-alive idle ones included
+      if (sock) return resolve({ port: lib.us_socket_local_port(sock), close: () => lib.us_listen_socket_close(sock), closeConnections: () => (app as unknown as { close(): void }).close() });
       void probeListenFailure(opts.host, opts.port).then(reject);
     });
   }));

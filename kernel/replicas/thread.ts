@@ -46,7 +46,11 @@ export function runReadLoop<C>(init: LoopInit, makeServer: (config: C, role: Loo
     else if (m.type === 'head') { peers.putHead(m.handle, m.head); report({ type: 'ack', handle: m.handle }); }
     else if (m.type === 'gone') peers.delete(m.handle);
     // the listening socket is closed before the thread ends (uSockets' poll handle would abort it)
-    else if (m.type === 'stop') void server.stop().finally(() => { report({ type: 'stopped' }); process.exit(0); });
+    else if (m.type === 'stop') void server.stop().finally(() => report({ type: 'stopped' }));
   });
-  server.start().then(() => report({ type: 'ready' }), (e: Error) => { report({ type: 'failed', message: e.message }); process.exit(1); });
+  // the thread must not end with connections open (loops.ts): an error nothing caught is the writer's to act on
+  const failed = (e: unknown) => report({ type: 'failed', message: e instanceof Error ? e.stack ?? e.message : String(e) });
+  process.on('uncaughtException', failed);
+  process.on('unhandledRejection', failed);
+  server.start().then(() => report({ type: 'ready' }), failed);
 }

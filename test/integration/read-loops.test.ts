@@ -9,7 +9,7 @@ import https from 'node:https';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, withServer, type TestServer } from '../lib/server.js';
+import { repoRoot, startServer, withServer, type TestServer } from '../lib/server.js';
 import { establish, widgetCRD } from '../lib/crd.js';
 import { eventually } from '../lib/poll.js';
 
@@ -76,6 +76,19 @@ t.test('every loop\'s audit events go to the one log, which rotates as one', asy
   t.same(creates, Array.from({ length: 12 }, (_, i) => `big-${i}`).sort(), 'each create once, whatever loop served it');
   t.ok(files().length > 1, 'the log rotated');
   for (const f of files()) t.ok(statSync(path.join(dir, f)).size <= 1024 * 1024, `${f} within --audit-log-maxsize`);
+});
+
+t.test('an error nothing caught on a read loop stops the server, as on its one loop', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-loops-exit-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'config.yaml');
+  writeFileSync(config, `admission:\n  - plugin: NamespaceLifecycle\n  - plugin: ${JSON.stringify(path.join(repoRoot, 'test/fixtures/loop-exit-admission/index.js'))}\n`);
+  const a = await withServer(t, { args: ['--read-loops', '1', '--config', config] });
+  const exited = new Promise<number | null>((resolve) => a.proc.once('exit', (code) => resolve(code)));
+  // two connections in turn: one of them reaches the read loop, where the fixture's error is thrown
+  for (let i = 0; i < 2; i++) await fresh(a, 'POST', cms, { metadata: { name: 'end-this-loop' } }).catch(() => undefined);
+  t.equal(await exited, 1, 'the server exits with 1 (not aborted by a thread ending with connections open)');
+  t.ok(a.logs.some((l) => l.includes('read loop failed: stopping the server') && l.includes('a defect in a plugin')), 'and says why');
 });
 
 /**
@@ -163,6 +176,12 @@ for (const mode of ['front', 'shared port'] as const) t.test(`read loops, ${mode
   });
 
   t.test(`${mode}: the server and its loops stop cleanly`, async (t) => {
+    // connections kept alive on every loop when the stop comes: a thread may not end with them open
+    const agents = [0, 1, 2, 3, 4, 5].map(() => new https.Agent({ keepAlive: true, maxSockets: 1 }));
+    for (const agent of agents) {
+      await new Promise<void>((resolve, reject) => https.get({ host: '127.0.0.1', port: s.port, path: '/api/v1/namespaces', ca: s.ca, agent, headers: { authorization: `Bearer ${s.token}` } }, (r) => { r.resume(); r.on('end', resolve); }).on('error', reject));
+    }
+    t.teardown(() => { for (const a of agents) a.destroy(); });
     t.equal(await s.stop(), 0, 'exit code 0 after SIGTERM');
     t.notOk(s.logs.some((l) => /read loop \d+ exited|uncaught|FATAL/i.test(l)), 'no loop died');
   });
