@@ -27,6 +27,10 @@ const READ_SCENARIOS: Record<string, { description: string; remote: boolean; exp
     remote: true,
     run: async (o, t) => [await withTarget(t, (x) => benchWatch(x, 100, o.duration)), await withTarget(t, (x) => benchWatch(x, 1000, o.duration))],
   },
+  'list-uws-tls': {
+    description: 'the list scenario with --secure-port-client-certs=false (uWS terminates TLS: no front thread copying the 15 MB)',
+    remote: false, serverArgs: ['--secure-port-client-certs=false'], run: (_o, t) => withTarget(t, (x) => benchList(x)),
+  },
   'watch-loops-1': {
     description: 'the watch scenario with --secure-port-client-certs=false --read-loops 1: watchers spread over two loops sharing the port',
     remote: false, serverArgs: ['--secure-port-client-certs=false', '--read-loops', '1'],
