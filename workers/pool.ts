@@ -76,7 +76,7 @@ export async function encodeYamlBody(json: Buffer | string, disposable = false):
   if (!enabled || json.length < YAML_ENCODE_WORKER_THRESHOLD_BYTES) return encodeYaml(typeof json === 'string' ? json : json.toString('utf8'));
   const bytes = typeof json === 'string' ? Buffer.from(json) : json;
   // A buffer that is all of its own memory, and that nobody uses after this, is moved, not copied.
-  const own = (typeof json === 'string' || disposable) && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  const own = (typeof json === 'string' || disposable) && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && !(bytes.buffer instanceof SharedArrayBuffer);
   return (await thePool().run({ op: 'encode-yaml', json: bytes }, own ? { transferList: [bytes.buffer as ArrayBuffer] } : {})) as Uint8Array;
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { AuditEvent, KV, StorageBackend, StorageEvent } from '../contracts/index.js';
 import type { FrontConnMessage } from '../http/front.js';
-import { ReplicaSource, SharedRevisions } from './replica.js';
+import { ReplicaSource, SharedRevisions, wireEvents } from './replica.js';
 import type { LoopControl, LoopInit, LoopReport } from './thread.js';
 
 interface Loop { worker: Worker; source: ReplicaSource; acks: Map<string, () => void>; socketPath?: string; stopped?: () => void }
@@ -77,7 +77,8 @@ export class ReadLoops {
   /** A batch the writer committed (after its own cache applied it). */
   commit(events: StorageEvent[], rev: number): void {
     this.publish();
-    for (const l of this.loops) l.source.commit(events, rev);
+    const wire = wireEvents(events, true);
+    for (const l of this.loops) l.source.commit(wire, rev);
   }
 
   /** A connection's certificate or head, to the loop its connection went to; resolves once that loop has it. */

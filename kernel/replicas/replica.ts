@@ -15,12 +15,15 @@ const COMPACTED = 1;
 /** KVs per snapshot or history message: bounded messages, so neither loop holds its event loop long. */
 const CHUNK = 2000;
 
-/** Values travel packed in one fresh ArrayBuffer per message: a view into a larger buffer (the log's slabs) would be cloned whole. */
-interface Packed { buf: ArrayBuffer; ends: number[] }
-function pack(values: Uint8Array[]): Packed {
+/**
+ * Values travel packed in one fresh buffer per message: a view into a larger buffer (the log's slabs)
+ * would be cloned whole. A committed batch goes to every loop in one SharedArrayBuffer, copied once.
+ */
+interface Packed { buf: ArrayBuffer | SharedArrayBuffer; ends: number[] }
+function pack(values: Uint8Array[], shared = false): Packed {
   let n = 0;
   for (const v of values) n += v.byteLength;
-  const out = new Uint8Array(n);
+  const out = new Uint8Array(shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n));
   const ends: number[] = [];
   let at = 0;
   for (const v of values) { out.set(v, at); at += v.byteLength; ends.push(at); }
@@ -58,7 +61,9 @@ type ReplicaMessage =
   | { t: 'fail'; id: number; error: { message: string; code?: number; reason?: string } };
 
 const wireKVs = (kvs: KV[]) => ({ kvs: kvs.map(({ key, modRevision, createRevision }) => ({ key, modRevision, createRevision })), values: pack(kvs.map((k) => k.value)) });
-const wireEvents = (evs: StorageEvent[]) => ({ events: evs.map(({ value: _v, ...e }) => e), values: pack(evs.map((e) => e.value)) });
+/** Events as they travel (`shared`: one copy every loop reads). */
+export const wireEvents = (evs: StorageEvent[], shared = false) => ({ events: evs.map(({ value: _v, ...e }) => e), values: pack(evs.map((e) => e.value), shared) });
+export type WireEvents = ReturnType<typeof wireEvents>;
 
 /**
  * The writer's side: answers one loop's requests from the writer's backend, and sends it every
@@ -78,8 +83,8 @@ export class ReplicaSource {
   }
 
   /** A committed batch, in commit order (called from the writer's onCommit, after its own cache). */
-  commit(events: StorageEvent[], rev: number): void {
-    if (this.live) this.port.postMessage({ t: 'commit', ...wireEvents(events), rev } satisfies ReplicaMessage);
+  commit(events: StorageEvent[] | WireEvents, rev: number): void {
+    if (this.live) this.port.postMessage({ t: 'commit', ...(Array.isArray(events) ? wireEvents(events) : events), rev } satisfies ReplicaMessage);
   }
 
   private send(m: ReplicaMessage): void { this.port.postMessage(m); }
