@@ -26,7 +26,11 @@ export async function decide(authorizers: readonly NamedAuthorizer[], log: { war
 }
 
 export async function authorize(ctx: AuthorizeContext, user: UserInfo, info: RequestInfo, audit?: AuditContext): Promise<void> {
-  const d = await ctx.decide({ ...info, user });
+  // the fields one by one: a spread of the request info was 3 % of a GET's CPU in the profile
+  const d = await ctx.decide({
+    isResourceRequest: info.isResourceRequest, path: info.path, verb: info.verb, apiPrefix: info.apiPrefix, apiGroup: info.apiGroup,
+    apiVersion: info.apiVersion, namespace: info.namespace, resource: info.resource, subresource: info.subresource, name: info.name, user,
+  });
   audit?.authorized(d);
   if (d.decision !== 'allow') throw forbidden(user, info, d.reason);
 }
