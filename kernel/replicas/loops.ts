@@ -72,11 +72,15 @@ export class ReadLoops {
   }
 
   /** The writer's revisions, for the loops' consistent reads and watch floors. */
-  publish(): void { this.revisions.publish(this.backend.currentRevision(), this.backend.compactedRevision()); }
+  publish(committed = 0): void {
+    this.revisions.publish(Math.max(committed, this.revisions.committed(), this.backend.currentRevision()), this.backend.compactedRevision());
+  }
 
   /** A batch the writer committed (after its own cache applied it). */
   commit(events: StorageEvent[], rev: number): void {
-    this.publish();
+    // the batch's revision: inside onCommit the store may not count it as reached yet, and a read on
+    // another loop that began after this write was answered must wait for it
+    this.publish(rev);
     const wire = wireEvents(events, true);
     for (const l of this.loops) l.source.commit(wire, rev);
   }
