@@ -121,7 +121,7 @@ export class Server {
       notFound: (info) => this.documents.notFound(info), deprecated: (type, sub) => this.metrics.deprecatedRequest(type, sub),
     });
     this.host = new Host({
-      brand: this.brand, config, log: this.log, featureGates: this.featureGates, metrics: this.metrics.registry,
+      brand: this.brand, config, log: this.log, loops: role?.loops ?? config.readLoops + 1, featureGates: this.featureGates, metrics: this.metrics.registry,
       cache: this.cache, hub: this.hub, objects: objectClient(() => this.registry, this.objectWatchers), resources: this.resources,
       types: () => this.types, registry: () => this.registry, backend: () => this.backend, signers: () => this.signers,
       decide: (attrs) => this.decide(attrs), authenticateToken: (token) => authenticateToken(this.authenticators, token),

@@ -37,6 +37,8 @@ export interface PluginHost {
   brand: Brand;
   dataDir: string;
   log: Logger;
+  /** With read loops, the event loops serving (writer and read loops): a server-wide limit is this many loops' shares. */
+  loops: number;
   /** Look up a served type by group and resource (plural). */
   type(group: string, resource: string): TypeDef | undefined;
   /** Every served type. */

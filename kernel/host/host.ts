@@ -19,6 +19,7 @@ import type { WatchHub } from '../watch/fanout.js';
 export interface HostContext {
   readonly brand: Brand;
   readonly config: Config;
+  readonly loops: number;
   readonly log: ServerLogger;
   readonly featureGates: Record<string, boolean>;
   readonly metrics: PluginMetrics;
@@ -53,6 +54,7 @@ export class Host {
     return {
       brand: ctx.brand,
       dataDir: ctx.config.dataDir,
+      loops: ctx.loops,
       log: ctx.log,
       type: (group, resource) => ctx.types()?.byGroup(group, resource),
       allTypes: () => ctx.types()?.all ?? [],

@@ -31,7 +31,7 @@ export class ReadLoops {
   async start(n: number, config: unknown, socketDir?: string): Promise<string[]> {
     this.publish();
     const paths = Array.from({ length: n }, (_, i) => socketDir && path.join(socketDir, `loop${i + 1}.sock`));
-    await Promise.all(paths.map((p, i) => this.spawn(i + 1, config, p)));
+    await Promise.all(paths.map((p, i) => this.spawn(i + 1, n + 1, config, p)));
     return paths.filter((p): p is string => !!p);
   }
 
@@ -40,10 +40,10 @@ export class ReadLoops {
    * aborts the process when a thread ends with connections open, so a stopped loop stays idle, and
    * one that fails (an uncaught error in it) is reported to `failed`, which stops the server.
    */
-  private spawn(i: number, config: unknown, socketPath: string | undefined): Promise<void> {
+  private spawn(i: number, loops: number, config: unknown, socketPath: string | undefined): Promise<void> {
     const { port1, port2 } = new MessageChannel();
     if (socketPath) rmSync(socketPath, { force: true });
-    const init: LoopInit = { readLoop: i, config, socketPath, replica: port2, revisions: this.revisions.buffer };
+    const init: LoopInit = { readLoop: i, loops, config, socketPath, replica: port2, revisions: this.revisions.buffer };
     // the process entry, which serves as a read loop off the main thread (thread.ts)
     const worker = new Worker(new URL('../main.js', import.meta.url), { workerData: init, transferList: [port2] });
     const loop: Loop = { worker, source: new ReplicaSource(port1, this.backend, this.snapshot), acks: new Map(), socketPath };

@@ -8,6 +8,8 @@ import { ReplicaBackend, SharedRevisions } from './replica.js';
 /** What a read loop's thread starts from. */
 export interface LoopInit {
   readLoop: number;
+  /** The writer and its read loops. */
+  loops: number;
   /** The writer's configuration, as the loop serves it (the Server's LoopRole says what differs). */
   config: unknown;
   /** The Unix socket its uWS app listens on, behind the TLS front; unset: it shares the secure port. */
@@ -19,6 +21,7 @@ export interface LoopInit {
 /** How a read loop's server differs from the writer's: its store, its socket and its certificate table. */
 export interface LoopRole {
   index: number;
+  loops: number;
   backend: StorageBackend;
   socketPath?: string;
   peers: PeerTable;
@@ -40,7 +43,7 @@ export function runReadLoop<C>(init: LoopInit, makeServer: (config: C, role: Loo
   const peers = new PeerTable();
   const backend = new ReplicaBackend(init.replica, new SharedRevisions(init.revisions));
   const audit = (b: number, event: AuditEvent) => report({ type: 'audit', backend: b, event });
-  const server = makeServer(init.config as C, { index: init.readLoop, socketPath: init.socketPath, peers, backend, audit });
+  const server = makeServer(init.config as C, { index: init.readLoop, loops: init.loops, socketPath: init.socketPath, peers, backend, audit });
   port.on('message', (m: LoopControl) => {
     if (m.type === 'peer') { peers.set(m.handle, { peer: revive(m.peer), remoteAddress: m.remoteAddress }); report({ type: 'ack', handle: m.handle }); }
     else if (m.type === 'head') { peers.putHead(m.handle, m.head); report({ type: 'ack', handle: m.handle }); }

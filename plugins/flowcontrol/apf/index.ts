@@ -220,7 +220,8 @@ const plugin: PluginModule<'flowcontrol'> = {
   contract: CONTRACT_VERSION,
   name: 'apf',
   create(options: ApfOptions, host) {
-    const seats = Math.max(1, Math.floor(options.serverConcurrencyLimit ?? 600));
+    // the server's seats: with read loops, each loop has its share
+    const seats = Math.max(1, Math.ceil(Math.floor(options.serverConcurrencyLimit ?? 600) / Math.max(1, host.loops ?? 1)));
     const waitMs = Math.min(60, Math.max(0, options.queueWaitSeconds ?? 15)) * 1000;
     const periodMs = Math.max(0, options.borrowingPeriodSeconds ?? 10) * 1000;
     const apf = new Apf(host, seats, waitMs, periodMs);

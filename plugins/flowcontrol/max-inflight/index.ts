@@ -18,7 +18,9 @@ const plugin: PluginModule<'flowcontrol'> = {
   contract: CONTRACT_VERSION,
   name: 'max-inflight',
   create(options: MaxInflightOptions, host): FlowControl {
-    const limits = { read: options.maxRequestsInflight ?? 400, mutating: options.maxMutatingRequestsInflight ?? 200 };
+    // the server's limits: with read loops, each loop has its share (0: no limit)
+    const share = (n: number) => (n > 0 ? Math.ceil(n / Math.max(1, host.loops ?? 1)) : n);
+    const limits = { read: share(options.maxRequestsInflight ?? 400), mutating: share(options.maxMutatingRequestsInflight ?? 200) };
     const inUse = { read: 0, mutating: 0 };
     const rejected = host.metrics.counter('apiserver_dropped_requests_total', '[ALPHA] Number of requests dropped with \'Try again later\' response', ['request_kind']);
     return {
