@@ -5,6 +5,7 @@ import path from 'node:path';
 import { loadConfig } from './ops/config.js';
 import { Server } from './server.js';
 import { repairCommand } from './ops/repair.js';
+import { boundHeapGrowth } from './ops/settle.js';
 
 /** What a person needs after start: where it serves and how to talk to it. */
 function welcome(server: Server): string {
@@ -37,6 +38,8 @@ async function main() {
     }
     return;
   }
+  // a server's heap in bounds while writes come (a repair runs to its end, and exits)
+  boundHeapGrowth();
   let server: Server;
   try {
     server = new Server(config);
