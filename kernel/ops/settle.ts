@@ -99,10 +99,12 @@ export function boundHeapGrowth(maxSemiSpaceBytes = MAX_SEMI_SPACE_BYTES, growin
   v8.setFlagsFromString(`--heap-growing-percent=${growingPercent}`);
   // --max-semi-space-size only counts when the heap is made, before any script runs; the growth
   // factor is read at each growth: it is 1 (no growth) while a semi-space is at the bound, and V8's
-  // 2 once a collection shrank it (V8 shrinks it when allocation slows down). V8 puts it back to 2
-  // when a thread's heap is made (a worker thread: measured), so it is set again after every
-  // collection at the bound.
-  let growing = true;
+  // 2 once a collection shrank it (V8 shrinks it when allocation slows down). It is looked at after
+  // each collection, between turns of the event loop: one long synchronous stretch can still grow
+  // it past the bound (the start-up's, before this runs). V8 puts the factor back to 2 when a
+  // thread's heap is made (a worker thread: measured), so it is set again after every collection
+  // at the bound: at most one growth slips through.
+  let growing: boolean | undefined;
   const check = () => {
     const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
     if (!young) return;
