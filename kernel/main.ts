@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadConfig } from './ops/config.js';
 import { Server } from './server.js';
 import { repairCommand } from './ops/repair.js';
-import { boundHeapGrowth } from './ops/settle.js';
+import { boundOldGeneration, boundYoungGeneration } from './ops/settle.js';
 
 /** What a person needs after start: where it serves and how to talk to it. */
 function welcome(server: Server): string {
@@ -38,8 +38,9 @@ async function main() {
     }
     return;
   }
-  // a server's heap in bounds while writes come (a repair runs to its end, and exits)
-  boundHeapGrowth();
+  // The heap in bounds while writes come (kernel/ops/settle.ts); the young generation's from start-up
+  // on, the old one's once the store is loaded.
+  boundYoungGeneration();
   let server: Server;
   try {
     server = new Server(config);
@@ -48,6 +49,7 @@ async function main() {
     process.stderr.write(`cluster-apiserver: start-up failed: ${(e as Error).message}\n`);
     process.exit(1);
   }
+  boundOldGeneration();
   process.stdout.write(welcome(server));
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,4 +1,4 @@
-// The bounds on the V8 heap while writes come (kernel/ops/settle.ts, boundHeapGrowth): the young
+// The bounds on the V8 heap while writes come (kernel/ops/settle.ts, boundYoungGeneration): the young
 // generation stops growing at its bound, even after a worker thread's heap is made (which puts V8's
 // growth factor back). Measured in a fresh process each: the bound is for the whole process, and
 // loading the test harness alone grows the young generation to V8's largest.
@@ -13,9 +13,9 @@ function largestYoung(bounded: boolean): number {
   const script = `
     import v8 from 'node:v8';
     import { Worker } from 'node:worker_threads';
-    import { boundHeapGrowth } from ${JSON.stringify(settle)};
+    import { boundYoungGeneration } from ${JSON.stringify(settle)};
     const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
-    if (${bounded}) boundHeapGrowth(${BOUND}, 50);
+    if (${bounded}) boundYoungGeneration(${BOUND});
     const w = new Worker('setTimeout(() => {}, 50)', { eval: true });
     await new Promise((r) => w.once('exit', r));
     let most = 0;
