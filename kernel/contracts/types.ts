@@ -48,6 +48,9 @@ export type Schema =
 export interface ConnectOptionFields { lists?: string[]; integers?: string[]; booleans?: string[] }
 
 /** One served resource type: data, not code (functions only where a rule cannot be data). */
+/** A definition's documentation: its description and its fields' by field name. */
+export interface DefinitionDoc { description?: string; fields: Record<string, string> }
+
 export interface TypeDef {
   group: string; // "" for core
   version: string;
@@ -115,6 +118,13 @@ export interface TypeDef {
   definitions?: Record<string, Schema>;
   /** Name of the definition of this kind, e.g. "io.k8s.api.core.v1.Pod" (for OpenAPI documents). */
   definitionName?: string;
+  /**
+   * The documentation of a definition by name (its description and its fields'), for OpenAPI
+   * documents only: read when a document is first built, and kept out of `definitions`, which every
+   * write walks (descriptions of the built-in types are a few MiB held from start-up otherwise).
+   * A description a schema carries itself wins.
+   */
+  describe?: (definitionName: string) => DefinitionDoc | undefined;
   /** Storage key prefix override (defaults to "/<group or core>/<resource>"). */
   storageResource?: string;
   /**

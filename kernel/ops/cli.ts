@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { loadConfig, type Config } from './config.js';
 import { repairCommand } from './repair.js';
+import { boundOldGeneration, boundYoungGeneration } from './settle.js';
 import type { ServerLogger } from './logging.js';
 
 /** What the command line needs of a server. */
@@ -47,6 +48,9 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     }
     return;
   }
+  // The heap in bounds while writes come (settle.ts): the young generation's from start-up on, the
+  // old one's once the store is loaded. V8's flags are the process's: read loops' heaps share them.
+  boundYoungGeneration();
   let server: CommandServer;
   try {
     server = makeServer(config);
@@ -55,6 +59,7 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     process.stderr.write(`cluster-apiserver: start-up failed: ${(e as Error).message}\n`);
     process.exit(1);
   }
+  boundOldGeneration();
   process.stdout.write(welcome(server));
   let stopping = false;
   const stop = async (signal: string) => {

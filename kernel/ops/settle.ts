@@ -4,6 +4,7 @@
 // generation stays at its largest and the old one half empty. Two full collections once the writes
 // have stopped give them back: `npm run bench -- memory`, 20 s after the fill, 10,000 ConfigMaps of
 // 1 KiB 132-139 MiB and 100,000 321-350 MiB, against 170-195 and 385-502 read at once (docs/benchmarks.md).
+import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -24,6 +25,14 @@ const PASSES_AT = [1, 4];
  * machine under load): then V8 is left to its own pace. About 250,000 objects of 1 KiB.
  */
 const MAX_HEAP_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The bound of a semi-space of the young generation (V8's own: 16 MiB on 64-bit machines). Loading
+ * the modules at start-up grows it to 8 MiB already, before any code could bound it.
+ */
+const MAX_SEMI_SPACE_BYTES = 8 * 1024 * 1024;
+/** A full collection's next one comes once the old generation has grown by this share of what it kept (V8: 10-300 %, by its own measure of speed). */
+const HEAP_GROWING_PERCENT = 50;
 
 let collect: (() => void) | undefined;
 /** V8's gc() without starting Node with --expose-gc: the flag exposes it to contexts made after it is set. */
@@ -74,4 +83,53 @@ export function settleAfterWrites(rev: () => number, done: (s: Settled) => void 
   }, quietMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Bounds on the V8 heap while writes come (the collections above run only once they stop). At V8's
+ * own pace, right at the end of a fill of 10,000 ConfigMaps of 1 KiB (31 MiB live): the young
+ * generation at its largest (2 x 16 MiB, 1 MiB once settled) and the old one at 75 MiB (promoted
+ * garbage is let grow to about 2.5 times the live heap before a full collection). Both bounds hold
+ * for the whole process: the entry point sets them, once. Each returns its undoing.
+ */
+
+/**
+ * The old generation's limit after a full collection is what it kept plus `growingPercent`. Set once
+ * start-up is done: loading a large store grows the live heap, and with the bound it took 10 % more
+ * CPU (100,000 objects; start-up's garbage is collected once it is loaded, above).
+ */
+export function boundOldGeneration(growingPercent = HEAP_GROWING_PERCENT): () => void {
+  v8.setFlagsFromString(`--heap-growing-percent=${growingPercent}`);
+  return () => v8.setFlagsFromString('--heap-growing-percent=0');
+}
+
+/**
+ * A semi-space of the young generation grows to at most `maxSemiSpaceBytes` (requests in flight take
+ * far less: short-lived garbage still dies there).
+ */
+export function boundYoungGeneration(maxSemiSpaceBytes = MAX_SEMI_SPACE_BYTES): () => void {
+  // --max-semi-space-size only counts when the heap is made, before any script runs; the growth
+  // factor is read at each growth: it is 1 (no growth) while a semi-space is at the bound, and V8's
+  // 2 once a collection shrank it (V8 shrinks it when allocation slows down). It is looked at after
+  // each collection, between turns of the event loop: one long synchronous stretch can still grow
+  // it past the bound (the start-up's, before this runs). V8 puts the factor back to 2 when a
+  // thread's heap is made (a worker thread: measured), so it is set again after every collection
+  // at the bound: at most one growth slips through.
+  let growing: boolean | undefined;
+  const check = () => {
+    const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+    if (!young) return;
+    // space_size is both semi-spaces' committed memory
+    const grow = young.space_size / 2 < maxSemiSpaceBytes;
+    if (grow && growing) return;
+    growing = grow;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
+  };
+  const gcs = new PerformanceObserver(check);
+  gcs.observe({ entryTypes: ['gc'] });
+  check();
+  return () => {
+    gcs.disconnect();
+    v8.setFlagsFromString('--semi-space-growth-factor=2');
+  };
 }

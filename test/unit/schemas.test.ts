@@ -73,6 +73,23 @@ t.test('every built-in TypeDef carries its schema in both brands', async (t) => 
   }
 });
 
+t.test('the reference\'s descriptions stay out of the definitions writes walk: types describe them for OpenAPI', async (t) => {
+  for (const brand of [cluster, kube]) {
+    const root = brand.name === 'kubernetes' ? 'io.k8s' : 'io.cluster';
+    const types = builtinTypes(brand);
+    const defs = types[0].definitions! as Record<string, Json>;
+    const meta = `${root}.apimachinery.pkg.apis.meta.v1.ObjectMeta`;
+    t.equal(defs[meta].description, undefined, 'no description held in the definitions');
+    t.equal(defs[meta].fields.name.description, undefined, 'nor a field\'s');
+    const doc = types[0].describe!(meta);
+    t.match(doc?.description, /^ObjectMeta is metadata that all persisted resources must have/, 'the type is described on demand');
+    t.match(doc?.fields.name, /^Name must be unique within a namespace\./, 'and its fields');
+    // a later release's version with another version's shape has that one's documentation
+    t.match(types[0].describe!(`${root}.api.flowcontrol.v1.FlowSchema`)?.description, /FlowSchema defines the schema of a group of flows/);
+    t.equal(types[0].describe!(`${root}.api.example.v1.Nothing`), undefined, 'an unknown definition has none');
+  }
+});
+
 t.test('merge markers of well-known fields', async (t) => {
   const S = NEUTRAL_SCHEMAS as Record<string, Json>;
   t.same(S['core.v1.PodSpec'].fields.containers, { type: 'array', items: { type: 'ref', ref: 'core.v1.Container' }, patchStrategy: 'merge', patchMergeKey: 'name' });

@@ -2,7 +2,7 @@
 // OpenAPI 3.0 document of one group-version, and the Swagger 2.0 document of all, kept as pieces.
 import { createHash } from 'node:crypto';
 import type { Brand } from '../../contracts/brand.js';
-import type { Schema, TypeDef } from '../../contracts/types.js';
+import type { DefinitionDoc, Schema, TypeDef } from '../../contracts/types.js';
 import { opRefs, P, paramV2, pathV2, pathV3, typePaths, upper, type Context, type PathItem } from './paths.js';
 import { definitionName, definitionRoot, kernelDefinitions, obj, refsOf, toOpenAPI, TYPE_FIELDS, type Flavor, type Json } from './schema.js';
 import { pbDefinitionEntry, pbDocument, pbPathEntry } from './v2proto.js';
@@ -42,6 +42,8 @@ export interface Catalog {
   ctx: Context;
   ext: string;
   info: Json;
+  /** A definition's documentation, from the types that document theirs (TypeDef.describe). */
+  doc: (name: string) => DefinitionDoc | undefined;
 }
 
 const SECURITY = { BearerToken: { description: 'Bearer token authentication', in: 'header', name: 'authorization', type: 'apiKey' } };
@@ -120,7 +122,15 @@ export function catalog(types: TypeDef[], brand: Brand, version: { gitVersion: s
     brand, list: listName, def: (t) => kindDef.get(t)!, status: meta('meta.v1.Status'), deleteOptions: meta('meta.v1.DeleteOptions'),
     watchEvent: meta('meta.v1.WatchEvent'), patch: meta('meta.v1.Patch'), scale: meta('autoscaling.v1.Scale'),
   };
-  return { types, defs, kindDef, published, gvks, gvs, ctx, ext: brand.ext, info: { title: upper(brand.name), version: version.gitVersion } };
+  const describers = [...new Set(types.map((t) => t.describe).filter((d) => d !== undefined))];
+  const doc = (name: string) => {
+    for (const d of describers) {
+      const found = d(name);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return { types, defs, kindDef, published, gvks, gvs, ctx, ext: brand.ext, info: { title: upper(brand.name), version: version.gitVersion }, doc };
 }
 
 /**
@@ -145,10 +155,21 @@ function closure(c: Catalog, start: Iterable<string>): Set<string> {
   return seen;
 }
 
+/** A definition with its documentation's descriptions of itself and of its fields, where it carries none of its own. */
+function documented(s: Schema, doc: DefinitionDoc | undefined): Schema {
+  if (!doc) return s;
+  const out = { ...s } as Schema;
+  if (doc.description && !out.description) out.description = doc.description;
+  if (out.type === 'object' && out.fields) {
+    out.fields = Object.fromEntries(Object.entries(out.fields).map(([k, f]) => [k, doc.fields[k] && !f.description ? { ...f, description: doc.fields[k] } : f]));
+  }
+  return out;
+}
+
 /** One definition as published: the type's own (custom resources) or rendered from its schema, with its group-version-kinds. */
 function renderDef(c: Catalog, n: string, flavor: Flavor): Json {
   const own = c.published.get(n);
-  const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(c.defs[n], flavor, c.ext);
+  const d = own ? { ...(flavor === 2 ? own[2] : own[3]) } : toOpenAPI(documented(c.defs[n], c.doc(n)), flavor, c.ext);
   const g = c.gvks.get(n);
   if (g) d[`x-${c.ext}-group-version-kind`] = g.map((x) => ({ ...x }));
   return d;

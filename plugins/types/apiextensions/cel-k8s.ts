@@ -4,7 +4,8 @@
 //   url:      isURL(string), url(string), getScheme, getHost, getHostname, getPort, getEscapedPath, getQuery
 //   quantity: isQuantity(string), quantity(string), sign, isInteger, asInteger, asApproximateFloat,
 //             add, sub (a quantity or an int), isGreaterThan, isLessThan, compareTo
-import { celFunc, celList, celMap, celMethod, CelScalar, isCelMap, type CelMap, type CelValue } from '@bufbuild/cel';
+import type { CelMap, CelValue } from '@bufbuild/cel';
+import { cel } from './cel-lib.js';
 
 const URL_TAG = '\u0000url';
 const QTY_TAG = '\u0000quantity';
@@ -29,7 +30,7 @@ function parseURL(s: string): ParsedURL | undefined {
 }
 
 function urlOf(v: unknown): ParsedURL {
-  const raw = isCelMap(v) ? v.get(URL_TAG) : undefined;
+  const raw = cel().isCelMap(v) ? v.get(URL_TAG) : undefined;
   const p = typeof raw === 'string' ? parseURL(raw) : undefined;
   if (!p) throw new Error('no such overload');
   return p;
@@ -50,22 +51,25 @@ function port(host: string): string {
 function query(q: string): CelMap {
   const out = new Map<string, string[]>();
   if (q) for (const [k, v] of new URLSearchParams(q)) out.set(k, [...(out.get(k) ?? []), v]);
-  return celMap(new Map([...out].map(([k, vs]) => [k, celList(vs)])));
+  return cel().celMap(new Map([...out].map(([k, vs]) => [k, cel().celList(vs)])));
 }
 
-const URL_FUNCS = [
-  celFunc('isURL', [CelScalar.STRING], CelScalar.BOOL, (s: string) => parseURL(s) !== undefined),
-  celFunc('url', [CelScalar.STRING], CelScalar.DYN, (s: string) => {
-    if (!parseURL(s)) throw new Error(`URL parse error during conversion from string: parse ${JSON.stringify(s)}: invalid URI for request`);
-    return celMap(new Map([[URL_TAG, s]]));
-  }),
-  celMethod('getScheme', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return urlOf(this).scheme; }),
-  celMethod('getHost', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return urlOf(this).host; }),
-  celMethod('getHostname', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return hostname(urlOf(this).host); }),
-  celMethod('getPort', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return port(urlOf(this).host); }),
-  celMethod('getEscapedPath', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return urlOf(this).path; }),
-  celMethod('getQuery', CelScalar.DYN, [], CelScalar.DYN, function (this: CelValue) { return query(urlOf(this).query); }),
-];
+const urlFuncs = () => {
+  const { celFunc, celMethod, CelScalar } = cel();
+  return [
+    celFunc('isURL', [CelScalar.STRING], CelScalar.BOOL, (s: string) => parseURL(s) !== undefined),
+    celFunc('url', [CelScalar.STRING], CelScalar.DYN, (s: string) => {
+      if (!parseURL(s)) throw new Error(`URL parse error during conversion from string: parse ${JSON.stringify(s)}: invalid URI for request`);
+      return cel().celMap(new Map([[URL_TAG, s]]));
+    }),
+    celMethod('getScheme', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return urlOf(this).scheme; }),
+    celMethod('getHost', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return urlOf(this).host; }),
+    celMethod('getHostname', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return hostname(urlOf(this).host); }),
+    celMethod('getPort', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return port(urlOf(this).host); }),
+    celMethod('getEscapedPath', CelScalar.DYN, [], CelScalar.STRING, function (this: CelValue) { return urlOf(this).path; }),
+    celMethod('getQuery', CelScalar.DYN, [], CelScalar.DYN, function (this: CelValue) { return query(urlOf(this).query); }),
+  ];
+};
 
 // ---------------------------------------------------------------- quantities
 
@@ -100,10 +104,10 @@ export function parseQuantity(s: string): Qty | undefined {
   return reduce({ num, scale });
 }
 
-const encode = (q: Qty): CelMap => celMap(new Map([[QTY_TAG, `${q.num}e-${q.scale}`]]));
+const encode = (q: Qty): CelMap => cel().celMap(new Map([[QTY_TAG, `${q.num}e-${q.scale}`]]));
 
 function qtyOf(v: unknown): Qty {
-  const raw = isCelMap(v) ? v.get(QTY_TAG) : undefined;
+  const raw = cel().isCelMap(v) ? v.get(QTY_TAG) : undefined;
   if (typeof raw !== 'string') throw new Error('no such overload');
   const [num, scale] = raw.split('e-');
   return { num: BigInt(num), scale: Number(scale) };
@@ -121,26 +125,30 @@ const operand = (v: unknown): Qty => (typeof v === 'bigint' ? { num: v, scale: 0
 const INT64_MAX = (1n << 63n) - 1n;
 const INT64_MIN = -(1n << 63n);
 
-const QUANTITY_FUNCS = [
-  celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (s: string) => parseQuantity(s) !== undefined),
-  celFunc('quantity', [CelScalar.STRING], CelScalar.DYN, (s: string) => {
-    const q = parseQuantity(s);
-    if (!q) throw new Error('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
-    return encode(q);
-  }),
-  celMethod('sign', CelScalar.DYN, [], CelScalar.INT, function (this: CelValue) { const q = qtyOf(this); return q.num > 0n ? 1n : q.num < 0n ? -1n : 0n; }),
-  celMethod('isInteger', CelScalar.DYN, [], CelScalar.BOOL, function (this: CelValue) { const q = qtyOf(this); return q.scale === 0 && q.num <= INT64_MAX && q.num >= INT64_MIN; }),
-  celMethod('asInteger', CelScalar.DYN, [], CelScalar.INT, function (this: CelValue) {
-    const q = qtyOf(this);
-    if (q.scale !== 0 || q.num > INT64_MAX || q.num < INT64_MIN) throw new Error('cannot convert value to integer');
-    return q.num;
-  }),
-  celMethod('asApproximateFloat', CelScalar.DYN, [], CelScalar.DOUBLE, function (this: CelValue) { const q = qtyOf(this); return Number(q.num) / 10 ** q.scale; }),
-  celMethod('add', CelScalar.DYN, [CelScalar.DYN], CelScalar.DYN, function (this: CelValue, o: CelValue) { const [x, y, scale] = align(qtyOf(this), operand(o)); return encode(reduce({ num: x + y, scale })); }),
-  celMethod('sub', CelScalar.DYN, [CelScalar.DYN], CelScalar.DYN, function (this: CelValue, o: CelValue) { const [x, y, scale] = align(qtyOf(this), operand(o)); return encode(reduce({ num: x - y, scale })); }),
-  celMethod('isGreaterThan', CelScalar.DYN, [CelScalar.DYN], CelScalar.BOOL, function (this: CelValue, o: CelValue) { return compare(qtyOf(this), qtyOf(o)) > 0; }),
-  celMethod('isLessThan', CelScalar.DYN, [CelScalar.DYN], CelScalar.BOOL, function (this: CelValue, o: CelValue) { return compare(qtyOf(this), qtyOf(o)) < 0; }),
-  celMethod('compareTo', CelScalar.DYN, [CelScalar.DYN], CelScalar.INT, function (this: CelValue, o: CelValue) { return BigInt(compare(qtyOf(this), qtyOf(o))); }),
-];
+const quantityFuncs = () => {
+  const { celFunc, celMethod, CelScalar } = cel();
+  return [
+    celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (s: string) => parseQuantity(s) !== undefined),
+    celFunc('quantity', [CelScalar.STRING], CelScalar.DYN, (s: string) => {
+      const q = parseQuantity(s);
+      if (!q) throw new Error('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
+      return encode(q);
+    }),
+    celMethod('sign', CelScalar.DYN, [], CelScalar.INT, function (this: CelValue) { const q = qtyOf(this); return q.num > 0n ? 1n : q.num < 0n ? -1n : 0n; }),
+    celMethod('isInteger', CelScalar.DYN, [], CelScalar.BOOL, function (this: CelValue) { const q = qtyOf(this); return q.scale === 0 && q.num <= INT64_MAX && q.num >= INT64_MIN; }),
+    celMethod('asInteger', CelScalar.DYN, [], CelScalar.INT, function (this: CelValue) {
+      const q = qtyOf(this);
+      if (q.scale !== 0 || q.num > INT64_MAX || q.num < INT64_MIN) throw new Error('cannot convert value to integer');
+      return q.num;
+    }),
+    celMethod('asApproximateFloat', CelScalar.DYN, [], CelScalar.DOUBLE, function (this: CelValue) { const q = qtyOf(this); return Number(q.num) / 10 ** q.scale; }),
+    celMethod('add', CelScalar.DYN, [CelScalar.DYN], CelScalar.DYN, function (this: CelValue, o: CelValue) { const [x, y, scale] = align(qtyOf(this), operand(o)); return encode(reduce({ num: x + y, scale })); }),
+    celMethod('sub', CelScalar.DYN, [CelScalar.DYN], CelScalar.DYN, function (this: CelValue, o: CelValue) { const [x, y, scale] = align(qtyOf(this), operand(o)); return encode(reduce({ num: x - y, scale })); }),
+    celMethod('isGreaterThan', CelScalar.DYN, [CelScalar.DYN], CelScalar.BOOL, function (this: CelValue, o: CelValue) { return compare(qtyOf(this), qtyOf(o)) > 0; }),
+    celMethod('isLessThan', CelScalar.DYN, [CelScalar.DYN], CelScalar.BOOL, function (this: CelValue, o: CelValue) { return compare(qtyOf(this), qtyOf(o)) < 0; }),
+    celMethod('compareTo', CelScalar.DYN, [CelScalar.DYN], CelScalar.INT, function (this: CelValue, o: CelValue) { return BigInt(compare(qtyOf(this), qtyOf(o))); }),
+  ];
+};
 
-export const URL_AND_QUANTITY_LIBRARIES = [...URL_FUNCS, ...QUANTITY_FUNCS];
+/** The url and quantity libraries (made when the CEL environment is: they need the library loaded). */
+export const urlAndQuantityLibraries = () => [...urlFuncs(), ...quantityFuncs()];

@@ -7,12 +7,12 @@
 //   - at run time, every element a rule reads from a list or map costs 1: one rule may spend 1,000,000
 //     (the reference's per-call limit), all rules of one object 10,000,000 (its runtime budget).
 // Transition rules (those naming oldSelf) run only on updates, against the correlated old value.
-import { celEnv, celMethod, CelScalar, isCelError, listType, parse, plan, type CelEnv, type CelValue } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
+import type { CelEnv, CelValue } from '@bufbuild/cel';
 import type { FieldCause } from '../../../kernel/contracts/index.js';
 import { fieldError, goQuote } from '../../../kernel/api/validation.js';
 import type { Props } from './schema.js';
-import { URL_AND_QUANTITY_LIBRARIES } from './cel-k8s.js';
+import { urlAndQuantityLibraries } from './cel-k8s.js';
+import { cel, celStrings, type Cel } from './cel-lib.js';
 import { celName } from './cel-names.js';
 import { costMessage, estimateCost, maxCardinality } from './cel-cost.js';
 import { isObj } from '../../lib/json.js';
@@ -26,32 +26,35 @@ const STATIC_CRD_LIMIT = 100_000_000;
 // The Kubernetes CEL libraries this server adds to the standard ones and the strings extension:
 // lists (isSorted, sum, min, max, indexOf, lastIndexOf) and regex (find, findAll); url and quantity
 // are in cel-k8s.ts.
-const LIST = listType(CelScalar.DYN);
-const order = (a: unknown, b: unknown) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
-const items = (l: Iterable<CelValue>) => [...l];
-const extreme = (name: string, sign: number) => celMethod(name, LIST, [], CelScalar.DYN, function (this: Iterable<CelValue>) {
-  const xs = items(this);
-  if (!xs.length) throw new Error(`${name}(list) requires a non-empty list`);
-  return xs.reduce((m, x) => (order(x, m) * sign > 0 ? x : m)) as never;
-});
-const KUBERNETES_LIBRARIES = [
-  celMethod('isSorted', LIST, [], CelScalar.BOOL, function (this: Iterable<CelValue>) { const xs = items(this); return xs.every((x, i) => i === 0 || order(xs[i - 1], x) <= 0); }),
-  celMethod('sum', LIST, [], CelScalar.DYN, function (this: Iterable<CelValue>) {
+function kubernetesLibraries() {
+  const { celMethod, CelScalar, listType } = cel();
+  const LIST = listType(CelScalar.DYN);
+  const order = (a: unknown, b: unknown) => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
+  const items = (l: Iterable<CelValue>) => [...l];
+  const extreme = (name: string, sign: number) => celMethod(name, LIST, [], CelScalar.DYN, function (this: Iterable<CelValue>) {
     const xs = items(this);
-    return (xs.length ? xs.reduce((a, x) => (a as number) + (x as number)) : 0n) as never;
-  }),
-  extreme('min', -1),
-  extreme('max', 1),
-  celMethod('indexOf', LIST, [CelScalar.DYN], CelScalar.INT, function (this: Iterable<CelValue>, v: CelValue) { return BigInt(items(this).findIndex((x) => x === v)); }),
-  celMethod('lastIndexOf', LIST, [CelScalar.DYN], CelScalar.INT, function (this: Iterable<CelValue>, v: CelValue) { const xs = items(this); for (let i = xs.length - 1; i >= 0; i--) if (xs[i] === v) return BigInt(i); return -1n; }),
-  celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (this: string, re: string) { return new RegExp(re, 'u').exec(this)?.[0] ?? ''; }),
-  celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], listType(CelScalar.STRING), function (this: string, re: string) { return [...this.matchAll(new RegExp(re, 'gu'))].map((m) => m[0]); }),
-];
+    if (!xs.length) throw new Error(`${name}(list) requires a non-empty list`);
+    return xs.reduce((m, x) => (order(x, m) * sign > 0 ? x : m)) as never;
+  });
+  return [
+    celMethod('isSorted', LIST, [], CelScalar.BOOL, function (this: Iterable<CelValue>) { const xs = items(this); return xs.every((x, i) => i === 0 || order(xs[i - 1], x) <= 0); }),
+    celMethod('sum', LIST, [], CelScalar.DYN, function (this: Iterable<CelValue>) {
+      const xs = items(this);
+      return (xs.length ? xs.reduce((a, x) => (a as number) + (x as number)) : 0n) as never;
+    }),
+    extreme('min', -1),
+    extreme('max', 1),
+    celMethod('indexOf', LIST, [CelScalar.DYN], CelScalar.INT, function (this: Iterable<CelValue>, v: CelValue) { return BigInt(items(this).findIndex((x) => x === v)); }),
+    celMethod('lastIndexOf', LIST, [CelScalar.DYN], CelScalar.INT, function (this: Iterable<CelValue>, v: CelValue) { const xs = items(this); for (let i = xs.length - 1; i >= 0; i--) if (xs[i] === v) return BigInt(i); return -1n; }),
+    celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (this: string, re: string) { return new RegExp(re, 'u').exec(this)?.[0] ?? ''; }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], listType(CelScalar.STRING), function (this: string, re: string) { return [...this.matchAll(new RegExp(re, 'gu'))].map((m) => m[0]); }),
+  ];
+}
 
 let env: CelEnv | undefined;
-const celEnvironment = () => (env ??= celEnv({ funcs: [...strings, ...KUBERNETES_LIBRARIES, ...URL_AND_QUANTITY_LIBRARIES] }));
+const celEnvironment = () => (env ??= cel().celEnv({ funcs: [...celStrings(), ...kubernetesLibraries(), ...urlAndQuantityLibraries()] }));
 
-type Program = ReturnType<typeof plan>;
+type Program = ReturnType<Cel['plan']>;
 interface Rule { src: Props; rule: string; program: Program; message?: Program; usesOld: boolean; fieldPath: string }
 interface Node { rules: Rule[]; props: Props; properties?: Record<string, Node>; items?: Node; additional?: Node }
 
@@ -292,9 +295,9 @@ function compileText(text: string): Compiled {
   let c = programs.get(text);
   if (c === undefined) {
     try {
-      const parsed = parse(text);
+      const parsed = cel().parse(text);
       const expr = parsed.expr as unknown as Expr;
-      c = { expr, program: plan(celEnvironment(), parsed), usesOld: usesOldSelf(expr), positions: (parsed.sourceInfo?.positions ?? {}) as Record<string, number>, text };
+      c = { expr, program: cel().plan(celEnvironment(), parsed), usesOld: usesOldSelf(expr), positions: (parsed.sourceInfo?.positions ?? {}) as Record<string, number>, text };
     } catch (e) { c = e as Error; }
     if (programs.size >= MAX_PROGRAMS) programs.clear();
     programs.set(text, c);
@@ -389,7 +392,7 @@ function oldItem(item: unknown, old: unknown, keys: string[] | undefined): unkno
 
 /** Whether an evaluation went past its meter's limit (thrown, or returned as a CEL error value). */
 const overLimit = (meter: Meter, result: unknown) =>
-  meter.used > meter.limit || result instanceof CostExceeded || (isCelError(result) && /actual cost limit exceeded/.test(String(result.message)));
+  meter.used > meter.limit || result instanceof CostExceeded || (cel().isCelError(result) && /actual cost limit exceeded/.test(String(result.message)));
 
 const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 const MAX_MESSAGE_BYTES = 5 * 1024;
@@ -428,7 +431,7 @@ export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCaus
       budget -= meter.used;
       if (result === true) continue;
       if (result !== false) {
-        const msg = isCelError(result) ? String(result.message) : result instanceof Error ? result.message : `rule returned ${String(result)}, not a bool`;
+        const msg = cel().isCelError(result) ? String(result.message) : result instanceof Error ? result.message : `rule returned ${String(result)}, not a bool`;
         errs.push(fieldError.invalid(at, type, `${msg} evaluating rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
         continue;
       }

@@ -7,7 +7,7 @@ import type { Brand } from '../../../kernel/contracts/brand.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type Schema, type TypeDef } from '../../../kernel/contracts/index.js';
 import { definitionName, definitionRoot } from '../../../kernel/api/openapi/index.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain } from '../../../kernel/api/validation.js';
-import { brandDefinitions } from '../builtin/schemas.js';
+import { brandDefinitions, brandDescriber } from '../builtin/schemas.js';
 import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { compileRules } from './cel.js';
 import { structuralErrors, type Props } from './schema.js';
@@ -360,7 +360,7 @@ export function crdType(brand: Brand): TypeDef {
   return withProtobuf({
     group: crdGroup(brand), version: 'v1', kind: 'CustomResourceDefinition', resource: 'customresourcedefinitions', singular: 'customresourcedefinition',
     namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'], subresources: ['status'], statusField: 'status', hasSpec: true,
-    schema: { type: 'ref', ref: defName(brand, 'CustomResourceDefinition') }, definitions: apiextensionsDefinitions(brand), definitionName: defName(brand, 'CustomResourceDefinition'),
+    schema: { type: 'ref', ref: defName(brand, 'CustomResourceDefinition') }, definitions: apiextensionsDefinitions(brand), definitionName: defName(brand, 'CustomResourceDefinition'), describe: brandDescriber(brand),
     defaults, validate: validateCRD,
   }, brand);
 }

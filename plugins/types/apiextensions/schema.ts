@@ -4,8 +4,9 @@
 //   structuralErrors the reference's structural-schema rules, as field causes of the definition
 //   compileValues    value validation (ajv) with the reference's messages and field paths
 //   applyDefaults    `default` values and the pruning of nulls that are not nullable
+import { createRequire } from 'node:module';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import type { FieldCause, Schema } from '../../../kernel/contracts/index.js';
 import { fieldError, formatValue, goQuote } from '../../../kernel/api/validation.js';
 import { isObj } from '../../lib/json.js';
@@ -147,12 +148,18 @@ function dedupe(causes: FieldCause[]): FieldCause[] {
  * re2js, never as a JavaScript RegExp: `(?i)` works, look-arounds and back-references are refused.
  */
 const compiled = new Map<string, RE2JS | Error>();
+/**
+ * re2js is required with the first pattern (0.6 MiB of heap from start-up otherwise, for a schema
+ * feature most servers never see); compilation is synchronous, so its CommonJS build.
+ */
+let re2js: typeof import('re2js') | undefined;
+const compileRe2 = (pattern: string) => (re2js ??= createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS.compile(pattern);
 export function re2(pattern: string): RE2JS | Error {
   let r = compiled.get(pattern);
   if (r === undefined) {
     try {
       const named = goNamedGroup(pattern);
-      r = named ? new Error(`error parsing regexp: invalid or unsupported Perl syntax: \`${named}\``) : RE2JS.compile(pattern);
+      r = named ? new Error(`error parsing regexp: invalid or unsupported Perl syntax: \`${named}\``) : compileRe2(pattern);
     } catch (e) { r = e as Error; }
     if (compiled.size > 10_000) compiled.clear();
     compiled.set(pattern, r);

@@ -6,7 +6,7 @@ import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, typ
 import { definitionName, definitionRoot } from '../../../kernel/api/openapi/index.js';
 import { fieldError, isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../../../kernel/api/validation.js';
 import { age } from '../builtin/columns.js';
-import { brandDefinitions } from '../builtin/schemas.js';
+import { brandDefinitions, brandDescriber } from '../builtin/schemas.js';
 import { withProtobuf } from '../../lib/protobuf-catalog.js';
 
 type J = Record<string, any>;
@@ -73,7 +73,7 @@ export function apiServiceType(brand: Brand): TypeDef {
   return withProtobuf({
     group: apiregistrationGroup(brand), version: 'v1', kind: 'APIService', resource: 'apiservices', singular: 'apiservice', namespaced: false,
     subresources: ['status'], statusField: 'status', hasSpec: true, nameRule: 'path-segment',
-    schema: { type: 'ref', ref: defName(brand, 'APIService') }, definitions: definitions(brand), definitionName: defName(brand, 'APIService'),
+    schema: { type: 'ref', ref: defName(brand, 'APIService') }, definitions: definitions(brand), definitionName: defName(brand, 'APIService'), describe: brandDescriber(brand),
     defaults, validate: (obj) => validateAPIService(obj),
     columns: [
       { name: 'Service', type: 'string', description: 'The reference to the service that hosts this API endpoint.', cell: (o) => { const s = (o.spec as J | undefined)?.service; return isObj(s) ? `${s.namespace}/${s.name}` : 'Local'; } },

@@ -3,12 +3,12 @@
 // turned into the brand's style ("io.k8s.api.core.v1.Pod" / "io.cluster.api.core.v1.Pod") once per
 // brand, and each TypeDef gets its schema (a ref), the shared definitions and its definition name.
 import type { Brand } from '../../../kernel/contracts/brand.js';
-import type { Schema, TypeDef } from '../../../kernel/contracts/index.js';
+import type { DefinitionDoc, Schema, TypeDef } from '../../../kernel/contracts/index.js';
 import { definitionName } from '../../../kernel/api/openapi/index.js';
 import { kindDefinition } from './gen-schemas.js';
 import { LATER_RELEASES } from './catalog.js';
 import raw from './schemas.json' with { type: 'json' };
-import { referenceDocs, type TypeDoc } from './descriptions.js';
+import { referenceDocs } from './descriptions.js';
 
 /** The catalog as written: neutral names, refs between them. */
 export const NEUTRAL_SCHEMAS = raw as unknown as Readonly<Record<string, Schema>>;
@@ -42,24 +42,12 @@ function rename(s: Schema, name: (neutral: string) => string): Schema {
   }
 }
 
-/** A schema with the reference's descriptions of the type and of its fields, where they are known. */
-function documented(s: Schema, doc: TypeDoc | undefined): Schema {
-  if (!doc) return s;
-  const out = { ...s } as Schema;
-  if (doc.description && !out.description) out.description = doc.description;
-  if (out.type === 'object' && out.fields) {
-    out.fields = Object.fromEntries(Object.entries(out.fields).map(([k, f]) => [k, doc.fields[k] && !f.description ? { ...f, description: doc.fields[k] } : f]));
-  }
-  return out;
-}
-
 /** All built-in definitions named in the brand's style (built once per brand, frozen, shared by every TypeDef). */
 export function brandDefinitions(brand: Brand): Readonly<Record<string, Schema>> {
   let defs = byBrand.get(brand.name);
   if (!defs) {
     const name = (n: string) => definitionName(brand, n);
-    const docs = referenceDocs();
-    const all = Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), documented(rename(v, name), docs?.get(k))]));
+    const all = Object.fromEntries(Object.entries(NEUTRAL_SCHEMAS).map(([k, v]) => [name(k), rename(v, name)]));
     // A later release's version with another version's shape: its kind's definition is that one's.
     for (const r of LATER_RELEASES) {
       if (r.shapeOf) all[name(kindDefinition(r.group, r.version, r.kind))] = all[name(kindDefinition(r.group, r.shapeOf, r.kind))];
@@ -68,6 +56,33 @@ export function brandDefinitions(brand: Brand): Readonly<Record<string, Schema>>
     byBrand.set(brand.name, defs);
   }
   return defs;
+}
+
+const describers = new Map<string, (definitionName: string) => DefinitionDoc | undefined>();
+
+/**
+ * The reference's documentation of the built-in definitions by brand name (TypeDef.describe): read
+ * from the kubernetes-types package when the first OpenAPI document is built, not at start.
+ */
+export function brandDescriber(brand: Brand): (definitionName: string) => DefinitionDoc | undefined {
+  let d = describers.get(brand.name);
+  if (!d) {
+    let neutral: Map<string, string> | undefined;
+    d = (def) => {
+      if (!neutral) {
+        const name = (n: string) => definitionName(brand, n);
+        neutral = new Map(Object.keys(NEUTRAL_SCHEMAS).map((k) => [name(k), k]));
+        // a later release's version with another version's shape has that one's documentation too
+        for (const r of LATER_RELEASES) {
+          if (r.shapeOf) neutral.set(name(kindDefinition(r.group, r.version, r.kind)), kindDefinition(r.group, r.shapeOf, r.kind));
+        }
+      }
+      const n = neutral.get(def);
+      return n === undefined ? undefined : referenceDocs()?.get(n);
+    };
+    describers.set(brand.name, d);
+  }
+  return d;
 }
 
 /**
@@ -81,4 +96,5 @@ export function attachSchema(t: TypeDef, group: string, brand: Brand): void {
   t.schema = { type: 'ref', ref: name };
   t.definitions = defs;
   t.definitionName = name;
+  t.describe = brandDescriber(brand);
 }
