@@ -181,8 +181,13 @@ async function childMain() {
   let counting = false;
   const latencies: number[] = [];
   const sockets: tls.TLSSocket[] = [];
+  // Probes are spread over the connections, not the first ones opened: the server writes its
+  // watchers in the order they came, so the first ones would only ever show the head of a fan-out.
+  const probes = Math.min(init.probes ?? 0, init.count);
+  const every = probes ? Math.floor(init.count / probes) : 0;
+  if (!init.count) process.send!({ type: 'ready', failed: 0 });
   for (let i = 0; i < init.count; i++) {
-    const probe = i < (init.probes ?? 0);
+    const probe = probes > 0 && i % every === every - 1 && i < every * probes;
     const sock = connect(init.target);
     sockets.push(sock);
     // ready once every connection is open or has failed (a server out of file descriptors refuses
@@ -314,7 +319,7 @@ export async function benchWatch(t: Target, watchers: number, seconds = 5, write
     const clientCpu = rs.reduce((a, r) => a + r.cpuSeconds, 0) + w.cpuSeconds;
     return {
       scenario: (resource === 'custom' ? 'watch-cr' : 'watch') + (protobuf ? '-pb' : ''), target: s.label, watchers, 'writes/s': Math.round(w.made / seconds), 'deliveries/s': Math.round(events / elapsed),
-      'expected': w.made * watchers, delivered: events, 'p50 ms': percentile(lat, 50), 'p99 ms': percentile(lat, 99),
+      'expected': w.made * watchers, delivered: events, 'p50 ms': lat.length ? percentile(lat, 50) : '-', 'p99 ms': lat.length ? percentile(lat, 99) : '-',
       'server CPU %': Number.isNaN(srvCpu) ? '-' : Math.round((srvCpu / elapsed) * 100), 'client CPU %': Math.round((clientCpu / elapsed) * 100), 'machine busy %': Math.round((busy / elapsed) * 100),
     };
   }

@@ -156,6 +156,14 @@ class UwsResponse implements KResponse {
       if (b[0] !== 0) { this.close(); return false; }
       data = b.subarray(1);
     }
+    // A small write and its byte ahead share one cork: one send to the socket, not two (behind the
+    // front that is one read and one TLS record per event batch instead of two, on every watcher).
+    // Both fit the cork buffer: CORK_PIECE leaves room for two chunk headers and the byte.
+    if (this.framing && data.length <= CORK_PIECE - 16) {
+      this.res.cork(() => { ok = this.res.write(data); ok = this.res.write(this.filler) && ok; });
+      if (!ok) this.backedUp();
+      return ok;
+    }
     if (typeof data === 'string' || data.length <= CORK_PIECE) this.res.cork(() => { ok = this.res.write(data); });
     else {
       // uWS 20.30 loses data written inside cork() when it does not fit the rest of the 16 KiB cork
@@ -168,15 +176,18 @@ class UwsResponse implements KResponse {
     }
     // The byte ahead (above) completes this write's chunk on the wire.
     if (this.framing) this.res.cork(() => { ok = this.res.write(this.filler) && ok; });
-    if (!ok && !this.congested) {
-      this.congested = true;
-      // uWS stops draining a response's buffer by itself once an onWritable handler is registered,
-      // so the handler must write to drain: it writes a newline, which newline-delimited JSON
-      // streams ignore. It does so on every writable event, not only while we know of a backlog: a
-      // corked write can report success and still leave bytes buffered when the cork is released.
-      this.writable();
-    }
+    if (!ok) this.backedUp();
     return ok;
+  }
+
+  private backedUp(): void {
+    if (this.congested) return;
+    this.congested = true;
+    // uWS stops draining a response's buffer by itself once an onWritable handler is registered,
+    // so the handler must write to drain: it writes a newline, which newline-delimited JSON
+    // streams ignore. It does so on every writable event, not only while we know of a backlog: a
+    // corked write can report success and still leave bytes buffered when the cork is released.
+    this.writable();
   }
 
   /** One handler for both kinds of streams (uWS keeps one per response). */

@@ -6,6 +6,8 @@ import { withRevision, type CacheEvent, type Entry, type ResourceCache } from '.
 
 /** Longest a committed event waits so that it shares a socket write with later ones. */
 const MAX_COALESCE_MS = 20;
+/** Distinct joined batches kept per first line during one flush. */
+const MAX_JOINED = 8;
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
@@ -62,8 +64,41 @@ export class WatchHub {
     const t0 = performance.now();
     const ws = [...this.dirty];
     this.dirty.clear();
-    for (const w of ws) w.flush?.();
+    this.flushing = true;
+    try {
+      for (const w of ws) w.flush?.();
+    } finally {
+      this.flushing = false;
+      this.joined.clear();
+    }
     this.lastFlushMs = performance.now() - t0;
+  }
+
+  private flushing = false;
+  /** This flush's joined batches, by their first line: watchers that queued the same lines share one copy. */
+  private joined = new Map<Buffer, { lines: Buffer[]; bytes: Buffer }[]>();
+
+  /**
+   * The lines a watcher queued, as one buffer. During a flush, watchers that queued the very same
+   * shared lines (the usual case: every watcher of a collection gets every event) get the same
+   * joined buffer, so the bytes are copied once per batch, not once per watcher.
+   */
+  join(lines: Buffer[]): Buffer {
+    if (lines.length === 1) return lines[0];
+    if (!this.flushing) return Buffer.concat(lines);
+    let seen = this.joined.get(lines[0]);
+    if (seen) {
+      for (const j of seen) {
+        if (j.lines.length !== lines.length) continue;
+        let same = true;
+        for (let i = 1; i < lines.length && same; i++) same = j.lines[i] === lines[i];
+        if (same) return j.bytes;
+      }
+    } else this.joined.set(lines[0], (seen = []));
+    const bytes = Buffer.concat(lines);
+    // a few distinct batches per first line (selectors that split the events), not one per watcher
+    if (seen.length < MAX_JOINED) seen.push({ lines, bytes });
+    return bytes;
   }
 
   private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;

@@ -185,7 +185,7 @@ export class RegistryWatch extends RegistryReads {
         pending = [];
         // A backed-up watcher keeps the shared lines themselves: joining them would copy them for it alone.
         if (perMessage || backlog) for (const line of lines) put(line);
-        else put(lines.length === 1 ? lines[0] : Buffer.concat(lines));
+        else put(this.ctx.hub.join(lines));
       },
     };
     const bookmark = (annotations?: Record<string, string>) => {
