@@ -129,11 +129,7 @@ export interface FrontOptions {
   /** CA bundles client certificates are requested for and verified against (as on the node:tls listener). */
   clientCAFiles: string[];
   peers: PeerTable;
-  /**
-   * A connection given to a read loop's app (backend > 0): its certificate or head goes to that
-   * loop's PeerTable too, and the front waits until the loop has it. The writer's table keeps every
-   * certificate as well, for the upgrade backend.
-   */
+  /** To the read loop given the connection (backend > 0), which must have it before the ack; `peers` keeps every certificate (the upgrade backend's). */
   route?: (m: FrontConnMessage) => Promise<void>;
 }
 
@@ -148,10 +144,7 @@ export type FrontMessage =
   | { type: 'listening'; port: number }
   | { type: 'error'; code?: string; message: string }
   | FrontConnMessage;
-/**
- * What the front says about one connection; `backend` is the uWS app it was given to (0: the
- * writer loop's, k: read loop k's; kernel/replicas/), whose PeerTable must hold it.
- */
+/** About one connection; `backend`: the uWS app it was given to (0: the writer loop's, k: read loop k's, kernel/replicas/). */
 export type FrontConnMessage =
   | { type: 'peer'; handle: string; peer: PeerCertificate; remoteAddress: string; backend: number }
   | { type: 'gone'; handle: string; backend: number }
@@ -215,8 +208,7 @@ export function listenFront(o: FrontOptions, backendPath: string, upgrade?: Fron
         if (m.backend && o.route) void o.route(m).catch(() => {});
       } else if (m.type === 'listening') {
         resolve({
-          port: m.port, close: () => void worker.terminate(),
-          settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle),
+          port: m.port, close: () => void worker.terminate(), settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle),
           addBackend: (path) => worker.postMessage({ type: 'backend', path } satisfies FrontAddBackend),
         });
       }

@@ -13,7 +13,7 @@ import { validateObjectMeta, validateObjectMetaUpdate } from '../validation.js';
 import { checkWriteOptions } from '../options.js';
 import { runMerge } from '../../../workers/pool.js';
 import { managerFromUserAgent, type MergeTask } from '../../../workers/merge/index.js';
-import { WriteQueue } from '../../store/writequeue.js';
+import { WriteQueue } from './writequeue.js';
 import { compileValidator } from '../fieldvalidation.js';
 import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, setPath, type FieldManagement } from './util.js';
 import { applyScale, scaleOf } from './scale.js';
