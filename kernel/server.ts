@@ -276,6 +276,7 @@ export class Server {
       // No uWebSockets.js binary for this Node.js or libc: Node's own TLS and HTTP serve the port,
       // client certificates included. Slower (docs/benchmarks.md, "Transports"), never a refusal.
       this.log.warn('uWebSockets.js does not load here: serving on Node\'s own TLS/HTTP stack, which answered about 60 % of the GETs per second of the uWebSockets.js transport, measured side by side on one machine (docs/benchmarks.md, "Transports by Node.js version")', { node: process.version, reason: noUws });
+      if (cfg.readLoops > 0) this.log.warn('--read-loops needs uWebSockets.js: serving on one loop', { readLoops: cfg.readLoops });
       const l = await listenNodeTls({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, handler });
       this.listeners.push(l);
       this.port = l.port;
@@ -308,7 +309,7 @@ export class Server {
     step('listening');
     if (this.role) {
       // the writer loop wrote the kubeconfigs and runs compaction; a loop trims its own history
-      this.url = `https://${cfg.bindAddress}:${this.port}`;
+      this.url = `https://${urlHost(cfg.bindAddress)}:${this.port}`;
       this.stopCompaction = startCompaction({ retentionSeconds: this.retentionSeconds(), cache: this.cache });
       this.stopSettling = settleAfterWrites(() => this.cache.rev, () => {});
       this.log.v(2, 'read loop serving', { loop: this.role.index, revision: this.cache.rev });

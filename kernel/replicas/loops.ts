@@ -3,7 +3,6 @@
 // over a replica of this (the writer) loop's store (replica.ts). The TLS front spreads connections
 // over the writer's app and the loops' apps, so reads, watches and the request work of writes
 // (decoding, admission, validation, encoding) run on every loop; only the commit runs here.
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { AuditEvent, KV, StorageBackend, StorageEvent } from '../contracts/index.js';
@@ -42,7 +41,6 @@ export class ReadLoops {
    */
   private spawn(i: number, loops: number, config: unknown, socketPath: string | undefined): Promise<void> {
     const { port1, port2 } = new MessageChannel();
-    if (socketPath) rmSync(socketPath, { force: true });
     const init: LoopInit = { readLoop: i, loops, config, socketPath, replica: port2, revisions: this.revisions.buffer };
     // the process entry, which serves as a read loop off the main thread (thread.ts)
     const worker = new Worker(new URL('../main.js', import.meta.url), { workerData: init, transferList: [port2] });

@@ -74,11 +74,8 @@ export class ReplicaSource {
   private live = false;
 
   constructor(private readonly port: MessagePort, private readonly backend: StorageBackend,
-    /**
-     * Every current value at revision `rev`, taken in the turn it is called (ObjectCache.snapshot:
-     * the writer's cache; an iterable whose first step reads the whole set at once will do).
-     */
-    private readonly snapshot: () => { rev: number; kvs: Iterable<KV> | AsyncIterable<KV> }) {
+    /** Every current value at revision `rev`, read in the turn it is called (ObjectCache.snapshot). */
+    private readonly snapshot: () => { rev: number; kvs: Iterable<KV> }) {
     port.on('message', (m: ReplicaRequest) => void this.answer(m));
   }
 
@@ -97,7 +94,7 @@ export class ReplicaSource {
           const s = this.snapshot();
           this.live = true;
           let batch: KV[] = [];
-          for await (const kv of s.kvs) {
+          for (const kv of s.kvs) {
             batch.push(kv);
             if (batch.length === CHUNK) { this.send({ t: 'items', id: m.id, ...wireKVs(batch) }); batch = []; }
           }
@@ -247,7 +244,7 @@ export class ReplicaBackend implements StorageBackend {
   async *all(): AsyncIterable<KV> {
     const s = this.snapshot;
     if (this.listener) this.snapshot = undefined;
-    if (s) return yield* [...s.values()];
+    if (s) return yield* s.values();
     const kvs: KV[] = [];
     await this.call({ op: 'snapshot' }, this.kvsOf(kvs));
     yield* kvs;

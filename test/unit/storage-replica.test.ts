@@ -6,20 +6,32 @@ import { MessageChannel } from 'node:worker_threads';
 import { StorageLog } from '../../kernel/store/log.js';
 import { ReplicaBackend, ReplicaSource, SharedRevisions } from '../../kernel/replicas/replica.js';
 import { storageConformance } from '../lib/storage-conformance.js';
+import type { KV } from '../../kernel/contracts/index.js';
 
 await storageConformance(t, 'read-loop replica of the embedded log', (dir) => {
   const log = new StorageLog(dir, { groupCommit: true });
   const { port1, port2 } = new MessageChannel();
   const revisions = new SharedRevisions();
-  const source = new ReplicaSource(port1, log, () => ({ rev: log.currentRevision(), kvs: log.all() }));
+  // the writer's current values, kept as the writer's cache keeps them: from the log at open, then from its commits
+  const current = new Map<string, KV>();
+  const source = new ReplicaSource(port1, log, () => ({ rev: log.currentRevision(), kvs: [...current.values()] }));
   log.onCommit((events, rev) => {
+    for (const e of events) {
+      if (e.type === 'DELETED') current.delete(e.key);
+      else current.set(e.key, { key: e.key, value: e.value, modRevision: e.revision, createRevision: e.createRevision });
+    }
     revisions.publish(log.currentRevision(), log.compactedRevision());
     source.commit(events, rev);
   });
   const replica = new ReplicaBackend(port2, revisions);
   const open = replica.open.bind(replica);
   const close = replica.close.bind(replica);
-  replica.open = async () => { await log.open(); revisions.publish(log.currentRevision(), log.compactedRevision()); await open(); };
+  replica.open = async () => {
+    await log.open();
+    for await (const kv of log.all()) current.set(kv.key, kv);
+    revisions.publish(log.currentRevision(), log.compactedRevision());
+    await open();
+  };
   replica.close = async () => { await close(); port1.close(); await log.close(); };
   return replica;
 });
