@@ -6,6 +6,7 @@
 import YAML from 'yaml';
 import type { Schema } from '../../kernel/contracts/index.js';
 import { duplicateKeys } from './decode.js';
+import { formatQuantity, parseQuantity, QUANTITY_FORMAT_ERROR } from '../../kernel/api/quantity.js';
 
 export type Defs = Readonly<Record<string, Schema>> | undefined;
 
@@ -141,7 +142,9 @@ const jsonKind = (v: unknown) => (typeof v === 'string' ? 'string' : typeof v ==
  * number into Go struct field ObjectMeta.metadata.name of type string`, or for an integer out of
  * its type's range `... number 2147483648 into Go struct field DeploymentSpec.spec.replicas of type
  * int32` (the struct is the innermost definition; the path has no list indexes or map keys, as Go's
- * field stack has none). Undefined when the object decodes.
+ * field stack has none). A malformed resource.Quantity ends the decoding with its own message
+ * (`quantities must match the regular expression ...`), and every quantity that parses is rewritten,
+ * in place, to the canonical text the reference stores ("1000m" → "1"). Undefined when the object decodes.
  */
 export function decodeTypeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string): string | undefined {
   /** The Go type a schema decodes into ("string", "int32", "[]v1.Container", "map[string]string"); undefined: not checked. */
@@ -166,48 +169,78 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     }
   };
   const where = (struct: string, path: string) => (struct ? `Go struct field ${struct}.${path}` : 'Go value');
-  const walk = (value: unknown, declared: Schema | undefined, path: string, outer: string): string | undefined => {
-    if (value === null || value === undefined || !declared) return undefined;
+  // Go's decoder saves the first type mismatch and goes on; an error of a type's own decoder (a
+  // malformed quantity) ends the decoding at once and is the one reported.
+  let first: string | undefined;
+  const walk = (value: unknown, declared: Schema | undefined, path: string, outer: string): void => {
+    if (value === null || value === undefined || !declared) return;
     let struct = outer;
     let s: Schema | undefined = declared;
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
-      if (CUSTOM_DECODE.has(name)) return undefined;
+      if (CUSTOM_DECODE.has(name)) return;
       s = definitions?.[s.ref];
       if (s?.type === 'object') struct = name;
     }
-    if (!s) return undefined;
+    if (!s) return;
     // The Go type is named only in an error: not worked out for every value that decodes.
-    const mismatch = () => { const want = goType(declared); return want ? `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}` : undefined; };
+    const mismatch = () => { const want = goType(declared); if (want && !first) first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}`; };
     switch (s.type) {
-      case 'string': return typeof value === 'string' ? undefined : mismatch();
-      case 'boolean': return typeof value === 'boolean' ? undefined : mismatch();
-      case 'number': return typeof value === 'number' ? undefined : mismatch();
+      case 'string': if (typeof value !== 'string') mismatch(); return;
+      case 'boolean': if (typeof value !== 'boolean') mismatch(); return;
+      case 'number': if (typeof value !== 'number') mismatch(); return;
       case 'integer': {
         if (typeof value !== 'number') return mismatch();
         const range = INT_RANGE[s.format ?? 'int64'] ?? INT_RANGE.int64;
-        if (Number.isInteger(value) && value >= range[0] && value <= range[1]) return undefined;
+        if (Number.isInteger(value) && value >= range[0] && value <= range[1]) return;
         const shown = numberLiteral(body, value) ?? (Number.isInteger(value) && Math.abs(value) < 1e21 ? BigInt(value).toString() : String(value));
-        return `json: cannot unmarshal number ${shown} into ${where(outer, path)} of type ${s.format ?? 'int64'}`;
+        first ??= `json: cannot unmarshal number ${shown} into ${where(outer, path)} of type ${s.format ?? 'int64'}`;
+        return;
       }
       case 'array':
         if (!Array.isArray(value)) return mismatch();
-        for (const v of value) { const e = walk(v, s.items, path, struct); if (e) return e; }
-        return undefined;
-      case 'object':
+        if (isQuantity(s.items, definitions)) { for (let i = 0; i < value.length; i++) value[i] = quantityText(value[i]); return; }
+        for (const v of value) walk(v, s.items, path, struct);
+        return;
+      case 'object': {
         if (!isObject(value)) return mismatch();
-        for (const [k, v] of Object.entries(value)) {
+        const quantities = !s.fields && isQuantity(s.additional, definitions);
+        for (const k of Object.keys(value)) {
           const f = s.fields?.[k];
+          if (quantities || (f && isQuantity(f, definitions))) { value[k] = quantityText(value[k]); continue; }
           // a map's values are reported at the map's own path (Go's field stack has no keys)
-          const e = f ? walk(v, f, join(path, k), struct) : s.additional ? walk(v, s.additional, path, struct) : undefined;
-          if (e) return e;
+          if (f) walk(value[k], f, join(path, k), struct);
+          else if (s.additional) walk(value[k], s.additional, path, struct);
         }
-        return undefined;
+        return;
+      }
       default:
-        return undefined;
     }
   };
-  return walk(obj, schema, '', '');
+  try {
+    walk(obj, schema, '', '');
+  } catch (e) {
+    if (e instanceof QuantityError) return e.message;
+    throw e;
+  }
+  return first;
+}
+
+/** A quantity's own decoding failed: the whole decoding ends with its message. */
+class QuantityError extends Error {}
+
+/** Whether a field holds a resource.Quantity (its definition's format says so). */
+function isQuantity(s: Schema | undefined, defs: Defs): boolean {
+  const r = s?.type === 'ref' ? defs?.[s.ref] : s;
+  return r?.type === 'string' && r.format === 'quantity';
+}
+
+/** A quantity's canonical text, as the reference stores it (null stays unset); throws its parse error. */
+function quantityText(v: unknown): unknown {
+  if (v === null || v === undefined) return v;
+  const q = typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : QUANTITY_FORMAT_ERROR;
+  if (typeof q === 'string') throw new QuantityError(q);
+  return formatQuantity(q);
 }
 
 // ---------------------------------------------------------------- duplicate keys
