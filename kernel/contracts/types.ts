@@ -75,6 +75,8 @@ export interface TypeDef {
    * the stored object): e.g. ["labels"] for Deployments. Other metadata changes there apply, as in the reference.
    */
   statusKeepsMetadata?: string[];
+  /** A create keeps the status it carries (the reference's Node strategy: a node agent registers its node with its status); otherwise a create starts from a fresh status. */
+  statusOnCreate?: boolean;
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   /** Fill defaults in place (pure). */

@@ -174,13 +174,13 @@ export class RegistryWrites extends RegistryBody {
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
     await this.ctx.admission.admit(attrs);
-    // Server-set metadata, and a fresh status where status has its own endpoint.
+    // Server-set metadata, and a fresh status where status has its own endpoint (unless the type keeps it).
     md.uid = randomUUID();
     md.creationTimestamp = now();
     delete md.deletionTimestamp;
     delete md.deletionGracePeriodSeconds;
     if (type.hasSpec) md.generation = 1;
-    if (type.subresources?.includes('status') && type.statusField) {
+    if (type.subresources?.includes('status') && type.statusField && !type.statusOnCreate) {
       const fresh = clone(obj);
       delete fresh[type.statusField];
       type.defaults?.(fresh, this.ctx.brand);

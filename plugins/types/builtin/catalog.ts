@@ -31,6 +31,8 @@ export interface Row {
   terminatingPhase?: string;
   /** See TypeDef: metadata the status strategy resets from the stored object. */
   statusKeepsMetadata?: string[];
+  /** See TypeDef: a create keeps the status it carries. */
+  statusOnCreate?: boolean;
   /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
   conditionalUpdateOnly?: boolean;
   /** Verbs when not the full set (a computed, read-only type). */
@@ -69,7 +71,8 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'ConfigMap', 'configmaps', NS, { shortNames: ['cm'] }),
   row('', 'v1', 'Secret', 'secrets', NS),
   row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
-  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S, connectSubresources: ['proxy'] }),
+  // A node agent registers its Node with capacity, allocatable, addresses and nodeInfo: the reference keeps them.
+  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
   row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
