@@ -1,0 +1,168 @@
+// Valid objects of every built-in type the reference serves, in the kubernetes brand's names: the
+// seeds the differential corpus mutates field by field (generate.ts). Each is meant to be accepted
+// by the reference as it is, and to set as many of its type's fields as a valid object can, so that
+// the mutations reach as many of the reference's rules as possible.
+//
+// A seed's `name` is its id in the recorded verdicts: renaming one, or changing its object, changes
+// the probes, and the replay then asks for the verdicts to be recorded again.
+
+export interface Seed {
+  /** Id of the seed in the corpus ("pod", "deployment"). */
+  name: string;
+  /** Collection path, with {ns} for the probe namespace: "/api/v1/namespaces/{ns}/pods". */
+  path: string;
+  /** The object; metadata.name is set by the runner (probes of one seed share it). */
+  object: Record<string, any>;
+  /** The object's name when its type dictates it (an APIService is named version.group); else the runner names it. */
+  fixedName?: string;
+}
+
+const NS = '/api/v1/namespaces/{ns}';
+const container = (name: string, more: Record<string, any> = {}) => ({
+  name, image: 'registry.example/app:1.0', imagePullPolicy: 'IfNotPresent',
+  command: ['/bin/app'], args: ['--port=8080'], workingDir: '/work',
+  ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { containerPort: 9090, hostPort: 9090, protocol: 'UDP' }],
+  env: [
+    { name: 'MODE', value: 'prod' },
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'CPU_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1m' } } },
+    { name: 'FROM_CM', valueFrom: { configMapKeyRef: { name: 'cm', key: 'k', optional: true } } },
+  ],
+  envFrom: [{ prefix: 'CFG_', configMapRef: { name: 'cm', optional: true } }],
+  resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '500m', memory: '128Mi' } },
+  volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'cfg', mountPath: '/etc/cfg', readOnly: true, subPath: 'sub' }],
+  livenessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
+  readinessProbe: { tcpSocket: { port: 'http' }, periodSeconds: 5 },
+  startupProbe: { exec: { command: ['cat', '/ready'] }, failureThreshold: 30 },
+  lifecycle: { preStop: { exec: { command: ['sleep', '1'] } } },
+  terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File',
+  securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] }, seccompProfile: { type: 'RuntimeDefault' } },
+  ...more,
+});
+
+/** A pod spec that sets most of what a pod spec can. */
+const podSpec = (restartPolicy = 'Always', deadline = true) => ({
+  initContainers: [{ name: 'init', image: 'registry.example/init:1.0', command: ['/bin/init'], resources: { requests: { cpu: '50m' } } }],
+  containers: [container('app')],
+  volumes: [
+    { name: 'data', emptyDir: { sizeLimit: '1Gi' } },
+    { name: 'cfg', configMap: { name: 'cm', items: [{ key: 'k', path: 'sub/k' }], defaultMode: 420, optional: true } },
+    { name: 'sec', secret: { secretName: 'sec', defaultMode: 256, optional: true } },
+    { name: 'host', hostPath: { path: '/var/log', type: 'Directory' } },
+    { name: 'claim', persistentVolumeClaim: { claimName: 'pvc', readOnly: true } },
+    { name: 'proj', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600, audience: 'api' } }, { downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } }] } },
+  ],
+  restartPolicy, terminationGracePeriodSeconds: 30, ...(deadline ? { activeDeadlineSeconds: 3600 } : {}), dnsPolicy: 'ClusterFirst',
+  dnsConfig: { nameservers: ['10.96.0.10'], searches: ['svc.cluster.local'], options: [{ name: 'ndots', value: '2' }] },
+  nodeSelector: { 'kubernetes.io/os': 'linux' },
+  serviceAccountName: 'default', automountServiceAccountToken: false,
+  hostname: 'host-a', subdomain: 'sub',
+  securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 2000, supplementalGroups: [3000], fsGroupChangePolicy: 'OnRootMismatch', sysctls: [{ name: 'net.ipv4.ip_local_port_range', value: '1024 65535' }] },
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }] },
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'disk', operator: 'Exists' }] } }],
+    },
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' } }],
+    },
+  },
+  tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+  hostAliases: [{ ip: '10.0.0.1', hostnames: ['db.local'] }],
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } }],
+  readinessGates: [{ conditionType: 'example.com/ready' }],
+  enableServiceLinks: false, preemptionPolicy: 'PreemptLowerPriority',
+  os: { name: 'linux' },
+});
+
+/** A pod template; controllers of long-running pods refuse activeDeadlineSeconds in theirs. */
+const template = (restartPolicy = 'Always', deadline = false) => ({ metadata: { labels: { app: 'web' }, annotations: { 'example.com/a': 'b' } }, spec: podSpec(restartPolicy, deadline) });
+const selector = { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['db'] }] };
+
+const webhookClient = { service: { namespace: 'default', name: 'hook', path: '/validate', port: 443 }, caBundle: 'Y2E=' };
+const webhookRules = [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }];
+const webhook = (name: string, more: Record<string, any> = {}) => ({
+  name, clientConfig: webhookClient, rules: webhookRules, failurePolicy: 'Fail', matchPolicy: 'Equivalent',
+  namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] }, objectSelector: { matchLabels: { hook: 'on' } },
+  sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'],
+  matchConditions: [{ name: 'not-system', expression: "!request.userInfo.username.startsWith('system:')" }], ...more,
+});
+
+/** A PKCS#10 request (CN=probe, a P-256 key), base64 of its PEM: made once with openssl for the corpus. */
+const CSR_PEM_B64 = Buffer.from([
+  '-----BEGIN CERTIFICATE REQUEST-----',
+  'MIHKMHICAQAwEDEOMAwGA1UEAwwFcHJvYmUwWTATBgcqhkjOPQIBBggqhkjOPQMB',
+  'BwNCAAQGADyo/XVBdqLNiDL1NB86tVV0i5ipkKyDrIm6gXXZbJbH1jpLoDywSJfR',
+  '1IFBPu5DMaA3/0deJRM49xPJWItcoAAwCgYIKoZIzj0EAwIDSAAwRQIhAO3WkP5U',
+  'uJbdlRkrMIHCz5WzcnVgOuR0fH5zKYNxmG0WAiA9q2930f3o8tes4o9tRVJ6qfDf',
+  'jaMdwVVz2pj5i7XvzA==',
+  '-----END CERTIFICATE REQUEST-----',
+  '',
+].join('\n')).toString('base64');
+
+export const SEEDS: Seed[] = [
+  // ---------------------------------------------------------------- core/v1
+  { name: 'pod', path: `${NS}/pods`, object: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'web' }, annotations: { 'example.com/a': 'b' } }, spec: podSpec() } },
+  { name: 'podtemplate', path: `${NS}/podtemplates`, object: { apiVersion: 'v1', kind: 'PodTemplate', metadata: {}, template: template('Always', true) } },
+  { name: 'replicationcontroller', path: `${NS}/replicationcontrollers`, object: { apiVersion: 'v1', kind: 'ReplicationController', metadata: {}, spec: { replicas: 2, minReadySeconds: 5, selector: { app: 'web' }, template: template() } } },
+  { name: 'service-clusterip', path: `${NS}/services`, object: { apiVersion: 'v1', kind: 'Service', metadata: {}, spec: { type: 'ClusterIP', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' }], sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } }, ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'], internalTrafficPolicy: 'Cluster', publishNotReadyAddresses: true } } },
+  { name: 'service-lb', path: `${NS}/services`, object: { apiVersion: 'v1', kind: 'Service', metadata: {}, spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ name: 'https', port: 443, targetPort: 8443, protocol: 'TCP' }], externalTrafficPolicy: 'Local', loadBalancerSourceRanges: ['10.0.0.0/8'], externalIPs: ['192.0.2.10'], allocateLoadBalancerNodePorts: true, loadBalancerClass: 'example.com/lb' } } },
+  { name: 'service-externalname', path: `${NS}/services`, object: { apiVersion: 'v1', kind: 'Service', metadata: {}, spec: { type: 'ExternalName', externalName: 'db.example.com' } } },
+  { name: 'configmap', path: `${NS}/configmaps`, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: {}, data: { 'app.conf': 'a=b', 'key-2': 'v' }, binaryData: { bin: 'AAEC' } } },
+  { name: 'secret', path: `${NS}/secrets`, object: { apiVersion: 'v1', kind: 'Secret', metadata: {}, type: 'Opaque', data: { password: 'cGFzcw==' }, stringData: { user: 'admin' } } },
+  { name: 'secret-tls', path: `${NS}/secrets`, object: { apiVersion: 'v1', kind: 'Secret', metadata: {}, type: 'kubernetes.io/tls', data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' } } },
+  { name: 'serviceaccount', path: `${NS}/serviceaccounts`, object: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: {}, secrets: [{ name: 'tok' }], imagePullSecrets: [{ name: 'pull' }], automountServiceAccountToken: false } },
+  { name: 'endpoints', path: `${NS}/endpoints`, object: { apiVersion: 'v1', kind: 'Endpoints', metadata: {}, subsets: [{ addresses: [{ ip: '10.1.2.3', hostname: 'a', nodeName: 'n1', targetRef: { kind: 'Pod', name: 'p', namespace: 'probes' } }], notReadyAddresses: [{ ip: '10.1.2.4' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP', appProtocol: 'http' }] }] } },
+  { name: 'limitrange', path: `${NS}/limitranges`, object: { apiVersion: 'v1', kind: 'LimitRange', metadata: {}, spec: { limits: [{ type: 'Container', max: { cpu: '2', memory: '1Gi' }, min: { cpu: '10m', memory: '4Mi' }, default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '100m', memory: '64Mi' }, maxLimitRequestRatio: { cpu: '10' } }, { type: 'PersistentVolumeClaim', max: { storage: '10Gi' }, min: { storage: '1Gi' } }] } } },
+  { name: 'resourcequota', path: `${NS}/resourcequotas`, object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: {}, spec: { hard: { cpu: '20', memory: '10Gi', pods: '50', 'requests.storage': '100Gi', 'count/deployments.apps': '10' } } } },
+  { name: 'resourcequota-scopes', path: `${NS}/resourcequotas`, object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: {}, spec: { hard: { pods: '10', cpu: '4' }, scopes: ['NotTerminating', 'NotBestEffort'] } } },
+  { name: 'resourcequota-scoped', path: `${NS}/resourcequotas`, object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: {}, spec: { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } } } },
+  { name: 'persistentvolumeclaim', path: `${NS}/persistentvolumeclaims`, object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: {}, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' }, limits: { storage: '2Gi' } }, storageClassName: 'standard', volumeMode: 'Filesystem', selector: { matchLabels: { tier: 'fast' } } } } },
+  { name: 'persistentvolume', path: '/api/v1/persistentvolumes', object: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: {}, spec: { capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce', 'ReadOnlyMany'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: 'standard', volumeMode: 'Filesystem', mountOptions: ['ro'], hostPath: { path: '/mnt/data', type: 'DirectoryOrCreate' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] }] } } } } },
+  { name: 'persistentvolume-csi', path: '/api/v1/persistentvolumes', object: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: {}, spec: { capacity: { storage: '5Gi' }, accessModes: ['ReadWriteMany'], persistentVolumeReclaimPolicy: 'Delete', csi: { driver: 'csi.example.com', volumeHandle: 'vol-1', fsType: 'ext4', volumeAttributes: { a: 'b' } } } } },
+  { name: 'node', path: '/api/v1/nodes', object: { apiVersion: 'v1', kind: 'Node', metadata: { labels: { 'kubernetes.io/hostname': 'n1' } }, spec: { podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'], providerID: 'example://n1', taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }] }, status: { capacity: { cpu: '4', memory: '8Gi', pods: '110' }, allocatable: { cpu: '3900m', memory: '7Gi', pods: '110' }, addresses: [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'n1' }], daemonEndpoints: { kubeletEndpoint: { Port: 10250 } }, nodeInfo: { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12', containerRuntimeVersion: 'containerd://1.7.0', kubeletVersion: 'v1.28.7', kubeProxyVersion: 'v1.28.7', operatingSystem: 'linux', architecture: 'amd64' } } } },
+  { name: 'namespace', path: '/api/v1/namespaces', object: { apiVersion: 'v1', kind: 'Namespace', metadata: { labels: { team: 'a' } }, spec: { finalizers: ['kubernetes'] } } },
+  { name: 'event', path: `${NS}/events`, object: { apiVersion: 'v1', kind: 'Event', metadata: {}, involvedObject: { kind: 'Pod', name: 'p', namespace: 'probes', apiVersion: 'v1' }, reason: 'Started', message: 'started', source: { component: 'kubelet', host: 'n1' }, firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:00:01Z', count: 2, type: 'Normal', reportingComponent: 'kubelet', reportingInstance: 'n1' } },
+  // ---------------------------------------------------------------- apps/v1
+  { name: 'deployment', path: '/apis/apps/v1/namespaces/{ns}/deployments', object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { labels: { app: 'web' } }, spec: { replicas: 3, selector, template: template(), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } }, minReadySeconds: 5, revisionHistoryLimit: 5, progressDeadlineSeconds: 600 } } },
+  { name: 'replicaset', path: '/apis/apps/v1/namespaces/{ns}/replicasets', object: { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: {}, spec: { replicas: 2, minReadySeconds: 1, selector, template: template() } } },
+  { name: 'statefulset', path: '/apis/apps/v1/namespaces/{ns}/statefulsets', object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {}, spec: { replicas: 2, serviceName: 'web', selector, template: template(), podManagementPolicy: 'Parallel', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1, maxUnavailable: 1 } }, revisionHistoryLimit: 3, minReadySeconds: 2, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' }, volumeClaimTemplates: [{ metadata: { name: 'www' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } } },
+  { name: 'daemonset', path: '/apis/apps/v1/namespaces/{ns}/daemonsets', object: { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: {}, spec: { selector, template: template(), updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, minReadySeconds: 1, revisionHistoryLimit: 4 } } },
+  { name: 'controllerrevision', path: '/apis/apps/v1/namespaces/{ns}/controllerrevisions', object: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: {}, data: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } }, revision: 3 } },
+  // ---------------------------------------------------------------- batch/v1
+  { name: 'job', path: '/apis/batch/v1/namespaces/{ns}/jobs', object: { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, spec: { parallelism: 2, completions: 4, completionMode: 'Indexed', backoffLimit: 3, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 100, suspend: false, template: template('Never', true), podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { containerName: 'app', operator: 'In', values: [42] } }, { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] } } } },
+  { name: 'cronjob', path: '/apis/batch/v1/namespaces/{ns}/cronjobs', object: { apiVersion: 'batch/v1', kind: 'CronJob', metadata: {}, spec: { schedule: '*/5 * * * *', timeZone: 'Etc/UTC', concurrencyPolicy: 'Forbid', startingDeadlineSeconds: 60, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1, suspend: false, jobTemplate: { metadata: { labels: { app: 'web' } }, spec: { backoffLimit: 2, template: template('OnFailure') } } } } },
+  // ---------------------------------------------------------------- autoscaling
+  { name: 'hpa-v2', path: '/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers', object: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: {}, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 2, maxReplicas: 10, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }, { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '100' } } }], behavior: { scaleDown: { stabilizationWindowSeconds: 300, selectPolicy: 'Max', policies: [{ type: 'Percent', value: 50, periodSeconds: 60 }] } } } } },
+  { name: 'hpa-v1', path: '/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers', object: { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: {}, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 5, targetCPUUtilizationPercentage: 70 } } },
+  // ---------------------------------------------------------------- named groups
+  { name: 'lease', path: '/apis/coordination.k8s.io/v1/namespaces/{ns}/leases', object: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: {}, spec: { holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000000Z', renewTime: '2026-01-01T00:00:05.000000Z', leaseTransitions: 1 } } },
+  { name: 'ingress', path: '/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses', object: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: {}, spec: { ingressClassName: 'nginx', defaultBackend: { service: { name: 'web', port: { number: 80 } } }, tls: [{ hosts: ['web.example.com'], secretName: 'tls' }], rules: [{ host: 'web.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { name: 'http' } } } }, { path: '/api', pathType: 'Exact', backend: { resource: { apiGroup: 'example.com', kind: 'Bucket', name: 'b' } } }] } }] } } },
+  { name: 'ingressclass', path: '/apis/networking.k8s.io/v1/ingressclasses', object: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: {}, spec: { controller: 'example.com/ingress', parameters: { apiGroup: 'example.com', kind: 'Params', name: 'p', scope: 'Namespace', namespace: 'default' } } } },
+  { name: 'networkpolicy', path: '/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies', object: { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: {}, spec: { podSelector: { matchLabels: { app: 'web' } }, policyTypes: ['Ingress', 'Egress'], ingress: [{ from: [{ podSelector: { matchLabels: { app: 'fe' } } }, { namespaceSelector: { matchLabels: { team: 'a' } } }, { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ protocol: 'TCP', port: 80 }, { protocol: 'TCP', port: 8000, endPort: 9000 }] }], egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ protocol: 'UDP', port: 'dns' }] }] } } },
+  { name: 'poddisruptionbudget', path: '/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets', object: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: {}, spec: { minAvailable: '50%', selector, unhealthyPodEvictionPolicy: 'AlwaysAllow' } } },
+  { name: 'poddisruptionbudget-max', path: '/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets', object: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: {}, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } } } },
+  { name: 'priorityclass', path: '/apis/scheduling.k8s.io/v1/priorityclasses', object: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: {}, value: 1000, globalDefault: false, description: 'high', preemptionPolicy: 'Never' } },
+  { name: 'storageclass', path: '/apis/storage.k8s.io/v1/storageclasses', object: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: {}, provisioner: 'csi.example.com', parameters: { type: 'ssd' }, reclaimPolicy: 'Retain', mountOptions: ['debug'], allowVolumeExpansion: true, volumeBindingMode: 'WaitForFirstConsumer', allowedTopologies: [{ matchLabelExpressions: [{ key: 'zone', values: ['a'] }] }] } },
+  { name: 'csidriver', path: '/apis/storage.k8s.io/v1/csidrivers', object: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: {}, spec: { attachRequired: true, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], storageCapacity: true, fsGroupPolicy: 'File', tokenRequests: [{ audience: 'vault', expirationSeconds: 3600 }], requiresRepublish: false, seLinuxMount: false } } },
+  { name: 'csinode', path: '/apis/storage.k8s.io/v1/csinodes', object: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: {}, spec: { drivers: [{ name: 'csi.example.com', nodeID: 'n1', topologyKeys: ['zone'], allocatable: { count: 10 } }] } } },
+  { name: 'volumeattachment', path: '/apis/storage.k8s.io/v1/volumeattachments', object: { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: {}, spec: { attacher: 'csi.example.com', nodeName: 'n1', source: { persistentVolumeName: 'pv-1' } } } },
+  { name: 'csistoragecapacity', path: '/apis/storage.k8s.io/v1/namespaces/{ns}/csistoragecapacities', object: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIStorageCapacity', metadata: {}, storageClassName: 'standard', nodeTopology: { matchLabels: { zone: 'a' } }, capacity: '100Gi', maximumVolumeSize: '10Gi' } },
+  { name: 'endpointslice', path: '/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices', object: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4', endpoints: [{ addresses: ['10.1.2.3'], conditions: { ready: true, serving: true, terminating: false }, hostname: 'a', nodeName: 'n1', zone: 'a', targetRef: { kind: 'Pod', name: 'p', namespace: 'probes' }, hints: { forZones: [{ name: 'a' }] } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP', appProtocol: 'http' }] } },
+  { name: 'runtimeclass', path: '/apis/node.k8s.io/v1/runtimeclasses', object: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: {}, handler: 'runc', overhead: { podFixed: { cpu: '10m', memory: '16Mi' } }, scheduling: { nodeSelector: { 'runtime': 'runc' }, tolerations: [{ key: 'runtime', operator: 'Exists', effect: 'NoSchedule' }] } } },
+  { name: 'event-v1', path: '/apis/events.k8s.io/v1/namespaces/{ns}/events', object: { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: {}, eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'example.com/ctl', reportingInstance: 'ctl-1', action: 'Scale', reason: 'Scaled', regarding: { kind: 'Deployment', name: 'web', namespace: 'probes', apiVersion: 'apps/v1' }, note: 'scaled up', type: 'Normal' } },
+  // ---------------------------------------------------------------- rbac
+  { name: 'clusterrole', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: {}, rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list'] }, { nonResourceURLs: ['/healthz', '/metrics/*'], verbs: ['get'] }], aggregationRule: { clusterRoleSelectors: [{ matchLabels: { agg: 'yes' } }] } } },
+  { name: 'clusterrolebinding', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: {}, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }, { kind: 'ServiceAccount', name: 'default', namespace: 'probes' }, { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'devs' }] } },
+  { name: 'role', path: '/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles', object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: {}, rules: [{ apiGroups: ['apps'], resources: ['deployments'], resourceNames: ['web'], verbs: ['get', 'update'] }] } },
+  { name: 'rolebinding', path: '/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings', object: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: {}, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'probes' }] } },
+  // ---------------------------------------------------------------- admissionregistration, flowcontrol
+  { name: 'mutatingwebhookconfiguration', path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', object: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: {}, webhooks: [webhook('a.example.com', { reinvocationPolicy: 'IfNeeded' })] } },
+  { name: 'validatingwebhookconfiguration', path: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', object: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: {}, webhooks: [webhook('v.example.com'), webhook('w.example.com', { clientConfig: { url: 'https://hook.example.com/validate' } })] } },
+  { name: 'flowschema', path: '/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas', object: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta3', kind: 'FlowSchema', metadata: {}, spec: { priorityLevelConfiguration: { name: 'workload-low' }, matchingPrecedence: 500, distinguisherMethod: { type: 'ByUser' }, rules: [{ subjects: [{ kind: 'Group', group: { name: 'devs' } }, { kind: 'ServiceAccount', serviceAccount: { namespace: 'probes', name: 'default' } }, { kind: 'User', user: { name: 'alice' } }], resourceRules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods'], namespaces: ['*'] }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }] }] } } },
+  { name: 'prioritylevelconfiguration', path: '/apis/flowcontrol.apiserver.k8s.io/v1beta3/prioritylevelconfigurations', object: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta3', kind: 'PriorityLevelConfiguration', metadata: {}, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 10, lendablePercent: 20, borrowingLimitPercent: 50, limitResponse: { type: 'Queue', queuing: { queues: 16, handSize: 4, queueLengthLimit: 50 } } } } } },
+  { name: 'prioritylevelconfiguration-reject', path: '/apis/flowcontrol.apiserver.k8s.io/v1beta3/prioritylevelconfigurations', object: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta3', kind: 'PriorityLevelConfiguration', metadata: {}, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 5, limitResponse: { type: 'Reject' } } } } },
+  // ---------------------------------------------------------------- certificates, apiextensions, apiregistration
+  { name: 'certificatesigningrequest', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', object: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: {}, spec: { signerName: 'example.com/signer', usages: ['digital signature', 'key encipherment', 'client auth'], expirationSeconds: 3600, request: CSR_PEM_B64 } } },
+  { name: 'apiservice', path: '/apis/apiregistration.k8s.io/v1/apiservices', object: { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: {}, spec: { group: 'probe.example.com', version: 'v1', groupPriorityMinimum: 1000, versionPriority: 15, service: { namespace: 'probes', name: 'api', port: 443 }, insecureSkipTLSVerify: true } }, fixedName: 'v1.probe.example.com' },
+];
