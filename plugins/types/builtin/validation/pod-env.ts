@@ -57,7 +57,7 @@ export function objectFieldSelectorCauses(fs: J, p: string, allowed: string[]): 
   return allowed.includes(internal) ? [] : [notSupported(`${p}.fieldPath`, internal, allowed)];
 }
 
-/** status.hostIPs needs the PodHostIPs feature, off in 1.28 (the reference checks it twice for env vars). */
+/** status.hostIPs needs the PodHostIPs feature, off in 1.28. */
 function hostIPsCauses(fs: J, p: string): FieldCause[] {
   return fs.fieldPath === 'status.hostIPs' ? [forbidden(p, "may not be set when feature gate 'PodHostIPs' is not enabled")] : [];
 }
@@ -114,7 +114,7 @@ function valueFromCauses(ev: J, p: string): FieldCause[] {
   let n = 0;
   if (isObj(vf.fieldRef)) {
     n++;
-    out.push(...objectFieldSelectorCauses(vf.fieldRef, `${p}.fieldRef`, ENV_FIELD_PATHS), ...hostIPsCauses(vf.fieldRef, `${p}.fieldRef`), ...hostIPsCauses(vf.fieldRef, `${p}.fieldRef`));
+    out.push(...objectFieldSelectorCauses(vf.fieldRef, `${p}.fieldRef`, ENV_FIELD_PATHS), ...hostIPsCauses(vf.fieldRef, `${p}.fieldRef`));
   }
   if (isObj(vf.resourceFieldRef)) { n++; out.push(...resourceFieldSelectorCauses(vf.resourceFieldRef, `${p}.resourceFieldRef`, false)); }
   if (isObj(vf.configMapKeyRef)) { n++; out.push(...keySelectorCauses(vf.configMapKeyRef, `${p}.configMapKeyRef`)); }

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { duplicate, forbidden, invalid, notSupported, required } from '../causes.js';
+import { duplicate, forbidden, goStrings, invalid, notSupported, required } from '../causes.js';
 import { str } from './pod-env.js';
 
 /** Go's net.ParseIP as the reference uses it (ParseIPSloppy: IPv4 octets may carry leading zeros). */
@@ -60,11 +60,11 @@ export function dnsConfigCauses(spec: J, p: string): FieldCause[] {
   }
   if (!isObj(cfg)) return [];
   const out: FieldCause[] = [];
-  if (nameservers.length > 3) out.push(invalid(`${p}.nameservers`, nameservers, 'must not have more than 3 nameservers'));
+  if (nameservers.length > 3) out.push(invalid(`${p}.nameservers`, nameservers, 'must not have more than 3 nameservers', goStrings(nameservers)));
   nameservers.forEach((ns, i) => { if (!parsesAsIP(String(ns))) out.push(invalid(`${p}.nameservers[${i}]`, ns, 'must be valid IP address')); });
   const searches: string[] = Array.isArray(cfg.searches) ? cfg.searches.map(String) : [];
-  if (searches.length > 32) out.push(invalid(`${p}.searches`, searches, 'must not have more than 32 search paths'));
-  if (searches.join(' ').length > 2048) out.push(invalid(`${p}.searches`, searches, 'must not have more than 2048 characters (including spaces) in the search list'));
+  if (searches.length > 32) out.push(invalid(`${p}.searches`, searches, 'must not have more than 32 search paths', goStrings(searches)));
+  if (searches.join(' ').length > 2048) out.push(invalid(`${p}.searches`, searches, 'must not have more than 2048 characters (including spaces) in the search list', goStrings(searches)));
   searches.forEach((s, i) => {
     const v = s.endsWith('.') ? s.slice(0, -1) : s;
     for (const m of isDNS1123Subdomain(v)) out.push(invalid(`${p}.searches[${i}]`, v, m));

@@ -31,7 +31,7 @@ function sysctlCauses(sysctls: unknown, p: string): FieldCause[] {
 }
 
 /** Go's %#v of a SeccompProfile, printed by the reference when localhostProfile is misplaced. */
-const goSeccomp = (sp: J) => `&core.SeccompProfile{Type:${JSON.stringify(str(sp.type))}, LocalhostProfile:(*string)(0xc000000000)}`;
+const goSeccomp = (sp: J) => `core.SeccompProfile{Type:${JSON.stringify(str(sp.type))}, LocalhostProfile:(*string)(0xc000000000)}`;
 
 function seccompCauses(sp: unknown, p: string): FieldCause[] {
   if (!isObj(sp)) return [];
@@ -75,18 +75,27 @@ export function podSecurityContextCauses(spec: J, p: string): FieldCause[] {
   return out;
 }
 
-/** ValidateSecurityContext of one container. */
+/** Go's %#v of a container's SecurityContext: its pointer fields, nil or set (the address is the reference's own). */
+function goSecurityContext(sc: J): string {
+  const fields: [string, string, string][] = [['Capabilities', 'capabilities', 'core.Capabilities'], ['Privileged', 'privileged', 'bool'],
+    ['SELinuxOptions', 'seLinuxOptions', 'core.SELinuxOptions'], ['WindowsOptions', 'windowsOptions', 'core.WindowsSecurityContextOptions'],
+    ['RunAsUser', 'runAsUser', 'int64'], ['RunAsGroup', 'runAsGroup', 'int64'], ['RunAsNonRoot', 'runAsNonRoot', 'bool'],
+    ['ReadOnlyRootFilesystem', 'readOnlyRootFilesystem', 'bool'], ['AllowPrivilegeEscalation', 'allowPrivilegeEscalation', 'bool'],
+    ['ProcMount', 'procMount', 'core.ProcMountType'], ['SeccompProfile', 'seccompProfile', 'core.SeccompProfile']];
+  return `core.SecurityContext{${fields.map(([go, k, t]) => `${go}:(*${t})(${isSet(sc[k]) ? '0xc000000000' : 'nil'})`).join(', ')}}`;
+}
+
+/** ValidateSecurityContext of one container (procMount is dropped in 1.28: its feature is off). */
 export function containerSecurityContextCauses(sc: unknown, p: string): FieldCause[] {
   if (!isObj(sc)) return [];
   const out: FieldCause[] = [];
   if (badId(sc.runAsUser)) out.push(invalid(`${p}.runAsUser`, sc.runAsUser, ID_RANGE));
   if (badId(sc.runAsGroup)) out.push(invalid(`${p}.runAsGroup`, sc.runAsGroup, ID_RANGE));
-  if (typeof sc.procMount === 'string' && sc.procMount !== 'Default' && sc.procMount !== 'Unmasked') out.push(notSupported(`${p}.procMount`, sc.procMount, ['Default', 'Unmasked']));
   out.push(...seccompCauses(sc.seccompProfile, `${p}.seccompProfile`));
   if (sc.allowPrivilegeEscalation === false) {
-    if (sc.privileged === true) out.push(invalid(p, sc, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true', '&core.SecurityContext{...}'));
+    if (sc.privileged === true) out.push(invalid(p, sc, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true', goSecurityContext(sc)));
     for (const cap of Array.isArray(sc.capabilities?.add) ? sc.capabilities.add : []) {
-      if (cap === 'CAP_SYS_ADMIN') out.push(invalid(p, sc, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN', '&core.SecurityContext{...}'));
+      if (cap === 'CAP_SYS_ADMIN') out.push(invalid(p, sc, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN', goSecurityContext(sc)));
     }
   }
   out.push(...windowsOptionsCauses(sc.windowsOptions, `${p}.windowsOptions`));
@@ -99,7 +108,7 @@ export function allContainers(spec: J, p: string): [J, string][] {
 }
 
 const WINDOWS_POD_FIELDS: [string, string][] = [['seLinuxOptions', 'securityContext.seLinuxOptions']];
-const WINDOWS_CONTAINER_FIELDS = ['seLinuxOptions', 'seccompProfile', 'capabilities', 'readOnlyRootFilesystem', 'privileged', 'allowPrivilegeEscalation', 'procMount', 'runAsUser', 'runAsGroup'];
+const WINDOWS_CONTAINER_FIELDS = ['seLinuxOptions', 'seccompProfile', 'capabilities', 'readOnlyRootFilesystem', 'privileged', 'allowPrivilegeEscalation', 'runAsUser', 'runAsGroup'];
 const isSet = (v: unknown) => v !== undefined && v !== null;
 
 /** spec.os: linux or windows, and what the other OS's pods may not set. */
@@ -117,7 +126,6 @@ export function osCauses(spec: J, p: string): FieldCause[] {
     return out;
   }
   for (const [k, path] of WINDOWS_POD_FIELDS) if (isSet(sc[k])) out.push(forbidden(`${p}.${path}`, notWindows));
-  if (isSet(spec.hostUsers)) out.push(forbidden(`${p}.hostUsers`, notWindows));
   if (spec.hostPID === true) out.push(forbidden(`${p}.hostPID`, notWindows));
   if (spec.hostIPC === true) out.push(forbidden(`${p}.hostIPC`, notWindows));
   for (const k of ['seccompProfile', 'fsGroup', 'fsGroupChangePolicy']) if (isSet(sc[k])) out.push(forbidden(`${p}.securityContext.${k}`, notWindows));
@@ -129,17 +137,6 @@ export function osCauses(spec: J, p: string): FieldCause[] {
     if (!isObj(csc)) continue;
     for (const k of WINDOWS_CONTAINER_FIELDS) if (isSet(csc[k])) out.push(forbidden(`${cp}.securityContext.${k}`, notWindows));
   }
-  return out;
-}
-
-/** With hostUsers false (a user namespace), no host network, PID or IPC namespace. */
-export function hostUsersCauses(spec: J, p: string): FieldCause[] {
-  if (spec.hostUsers !== false) return [];
-  const msg = 'when `pod.Spec.HostUsers` is false';
-  const out: FieldCause[] = [];
-  if (spec.hostNetwork === true) out.push(forbidden(`${p}.hostNetwork`, msg));
-  if (spec.hostPID === true) out.push(forbidden(`${p}.HostPID`, msg));
-  if (spec.hostIPC === true) out.push(forbidden(`${p}.HostIPC`, msg));
   return out;
 }
 

@@ -9,7 +9,7 @@ import { duplicate, forbidden, invalid, notSupported, oneOf, portNameErrors, req
 import { envCauses, envFromCauses, str } from './pod-env.js';
 import { overheadCauses, resourceRequirementsCauses } from './pod-resources.js';
 import { affinityCauses, dnsConfigCauses, hostAliasesCauses, readinessGatesCauses, schedulingGatesCauses, tolerationsCauses, topologySpreadCauses } from './pod-scheduling.js';
-import { containerSecurityContextCauses, hostUsersCauses, osCauses, podSecurityContextCauses } from './pod-security.js';
+import { containerSecurityContextCauses, osCauses, podSecurityContextCauses } from './pod-security.js';
 import { volumeDeviceCauses, volumeMountCauses, volumesCauses } from './pod-volumes.js';
 
 const RESTART = ['Always', 'OnFailure', 'Never'];
@@ -126,21 +126,9 @@ function probesAndLifecycle(c: J, cp: string): FieldCause[] {
 
 // ---------------------------------------------------------------- containers
 
-function resizePolicyCauses(policies: unknown, p: string): FieldCause[] {
-  const out: FieldCause[] = [];
-  const seen = new Set<string>();
-  list(policies).forEach((rp, i) => {
-    const name = str(rp.resourceName);
-    if (seen.has(name)) out.push(duplicate(`${p}[${i}]`, name));
-    seen.add(name);
-    if (!name) out.push(required(p));
-    else if (name !== 'cpu' && name !== 'memory') out.push(notSupported(p, name, ['cpu', 'memory']));
-    const pol = str(rp.restartPolicy);
-    if (!pol) out.push(required(p));
-    else if (pol !== 'NotRequired' && pol !== 'RestartContainer') out.push(notSupported(p, pol, ['NotRequired', 'RestartContainer']));
-  });
-  return out;
-}
+// resizePolicy (in-place resize), a container's restartPolicy on init containers (sidecars),
+// hostUsers (user namespaces) and resourceClaims are features 1.28 leaves off: the reference drops
+// those fields before validation, so they are not checked here.
 
 /** validateContainerCommon: what every container (regular, init, ephemeral) must satisfy. */
 function containerCommonCauses(c: J, cp: string, vols: Map<string, J>): FieldCause[] {
@@ -160,7 +148,6 @@ function containerCommonCauses(c: J, cp: string, vols: Map<string, J>): FieldCau
   oneOf(out, `${cp}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES, true);
   out.push(
     ...resourceRequirementsCauses(c.resources, `${cp}.resources`),
-    ...resizePolicyCauses(c.resizePolicy, `${cp}.resizePolicy`),
     ...containerSecurityContextCauses(c.securityContext, `${cp}.securityContext`),
   );
   return out;
@@ -199,13 +186,12 @@ function initContainersCauses(spec: J, p: string, vols: Map<string, J>): FieldCa
     else if (name) names.add(name);
     out.push(...hostPortConflicts([c], p, i));
     for (const k of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) if (isSet(c[k])) out.push(forbidden(`${cp}.${k}`, why));
-    if (list(c.resizePolicy).length) out.push(invalid(`${cp}.resizePolicy`, c.resizePolicy, 'must not be set for init containers'));
   });
   return out;
 }
 
 /** Container fields an ephemeral container may not set (what the reference's allow-list leaves out). */
-const EPHEMERAL_FORBIDDEN = ['ports', 'resources', 'resizePolicy', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy'];
+const EPHEMERAL_FORBIDDEN = ['ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy'];
 const isGiven = (v: unknown) => isSet(v) && !(isObj(v) && Object.keys(v).length === 0) && !(Array.isArray(v) && v.length === 0) && v !== '';
 
 function ephemeralContainersCauses(spec: J, p: string, vols: Map<string, J>): FieldCause[] {
@@ -279,7 +265,6 @@ export function podSpecCauses(spec: unknown, p: string, pod: boolean, podName?: 
     ...readinessGatesCauses(s.readinessGates, `${p}.readinessGates`),
     ...schedulingGatesCauses(s.schedulingGates, `${p}.schedulingGates`),
     ...topologySpreadCauses(s.topologySpreadConstraints, `${p}.topologySpreadConstraints`),
-    ...hostUsersCauses(s, p),
     ...subdomainCauses(s.serviceAccountName, `${p}.serviceAccountName`),
     ...subdomainCauses(s.nodeName, `${p}.nodeName`),
   );
