@@ -3,9 +3,9 @@
 // immutable PriorityClass fields, and CSIStorageCapacity. Each returns the reference's causes; they
 // are combined with validate.ts's validators by row key in index.ts.
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
-import { at, isObj, list, type J } from '../../lib/json.js';
+import { isObj, list, type J } from '../../lib/json.js';
 import { seccompAnnotationCauses } from './validation/pod-security.js';
-import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
+import { canon, dnsLabelErrors, dnsSubdomainErrors, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
 
 // ---------------------------------------------------------------- pods
 
