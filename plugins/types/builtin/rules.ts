@@ -1,31 +1,13 @@
 // Per-type update and field rules of the reference's strategies that the first validators lacked:
-// pod sysctl names, what a pod update may change (and what its resize sub-resource may), the
+// what a pod update may change (and what its resize sub-resource may), the
 // immutable PriorityClass fields, and CSIStorageCapacity. Each returns the reference's causes; they
 // are combined with validate.ts's validators by row key in index.ts.
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
-import { at, isObj, list, type J } from '../../lib/json.js';
-import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
+import { isObj, list, type J } from '../../lib/json.js';
+import { seccompAnnotationCauses } from './validation/pod-security.js';
+import { canon, dnsLabelErrors, dnsSubdomainErrors, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
 
 // ---------------------------------------------------------------- pods
-
-const SYSCTL_MAX = 253;
-/** A sysctl name: segments of [a-z0-9]([-_a-z0-9]*[a-z0-9])? joined by "." or "/". */
-const SYSCTL_RE = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
-const SYSCTL_SHOWN = '^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$';
-
-function sysctlCauses(spec: J, p: string): FieldCause[] {
-  const out: FieldCause[] = [];
-  const seen = new Set<string>();
-  list(at(spec, 'securityContext.sysctls')).forEach((s, i) => {
-    const f = `${p}.securityContext.sysctls[${i}].name`;
-    const name = typeof s.name === 'string' ? s.name : '';
-    if (!name) out.push(required(f));
-    else if (name.length > SYSCTL_MAX || !SYSCTL_RE.test(name)) out.push(invalid(f, name, `must have at most ${SYSCTL_MAX} characters and match regex ${SYSCTL_SHOWN}`));
-    else if (seen.has(name)) out.push(duplicate(f, name));
-    seen.add(name);
-  });
-  return out;
-}
 
 const UPDATABLE = [
   '`spec.containers[*].image`',
@@ -80,8 +62,12 @@ function ephemeralUpdateCauses(spec: J, old: J): FieldCause[] {
 
 export const pod: Validator = (o, old, brand, subresource) => {
   const spec = isObj(o.spec) ? o.spec : {};
-  const out = sysctlCauses(spec, 'spec');
-  if (!old && list(spec.ephemeralContainers).length) out.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+  const out: FieldCause[] = [];
+  if (!old) {
+    if (list(spec.ephemeralContainers).length) out.push(forbidden('spec.ephemeralContainers', 'cannot be set on create'));
+    if (typeof spec.nodeName === 'string' && spec.nodeName && list(spec.schedulingGates).length) out.push(forbidden('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
+    out.push(...seccompAnnotationCauses(o.metadata?.annotations, spec, 'spec'));
+  }
   if (old && subresource === 'ephemeralcontainers') {
     if (isObj(old.metadata?.annotations) && old.metadata.annotations[`${brand.keyDomain}/config.mirror`] !== undefined) return [forbidden('', 'static pods do not support ephemeral containers')];
     out.push(...ephemeralUpdateCauses(spec, isObj(old.spec) ? old.spec : {}));
@@ -90,11 +76,6 @@ export const pod: Validator = (o, old, brand, subresource) => {
   if (old && (subresource === undefined || subresource === 'resize')) out.push(...podSpecUpdateCauses(spec, isObj(old.spec) ? old.spec : {}, subresource));
   return out;
 };
-
-/** Pod templates (and the templates of workloads) carry the same sysctl rule. */
-export function templateSysctls(path: string): Validator {
-  return (o) => sysctlCauses((at(o, path) ?? {}) as J, path);
-}
 
 // ---------------------------------------------------------------- scheduling
 
@@ -159,19 +140,9 @@ const controllerRevision: Validator = (o) => {
 
 // ---------------------------------------------------------------- by row key
 
-const TEMPLATE = 'spec.template.spec';
-
 /** These rules by row key (see catalog.ts rowKey); index.ts runs them after validate.ts's. */
 export const RULES: Record<string, Validator> = {
   pods: pod,
-  podtemplates: templateSysctls('template.spec'),
-  replicationcontrollers: templateSysctls(TEMPLATE),
-  'deployments.apps': templateSysctls(TEMPLATE),
-  'replicasets.apps': templateSysctls(TEMPLATE),
-  'statefulsets.apps': templateSysctls(TEMPLATE),
-  'daemonsets.apps': templateSysctls(TEMPLATE),
-  'jobs.batch': templateSysctls(TEMPLATE),
-  'cronjobs.batch': templateSysctls('spec.jobTemplate.spec.template.spec'),
   'priorityclasses.scheduling.cluster.io': priorityClass,
   'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
   'rolebindings.rbac.authorization.cluster.io': binding,

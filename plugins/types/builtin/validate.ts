@@ -10,62 +10,13 @@ import { labelDomain } from './catalog.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, nonNegative, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './causes.js';
 import { selectorMatches } from '../../lib/label-selector.js';
+import { podSpecCauses } from './validation/pod.js';
 
 
 // ---------------------------------------------------------------- pods
 
 const RESTART = ['Always', 'OnFailure', 'Never'];
-const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP']; // sorted, as the reference lists them
-
-/** Container fields an ephemeral container may not set (what the reference's allow-list leaves out). */
-const EPHEMERAL_FORBIDDEN = ['ports', 'resources', 'resizePolicy', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'restartPolicy'];
-const isSet = (v: unknown) => v !== undefined && v !== null && !(isObj(v) && Object.keys(v).length === 0) && !(Array.isArray(v) && v.length === 0) && v !== '';
-
-function ephemeralCauses(c: J, cp: string, others: Set<string>): FieldCause[] {
-  const out: FieldCause[] = [];
-  if (typeof c.targetContainerName === 'string' && c.targetContainerName !== '' && !others.has(c.targetContainerName)) {
-    out.push({ reason: 'FieldValueNotFound', field: `${cp}.targetContainerName`, message: `Not found: ${show(c.targetContainerName)}` });
-  }
-  for (const f of EPHEMERAL_FORBIDDEN) if (isSet(c[f])) out.push(forbidden(`${cp}.${f}`, 'cannot be set for an Ephemeral Container'));
-  list(c.volumeMounts).forEach((vm, j) => {
-    for (const f of ['subPath', 'subPathExpr']) if (isSet(vm[f])) out.push(forbidden(`${cp}.volumeMounts[${j}].${f}`, 'cannot be set for an Ephemeral Container'));
-  });
-  return out;
-}
-
-/** Pod spec rules; `pod` adds what only a pod (not a template) must have: container images. */
-function podSpecCauses(spec: unknown, p: string, pod: boolean): FieldCause[] {
-  const out: FieldCause[] = [];
-  const s = isObj(spec) ? spec : {};
-  const names = new Set<string>(); // init and regular containers share one name space
-  const containers = (key: string) => list(s[key]).forEach((c, i) => {
-    const cp = `${p}.${key}[${i}]`;
-    if (typeof c.name !== 'string' || c.name === '') out.push(required(`${cp}.name`));
-    else {
-      for (const m of dnsLabelErrors(c.name)) out.push(invalid(`${cp}.name`, c.name, m));
-      if (names.has(c.name)) out.push(duplicate(`${cp}.name`, c.name));
-      names.add(c.name);
-    }
-    if (pod && (typeof c.image !== 'string' || c.image.trim() === '')) out.push(required(`${cp}.image`));
-    list(c.ports).forEach((port, j) => {
-      const pp = `${cp}.ports[${j}]`;
-      if (port.containerPort === undefined || port.containerPort === null || port.containerPort === 0) out.push(required(`${pp}.containerPort`));
-      else if (!validPort(port.containerPort)) out.push(invalid(`${pp}.containerPort`, port.containerPort, PORT_RANGE));
-      oneOf(out, `${pp}.protocol`, port.protocol, PROTOCOLS, true);
-    });
-  });
-  containers('initContainers');
-  if (list(s.containers).length === 0) out.push(required(`${p}.containers`));
-  containers('containers');
-  // ephemeral containers share the name space; they may target only a regular or init container
-  const others = new Set(names);
-  containers('ephemeralContainers');
-  list(s.ephemeralContainers).forEach((c, i) => out.push(...ephemeralCauses(c, `${p}.ephemeralContainers[${i}]`, others)));
-  oneOf(out, `${p}.restartPolicy`, s.restartPolicy, RESTART, true);
-  oneOf(out, `${p}.dnsPolicy`, s.dnsPolicy, DNS_POLICIES, true);
-  return out;
-}
 
 // ---------------------------------------------------------------- workloads
 
@@ -456,7 +407,7 @@ function webhookConfiguration(mutating: boolean): Validator {
 
 /** Validators by row key (see catalog.ts rowKey). */
 export const VALIDATORS: Record<string, Validator> = {
-  pods: (o) => podSpecCauses(o.spec, 'spec', true),
+  pods: (o) => podSpecCauses(o.spec, 'spec', true, o.metadata?.name),
   podtemplates: (o) => (isObj(o.template) ? podSpecCauses(o.template.spec, 'template.spec', false) : [required('template')]),
   services: service,
   configmaps: configMap,
