@@ -29,7 +29,9 @@ function main(): void {
   const [refFile, oursFile, ...rest] = process.argv.slice(2);
   const opt = new Map<string, string>();
   for (let i = 0; i < rest.length; i += 2) opt.set(rest[i]!.replace(/^--/, ''), rest[i + 1] ?? '');
-  const ds = disagreements(readVerdicts(refFile!), readVerdicts(oursFile!))
+  const ours = readVerdicts(oursFile!);
+  // a partial run (--only) is compared on the probes it ran
+  const ds = disagreements(new Map([...readVerdicts(refFile!)].filter(([id]) => ours.has(id))), ours)
     .filter((d) => !opt.get('seed') || d.id.startsWith(`${opt.get('seed')}:`))
     .filter((d) => !opt.get('class') || classOf(d) === opt.get('class'));
   const count = (key: (d: Disagreement) => string) => {

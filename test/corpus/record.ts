@@ -2,9 +2,13 @@
 // (built outside the repository; see docs/validation.md), its answers committed as
 // test/corpus/reference-verdicts.jsonl, one probe a line: [id, code, reason, causes, message].
 //   node dist/test/corpus/record.js --url https://127.0.0.1:26443 --token-file T --ca CA [--out F] [--only SEED,...]
+// and, to see where our server stands (a server of this tree started on a free port, then stopped):
+//   node dist/test/corpus/record.js --ours --out /tmp/ours.jsonl [--only SEED,...]
+//   node dist/test/corpus/compare.js test/corpus/reference-verdicts.jsonl /tmp/ours.jsonl [--seed S] [--show N]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { generateProbes } from './generate.js';
 import { runProbes, type Verdict } from './run.js';
+import { startServer } from '../lib/server.js';
 
 export type VerdictLine = [id: string, code: number, reason: string, causes: [string, string][], message: string];
 
@@ -34,22 +38,34 @@ export function writeVerdicts(file: string, verdicts: Map<string, Verdict>): voi
 
 async function main(): Promise<void> {
   const args = new Map<string, string>();
-  for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+  for (let i = 2; i < process.argv.length; i++) {
+    const key = process.argv[i]!.replace(/^--/, '');
+    if (key === 'ours') args.set(key, '');
+    else args.set(key, process.argv[++i] ?? '');
+  }
   const url = args.get('url');
-  if (!url || !args.get('token-file') || !args.get('ca')) {
-    process.stderr.write('usage: record.js --url URL --token-file FILE --ca FILE [--out FILE] [--only SEED,...] [--concurrency N]\n');
+  const ours = args.has('ours');
+  if (!ours && (!url || !args.get('token-file') || !args.get('ca'))) {
+    process.stderr.write('usage: record.js (--url URL --token-file FILE --ca FILE | --ours) [--out FILE] [--only SEED,...] [--concurrency N]\n');
     process.exit(2);
   }
   const only = args.get('only')?.split(',');
   const probes = generateProbes().filter((p) => !only || only.includes(p.seed.name));
   const started = Date.now();
-  const verdicts = await runProbes({ url, token: readFileSync(args.get('token-file')!, 'utf8').trim(), ca: readFileSync(args.get('ca')!) }, probes, {
-    concurrency: Number(args.get('concurrency') ?? 4),
-    onProgress: (n) => process.stderr.write(`${n}/${probes.length} probes, ${Math.round((Date.now() - started) / 1000)} s\n`),
-  });
-  const out = args.get('out') ?? 'test/corpus/reference-verdicts.jsonl';
-  writeVerdicts(out, verdicts);
-  process.stderr.write(`${verdicts.size} verdicts written to ${out}\n`);
+  // --ours: a server of this tree (dist/), on a free port and a data directory of its own, stopped after.
+  const server = ours ? await startServer({ brand: 'kubernetes' }) : undefined;
+  const target = server ? { url: `https://127.0.0.1:${server.port}`, token: server.token, ca: server.ca } : { url: url!, token: readFileSync(args.get('token-file')!, 'utf8').trim(), ca: readFileSync(args.get('ca')!) };
+  try {
+    const verdicts = await runProbes(target, probes, {
+      concurrency: Number(args.get('concurrency') ?? 4),
+      onProgress: (n) => process.stderr.write(`${n}/${probes.length} probes, ${Math.round((Date.now() - started) / 1000)} s\n`),
+    });
+    const out = args.get('out') ?? (ours ? 'ours-verdicts.jsonl' : 'test/corpus/reference-verdicts.jsonl');
+    writeVerdicts(out, verdicts);
+    process.stderr.write(`${verdicts.size} verdicts written to ${out}\n`);
+  } finally {
+    await server?.stop();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main().catch((e) => { process.stderr.write(`${(e as Error).stack}\n`); process.exit(1); });
