@@ -170,7 +170,7 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
   };
   const where = (struct: string, path: string) => (struct ? `Go struct field ${struct}.${path}` : 'Go value');
   // Go's decoder saves the first type mismatch and goes on; an error of a type's own decoder (a
-  // malformed quantity) ends the decoding at once and is the one reported.
+  // malformed quantity, an IntOrString that is no int32) ends the decoding at once and is the one reported.
   let first: string | undefined;
   const walk = (value: unknown, declared: Schema | undefined, path: string, outer: string): void => {
     if (value === null || value === undefined || !declared) return;
@@ -178,11 +178,18 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     let s: Schema | undefined = declared;
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
+      if (name === 'IntOrString') { s = { type: 'int-or-string' }; break; }
       if (CUSTOM_DECODE.has(name)) return;
       s = definitions?.[s.ref];
       if (s?.type === 'object') struct = name;
     }
     if (!s) return;
+    // IntOrString decodes a string, or else its int32: anything else ends the decoding (its own decoder's error).
+    if (s.type === 'int-or-string') {
+      if (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value) && value >= INT_RANGE.int32[0] && value <= INT_RANGE.int32[1])) return;
+      const shown = typeof value === 'number' ? ` ${numberLiteral(body, value) ?? String(value)}` : '';
+      throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)}${shown} into ${where(outer, path)} of type int32`);
+    }
     // The Go type is named only in an error: not worked out for every value that decodes.
     const mismatch = () => { const want = goType(declared); if (want && !first) first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}`; };
     switch (s.type) {
@@ -220,14 +227,14 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
   try {
     walk(obj, schema, '', '');
   } catch (e) {
-    if (e instanceof QuantityError) return e.message;
+    if (e instanceof AbortDecode) return e.message;
     throw e;
   }
   return first;
 }
 
-/** A quantity's own decoding failed: the whole decoding ends with its message. */
-class QuantityError extends Error {}
+/** A type's own decoder failed (a quantity, an IntOrString): the whole decoding ends with its message. */
+class AbortDecode extends Error {}
 
 /** Whether a field holds a resource.Quantity (its definition's format says so). */
 function isQuantity(s: Schema | undefined, defs: Defs): boolean {
@@ -239,7 +246,7 @@ function isQuantity(s: Schema | undefined, defs: Defs): boolean {
 function quantityText(v: unknown): unknown {
   if (v === null || v === undefined) return v;
   const q = typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : QUANTITY_FORMAT_ERROR;
-  if (typeof q === 'string') throw new QuantityError(q);
+  if (typeof q === 'string') throw new AbortDecode(q);
   return formatQuantity(q);
 }
 

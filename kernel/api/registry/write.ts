@@ -219,10 +219,12 @@ export class RegistryWrites extends RegistryBody {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'UpdateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
     const body = await this.decode(req, t, raw);
+    // The body must name its object (the reference's checkName: the URL alone does not do).
+    if (!body.metadata?.name) throw errors.badRequest(`the name of the object (${t.name} based on URL) was undeterminable: name must be provided`);
     if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, () => body);
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
-    if (body.metadata!.name && body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
+    if (body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
     body.metadata!.name = t.name;
     // Types whose strategy disallows unconditional updates want the version the client read.
     if (!body.metadata!.resourceVersion && t.type.unconditionalUpdate === false) {

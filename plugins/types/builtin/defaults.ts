@@ -451,6 +451,8 @@ export const DEFAULTERS: Record<string, Defaulter> = {
     def(o, 'volumeBindingMode', 'Immediate');
   },
   'csidrivers.storage.cluster.io': csiDriver,
+  // parameters without a scope refer to a cluster-scoped object
+  'ingressclasses.networking.cluster.io': (o) => { const p = at(o, 'spec.parameters'); if (isObj(p)) def(p, 'scope', 'Cluster'); },
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
   'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),
 };

@@ -10,6 +10,7 @@ import { labelDomain } from './catalog.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, nonNegative, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './causes.js';
 import { selectorMatches } from '../../lib/label-selector.js';
+import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { podSpecCauses } from './validation/pod.js';
 
 
@@ -246,15 +247,6 @@ function persistentVolumeClaim(o: KObject): FieldCause[] {
   return out;
 }
 
-function ingress(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  list(at(o, 'spec.rules')).forEach((rule, i) => list(at(rule, 'http.paths')).forEach((path, j) => {
-    const f = `spec.rules[${i}].http.paths[${j}].pathType`;
-    if (path.pathType === undefined || path.pathType === null || path.pathType === '') out.push(required(f, 'pathType must be specified'));
-    else oneOf(out, f, path.pathType, ['Exact', 'ImplementationSpecific', 'Prefix']);
-  }));
-  return out;
-}
 
 // ---------------------------------------------------------------- admission webhook configurations
 
@@ -429,6 +421,8 @@ export const VALIDATORS: Record<string, Validator> = {
   events: validateCoreEvent,
   'events.events.cluster.io': validateEventsV1,
   'ingresses.networking.cluster.io': ingress,
+  'ingressclasses.networking.cluster.io': ingressClass,
+  'networkpolicies.networking.cluster.io': networkPolicy,
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
   'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),
 };
