@@ -421,6 +421,15 @@ function priorityLevel(o: KObject, brand: Brand): void {
   }
 }
 
+/** A binding's roleRef, and its User and Group subjects, default to the RBAC group. */
+function binding(o: KObject, brand: Brand): void {
+  const group = `rbac.authorization.${brand.domain}`;
+  // roleRef is a struct in the reference: defaulted even when absent
+  const ref = child(o as J, 'roleRef');
+  if (!ref.apiGroup) ref.apiGroup = group;
+  for (const s of list(o.subjects)) if (!s.apiGroup && (s.kind === 'User' || s.kind === 'Group')) s.apiGroup = group;
+}
+
 /** Defaulters by row key (see catalog.ts rowKey). */
 export const DEFAULTERS: Record<string, Defaulter> = {
   pods: pod,
@@ -451,6 +460,8 @@ export const DEFAULTERS: Record<string, Defaulter> = {
     def(o, 'volumeBindingMode', 'Immediate');
   },
   'csidrivers.storage.cluster.io': csiDriver,
+  'rolebindings.rbac.authorization.cluster.io': binding,
+  'clusterrolebindings.rbac.authorization.cluster.io': binding,
   // parameters without a scope refer to a cluster-scoped object
   'ingressclasses.networking.cluster.io': (o) => { const p = at(o, 'spec.parameters'); if (isObj(p)) def(p, 'scope', 'Cluster'); },
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),

@@ -114,14 +114,6 @@ export const csiStorageCapacity: Validator = (o: KObject, old) => {
 
 // ---------------------------------------------------------------- rbac, node, apps
 
-/** A binding's roleRef cannot change (the reference prints it as its Go struct). */
-const binding: Validator = (o, old) => {
-  if (!old || canon(o.roleRef ?? null) === canon(old.roleRef ?? null)) return [];
-  const r = isObj(o.roleRef) ? o.roleRef : {};
-  const shown = `rbac.RoleRef{APIGroup:${JSON.stringify(String(r.apiGroup ?? ''))}, Kind:${JSON.stringify(String(r.kind ?? ''))}, Name:${JSON.stringify(String(r.name ?? ''))}}`;
-  return [invalid('roleRef', o.roleRef, 'cannot change roleRef', shown)];
-};
-
 /** A RuntimeClass handler is a DNS label and immutable. */
 const runtimeClass: Validator = (o, old) => {
   const h = typeof o.handler === 'string' ? o.handler : '';
@@ -145,8 +137,6 @@ export const RULES: Record<string, Validator> = {
   pods: pod,
   'priorityclasses.scheduling.cluster.io': priorityClass,
   'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
-  'rolebindings.rbac.authorization.cluster.io': binding,
-  'clusterrolebindings.rbac.authorization.cluster.io': binding,
   'runtimeclasses.node.cluster.io': runtimeClass,
   'controllerrevisions.apps': controllerRevision,
 };

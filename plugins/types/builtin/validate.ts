@@ -11,6 +11,7 @@ import { at, isObj, list, type J } from '../../lib/json.js';
 import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, nonNegative, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './causes.js';
 import { selectorMatches } from '../../lib/label-selector.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
+import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { podSpecCauses } from './validation/pod.js';
 
 
@@ -422,6 +423,10 @@ export const VALIDATORS: Record<string, Validator> = {
   'events.events.cluster.io': validateEventsV1,
   'ingresses.networking.cluster.io': ingress,
   'ingressclasses.networking.cluster.io': ingressClass,
+  'roles.rbac.authorization.cluster.io': role,
+  'clusterroles.rbac.authorization.cluster.io': clusterRole,
+  'rolebindings.rbac.authorization.cluster.io': roleBinding,
+  'clusterrolebindings.rbac.authorization.cluster.io': clusterRoleBinding,
   'networkpolicies.networking.cluster.io': networkPolicy,
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
   'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),
