@@ -12,6 +12,7 @@ import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector,
 import { selectorMatches } from '../../lib/label-selector.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
+import { csiNode, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
 
 
@@ -424,6 +425,9 @@ export const VALIDATORS: Record<string, Validator> = {
   'ingresses.networking.cluster.io': ingress,
   'ingressclasses.networking.cluster.io': ingressClass,
   'roles.rbac.authorization.cluster.io': role,
+  'storageclasses.storage.cluster.io': storageClass,
+  'csinodes.storage.cluster.io': csiNode,
+  'volumeattachments.storage.cluster.io': volumeAttachment,
   'clusterroles.rbac.authorization.cluster.io': clusterRole,
   'rolebindings.rbac.authorization.cluster.io': roleBinding,
   'clusterrolebindings.rbac.authorization.cluster.io': clusterRoleBinding,
