@@ -97,20 +97,6 @@ export const priorityClass: Validator = (o, old) => {
 // ---------------------------------------------------------------- storage
 
 /** CSIStorageCapacity: a storage class name, non-negative quantities, a valid topology selector; all immutable but capacity. */
-export const csiStorageCapacity: Validator = (o: KObject, old) => {
-  const out: FieldCause[] = [];
-  const sc = typeof o.storageClassName === 'string' ? o.storageClassName : '';
-  for (const m of dnsSubdomainErrors(sc)) out.push(invalid('storageClassName', sc, m));
-  if (isObj(o.nodeTopology)) out.push(...selectorCauses(o.nodeTopology, 'nodeTopology'));
-  for (const k of ['capacity', 'maximumVolumeSize']) {
-    const v = o[k];
-    if ((typeof v === 'string' && v.trim().startsWith('-')) || (typeof v === 'number' && v < 0)) out.push(invalid(k, v, 'must be greater than or equal to 0'));
-  }
-  if (old) {
-    for (const k of ['nodeTopology', 'storageClassName']) if (canon(o[k] ?? null) !== canon(old[k] ?? null)) out.push(invalid(k, o[k] ?? null, 'field is immutable'));
-  }
-  return out;
-};
 
 // ---------------------------------------------------------------- rbac, node, apps
 
@@ -136,7 +122,6 @@ const controllerRevision: Validator = (o) => {
 export const RULES: Record<string, Validator> = {
   pods: pod,
   'priorityclasses.scheduling.cluster.io': priorityClass,
-  'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
   'runtimeclasses.node.cluster.io': runtimeClass,
   'controllerrevisions.apps': controllerRevision,
 };

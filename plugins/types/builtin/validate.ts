@@ -12,7 +12,7 @@ import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector,
 import { selectorMatches } from '../../lib/label-selector.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
-import { csiNode, storageClass, volumeAttachment } from './validation/storage.js';
+import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
 
 
@@ -427,6 +427,8 @@ export const VALIDATORS: Record<string, Validator> = {
   'roles.rbac.authorization.cluster.io': role,
   'storageclasses.storage.cluster.io': storageClass,
   'csinodes.storage.cluster.io': csiNode,
+  'csidrivers.storage.cluster.io': csiDriver,
+  'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
   'volumeattachments.storage.cluster.io': volumeAttachment,
   'clusterroles.rbac.authorization.cluster.io': clusterRole,
   'rolebindings.rbac.authorization.cluster.io': roleBinding,

@@ -1,9 +1,11 @@
-// storage.k8s.io/v1: StorageClass, CSINode and VolumeAttachment, as the reference validates them.
+// storage.k8s.io/v1: StorageClass, CSINode, VolumeAttachment, CSIDriver and CSIStorageCapacity, as
+// the reference validates them.
 // Their strategies validate an update as the object and then the update rules (CSINode and
 // VolumeAttachment: the update rules validate the object again, so each of its causes comes twice).
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { canon } from '../causes.js';
-import { isDNS1123Subdomain, validateQualifiedName } from '../../../../kernel/api/validation.js';
+import { isDNS1123Subdomain, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
+import { parseQuantity, sign } from '../../../../kernel/api/quantity.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { duplicate, forbidden, invalid, notSupported, required, tooLong, type Validator } from '../causes.js';
 
@@ -149,5 +151,65 @@ export const volumeAttachment: Validator = (o, old) => {
   if (!old) return [...own, ...volumeAttachmentV1Causes(o)];
   const out = [...own, ...own];
   if (canon(o.spec ?? {}) !== canon(old.spec ?? {})) out.push(invalid('spec', o.spec, 'field is immutable'));
+  return out;
+};
+
+// ---------------------------------------------------------------- CSIDriver
+
+const FS_GROUP_POLICIES = ['File', 'None', 'ReadWriteOnceWithFSType'];
+const LIFECYCLE_MODES = ['Persistent', 'Ephemeral'];
+
+function tokenRequestCauses(requests: unknown, p: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const audiences = new Set<string>();
+  list(requests).forEach((r, i) => {
+    const audience = str(r.audience);
+    if (audiences.has(audience)) { out.push(duplicate(`${p}[${i}].audience`, audience)); return; }
+    audiences.add(audience);
+    if (typeof r.expirationSeconds !== 'number') return;
+    if (r.expirationSeconds < 600) out.push(invalid(`${p}[${i}].expirationSeconds`, r.expirationSeconds, 'may not specify a duration less than 10 minutes'));
+    if (r.expirationSeconds > 2 ** 32) out.push(invalid(`${p}[${i}].expirationSeconds`, r.expirationSeconds, 'may not specify a duration larger than 2^32 seconds'));
+  });
+  return out;
+}
+
+function csiDriverSpecCauses(spec: J): FieldCause[] {
+  const out: FieldCause[] = [];
+  // the reference's path says attachedRequired
+  if (!isSet(spec.attachRequired)) out.push(required('spec.attachedRequired'));
+  if (!isSet(spec.podInfoOnMount)) out.push(required('spec.podInfoOnMount'));
+  if (!isSet(spec.storageCapacity)) out.push(required('spec.storageCapacity'));
+  if (isSet(spec.fsGroupPolicy) && !FS_GROUP_POLICIES.includes(str(spec.fsGroupPolicy))) out.push(notSupported('spec.fsGroupPolicy', spec.fsGroupPolicy, FS_GROUP_POLICIES));
+  out.push(...tokenRequestCauses(spec.tokenRequests, 'spec.tokenRequests'));
+  for (const m of Array.isArray(spec.volumeLifecycleModes) ? spec.volumeLifecycleModes : []) {
+    if (!LIFECYCLE_MODES.includes(str(m))) out.push(notSupported('spec.volumeLifecycleModes', m, LIFECYCLE_MODES));
+  }
+  return out;
+}
+
+export const csiDriver: Validator = (o, old) => {
+  const spec = isObj(o.spec) ? o.spec : {};
+  const out = csiDriverSpecCauses(spec);
+  if (!old) return out;
+  const was = isObj(old.spec) ? old.spec : {};
+  for (const [k, path] of [['attachRequired', 'spec.attachedRequired'], ['fsGroupPolicy', 'spec.fsGroupPolicy'], ['podInfoOnMount', 'spec.podInfoOnMount'], ['volumeLifecycleModes', 'spec.volumeLifecycleModes']] as const) {
+    if (canon(spec[k] ?? null) !== canon(was[k] ?? null)) out.push(invalid(path, spec[k] ?? null, 'field is immutable'));
+  }
+  return [...out, ...tokenRequestCauses(spec.tokenRequests, 'spec.tokenRequests')];
+};
+
+// ---------------------------------------------------------------- CSIStorageCapacity
+
+export const csiStorageCapacity: Validator = (o, old) => {
+  const out: FieldCause[] = [];
+  if (isSet(o.nodeTopology)) out.push(...validateLabelSelector(o.nodeTopology, 'nodeTopology'));
+  for (const m of isDNS1123Subdomain(str(o.storageClassName))) out.push(invalid('storageClassName', str(o.storageClassName), m));
+  const q = isSet(o.capacity) ? parseQuantity(o.capacity) : undefined;
+  if (q && typeof q !== 'string' && sign(q) < 0) out.push(invalid('capacity', o.capacity, 'must be greater than or equal to 0'));
+  // an update validates the object, then the update: nothing of the object twice here
+  if (old) {
+    if (canon(o.nodeTopology ?? null) !== canon(old.nodeTopology ?? null)) out.push(invalid('nodeTopology', o.nodeTopology ?? null, 'field is immutable'));
+    if (str(o.storageClassName) !== str(old.storageClassName)) out.push(invalid('storageClassName', str(o.storageClassName), 'field is immutable'));
+  }
   return out;
 };
