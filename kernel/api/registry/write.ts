@@ -15,7 +15,7 @@ import { runMerge } from '../../../workers/pool.js';
 import { managerFromUserAgent, type MergeTask } from '../../../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { compileValidator } from '../fieldvalidation.js';
-import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, setPath, type FieldManagement } from './util.js';
+import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, unchangedWrite, setPath, type FieldManagement } from './util.js';
 import { applyScale, scaleOf } from './scale.js';
 import { collectWarnings, withWarnings, type Target } from './base.js';
 import { RegistryBody } from './body.js';
@@ -320,7 +320,7 @@ export class RegistryWrites extends RegistryBody {
         }
         const stored = await this.toStored(type, obj);
         const bytes = Buffer.from(JSON.stringify(stored));
-        if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
+        if (unchangedWrite(bytes, e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
         if (dryRun) return { ok: false, value: { code: 200, bytes: stored === obj ? bytes : Buffer.from(JSON.stringify(obj)) } };
         if (large) await giveTurn();
         const r = await this.commit('update', e.key, stored, e.rev, large);
