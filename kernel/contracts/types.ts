@@ -33,7 +33,11 @@ export interface TableColumn {
  * `ref` names an entry of the provider's definitions (shared sub-schemas such as ObjectMeta).
  */
 export type Schema =
-  | { type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean; nullable?: boolean }
+  | {
+    type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean; nullable?: boolean;
+    /** The named definition this object copies: a field with merge markers of its own holds a copy, published as a reference to it. */
+    definition?: string;
+  }
   | { type: 'array'; items: Schema; listType?: 'atomic' | 'set' | 'map'; mapKeys?: string[]; patchStrategy?: string; patchMergeKey?: string; description?: string; nullable?: boolean }
   | { type: 'string' | 'integer' | 'number' | 'boolean'; format?: string; enum?: string[]; description?: string; /** null is a value here, not "unset" */ nullable?: boolean }
   | { type: 'int-or-string'; description?: string }

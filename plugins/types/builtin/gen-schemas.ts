@@ -97,10 +97,11 @@ export class Converter {
       const m = markers(n);
       if (!Object.keys(m).length) return { type: 'ref', ref: neutralName(target) };
       // A marker written on a reference belongs to the field, not to the shared definition, and our
-      // Schema has no markers on refs: the field gets its own copy of the (object) definition.
+      // Schema has no markers on refs: the field gets its own copy of the (object) definition, which
+      // names the definition so the documents can publish the reference the reference publishes.
       const inner = this.node(this.defs[target], target);
       if (inner.type !== 'object') throw new Error(`${where}: markers on a reference to a non-object ${target}`);
-      return { ...inner, ...m } as Schema;
+      return { ...inner, ...m, definition: neutralName(target) } as Schema;
     }
     const type = n.type as string | undefined;
     if (type === 'object' || (!type && (n.properties || n.additionalProperties))) {

@@ -30,6 +30,7 @@ function rename(s: Schema, name: (neutral: string) => string): Schema {
       return { ...s, ref: name(s.ref) };
     case 'object': {
       const out = { ...s };
+      if (s.definition) out.definition = name(s.definition);
       if (s.fields) out.fields = Object.fromEntries(Object.entries(s.fields).map(([k, v]) => [k, rename(v, name)]));
       if (s.additional) out.additional = rename(s.additional, name);
       if (s.required) out.required = [...s.required];
