@@ -159,6 +159,8 @@ export interface TypeDef {
   createForbidden?: string;
   /** Sub-resources beyond status and finalize that write one field path of the object (CSR approval: "status.conditions"). */
   subresourceFields?: Record<string, string>;
+  /** Those of subresourceFields whose writes also apply the sent metadata, as the main resource's do (CSR approval); the others keep the stored metadata. */
+  subresourcesWritingMetadata?: string[];
   /**
    * Versions stored apart (a custom resource with several versions): converts objects, whatever
    * version they were stored in, into `apiVersion` ("example.com/v1"; "v1" for the core group). Reads
