@@ -79,6 +79,12 @@ export interface TypeDef {
    * the stored object): e.g. ["labels"] for Deployments. Other metadata changes there apply, as in the reference.
    */
   statusKeepsMetadata?: string[];
+  /**
+   * What a deletion naming no propagation policy does to dependents, when not Background: the
+   * reference's DefaultGarbageCollectionPolicy (Orphan for core/v1 ReplicationControllers and
+   * batch/v1 Jobs); `warning` goes with such a deletion.
+   */
+  defaultPropagation?: { policy: 'Orphan'; warning?: string };
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   /** Fill defaults in place (pure). */
