@@ -53,7 +53,12 @@ export interface ConnectOptionFields { lists?: string[]; integers?: string[]; bo
 
 /** One served resource type: data, not code (functions only where a rule cannot be data). */
 /** A definition's documentation: its description and its fields' by field name. */
-export interface DefinitionDoc { description?: string; fields: Record<string, string> }
+export interface DefinitionDoc {
+  description?: string;
+  fields: Record<string, string>;
+  /** The allowed values of string fields, published as their `enum` lists. */
+  enums?: Record<string, string[]>;
+}
 
 export interface TypeDef {
   group: string; // "" for core

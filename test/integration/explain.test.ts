@@ -66,3 +66,28 @@ t.test('kubectl explain describes the fields of such a field', { skip: noKubectl
   t.match(pdb.stdout, /matchLabels\t<map\[string\]string>\n\s+matchLabels is a map/);
   t.notMatch(pdb.stdout, /<no description>/);
 });
+
+t.test('enum fields carry their values, as the reference publishes them (OpenAPIEnums)', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const v2 = (await s.get('/openapi/v2')).json.definitions;
+  t.same(v2['io.k8s.api.core.v1.Container'].properties.imagePullPolicy.enum, ['Always', 'IfNotPresent', 'Never']);
+  t.match(v2['io.k8s.api.core.v1.Container'].properties.imagePullPolicy.description, /\n\nPossible enum values:\n - `"Always"`\n - `"IfNotPresent"`\n - `"Never"`$/);
+  const paths = (await s.get('/openapi/v3')).json.paths;
+  const apps = (await s.get(paths['apis/apps/v1'].serverRelativeURL)).json.components.schemas;
+  t.same(apps['io.k8s.api.apps.v1.DeploymentStrategy'].properties.type.enum, ['Recreate', 'RollingUpdate']);
+  t.same(apps['io.k8s.api.apps.v1.StatefulSetSpec'].properties.podManagementPolicy.enum, ['OrderedReady', 'Parallel']);
+  t.equal(apps['io.k8s.api.apps.v1.DeploymentSpec'].properties.minReadySeconds.enum, undefined, 'not on other fields');
+  const ok = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'e' },
+    spec: { selector: { matchLabels: { a: 'b' } }, strategy: { type: 'Sideways' }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+  } });
+  t.equal(ok.status, 422, 'a value outside the list is the validation\'s business, with its own message');
+  t.match(ok.json.message, /spec\.strategy\.type: Unsupported value: "Sideways"/);
+});
+
+t.test('kubectl explain lists an enum field\'s values', { skip: noKubectl }, async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const r = await kubectl(s, ['explain', 'deployment.spec.strategy.type']);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /Possible enum values:\n\s+- `"Recreate"`\n\s+- `"RollingUpdate"`/);
+});
