@@ -33,11 +33,8 @@ export interface TableColumn {
  * `ref` names an entry of the provider's definitions (shared sub-schemas such as ObjectMeta).
  */
 export type Schema =
-  | {
-    type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean; nullable?: boolean;
-    /** The named definition this object copies: a field with merge markers of its own holds a copy, published as a reference to it. */
-    definition?: string;
-  }
+  // definition: the named definition this object copies (a field with merge markers of its own holds a copy, published as a reference to it)
+  | { type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean; nullable?: boolean; definition?: string }
   | { type: 'array'; items: Schema; listType?: 'atomic' | 'set' | 'map'; mapKeys?: string[]; patchStrategy?: string; patchMergeKey?: string; description?: string; nullable?: boolean }
   | { type: 'string' | 'integer' | 'number' | 'boolean'; format?: string; enum?: string[]; description?: string; /** null is a value here, not "unset" */ nullable?: boolean }
   | { type: 'int-or-string'; description?: string }
@@ -53,12 +50,8 @@ export interface ConnectOptionFields { lists?: string[]; integers?: string[]; bo
 
 /** One served resource type: data, not code (functions only where a rule cannot be data). */
 /** A definition's documentation: its description and its fields' by field name. */
-export interface DefinitionDoc {
-  description?: string;
-  fields: Record<string, string>;
-  /** The allowed values of string fields, published as their `enum` lists. */
-  enums?: Record<string, string[]>;
-}
+/** (`enums`: the allowed values of string fields, published as their `enum` lists.) */
+export interface DefinitionDoc { description?: string; fields: Record<string, string>; enums?: Record<string, string[]> }
 
 export interface TypeDef {
   group: string; // "" for core
@@ -84,11 +77,7 @@ export interface TypeDef {
    * the stored object): e.g. ["labels"] for Deployments. Other metadata changes there apply, as in the reference.
    */
   statusKeepsMetadata?: string[];
-  /**
-   * What a deletion naming no propagation policy does to dependents, when not Background: the
-   * reference's DefaultGarbageCollectionPolicy (Orphan for core/v1 ReplicationControllers and
-   * batch/v1 Jobs); `warning` goes with such a deletion.
-   */
+  /** The policy of a deletion naming none, if not Background (the reference's DefaultGarbageCollectionPolicy: v1 RCs, Jobs), with a warning to send. */
   defaultPropagation?: { policy: 'Orphan'; warning?: string };
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;

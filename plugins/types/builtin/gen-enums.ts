@@ -7,10 +7,10 @@
 // documents, which gen-schemas reads, are generated with that gate off and carry none; the lists are
 // read here as data from the reference's generated definitions instead: for each definition of the
 // catalog, each field's values, nothing else (the descriptions of the values stay out).
-import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import raw from './schemas.json' with { type: 'json' };
+import { writeGenerated } from './gen-schemas.js';
 
 /** Allowed values of string fields, by neutral definition name then field name. */
 export type Enums = Record<string, Record<string, string[]>>;
@@ -46,17 +46,7 @@ export function generateEnums(goSource: string, known: ReadonlySet<string>): Enu
 }
 
 function main(argv: string[]) {
-  const [input, output] = argv;
-  if (!input) {
-    process.stderr.write('usage: node dist/plugins/types/builtin/gen-enums.js <zz_generated.openapi.go> [enums.json]\n');
-    process.exit(2);
-  }
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const target = output ?? path.resolve(here, '../../../../plugins/types/builtin/enums.json');
-  const enums = generateEnums(readFileSync(input, 'utf8'), new Set(Object.keys(raw)));
-  const text = '{\n' + Object.entries(enums).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',\n') + '\n}\n';
-  writeFileSync(target, text);
-  process.stdout.write(`${target}: ${Object.values(enums).reduce((n, f) => n + Object.keys(f).length, 0)} fields of ${Object.keys(enums).length} definitions\n`);
+  writeGenerated(argv, 'node dist/plugins/types/builtin/gen-enums.js <zz_generated.openapi.go> [enums.json]', 'enums.json', (text) => generateEnums(text, new Set(Object.keys(raw))));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));
