@@ -140,6 +140,7 @@ export class Server {
     const host = this.host.api();
     const step = startupSteps(this.log);
     step('modules loaded');
+    if (!this.role) for (const w of cfg.warnings ?? []) this.log.warn(w);
     if (!this.role) {
       this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
       process.once('exit', () => this.dataLock?.release());

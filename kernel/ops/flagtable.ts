@@ -289,6 +289,11 @@ export function admissionPluginExists(name: string): boolean {
   return existsSync(fileURLToPath(new URL('../../plugins/admission/' + name + '/index.js', import.meta.url)));
 }
 
+/** A name the admission flags and disableAdmissionPlugins accept: the reference's, or a built-in plugin's. */
+export function knownAdmissionPlugin(name: string): boolean {
+  return REFERENCE_ADMISSION_ORDER.includes(name) || admissionPluginExists(name);
+}
+
 const rank = (name: string): number => {
   const i = REFERENCE_ADMISSION_ORDER.indexOf(name);
   // plugins outside the reference list (npm packages, paths) run after the in-tree ones, before the webhooks

@@ -33,6 +33,8 @@ export interface Row {
   statusKeepsMetadata?: string[];
   /** See TypeDef: a create keeps the status it carries. */
   statusOnCreate?: boolean;
+  /** See TypeDef: dependents are orphaned when a deletion names no policy. */
+  defaultPropagation?: TypeDef['defaultPropagation'];
   /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
   conditionalUpdateOnly?: boolean;
   /** Verbs when not the full set (a computed, read-only type). */
@@ -81,7 +83,8 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),
   // Computed on every read (strategies/componentstatus.ts), never stored.
   row('', 'v1', 'ComponentStatus', 'componentstatuses', CLUSTER, { shortNames: ['cs'], verbs: ['get', 'list'], deprecated: 'v1 ComponentStatus is deprecated in v1.19+' }),
-  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  // v1's default, kept by the reference for compatibility: a deletion without a policy orphans the pods
+  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true, defaultPropagation: { policy: 'Orphan' } }),
   // apps/v1
   row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true, statusKeepsMetadata: ['labels'] }),
   row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
@@ -94,7 +97,10 @@ export const CATALOG: Row[] = [
   row('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
   row('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
   // batch/v1
-  row('batch', 'v1', 'Job', 'jobs', NS, { categories: ALL, subresources: S, hasSpec: true }),
+  row('batch', 'v1', 'Job', 'jobs', NS, {
+    categories: ALL, subresources: S, hasSpec: true,
+    defaultPropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
+  }),
   row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),
   // named groups
   row('coordination.cluster.io', 'v1', 'Lease', 'leases', NS, { conditionalUpdateOnly: true }),

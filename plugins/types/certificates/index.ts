@@ -135,6 +135,8 @@ export function csrType(brand: Brand): TypeDef {
     subresources: ['status', 'approval'],
     statusField: 'status',
     subresourceFields: { approval: 'status.conditions' },
+    // the reference's approval strategy resets spec and status but for the conditions, never metadata
+    subresourcesWritingMetadata: ['approval'],
     subresourceInfo: { approval: { verbs: ['get', 'patch', 'update'] } },
     // the reference's selectable field besides metadata.name (node agents list their own signer's requests)
     fieldSelectors: { 'spec.signerName': (o) => String(specOf(o).signerName ?? '') },
