@@ -193,7 +193,11 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     // The Go type is named only in an error: not worked out for every value that decodes.
     const mismatch = () => { const want = goType(declared); if (want && !first) first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}`; };
     switch (s.type) {
-      case 'string': if (typeof value !== 'string') mismatch(); return;
+      case 'string':
+        if (typeof value !== 'string') mismatch();
+        // []byte: Go's decoder reads base64 and saves its error like a type mismatch
+        else if (s.format === 'byte' && !first) { const at = base64ErrorAt(value); if (at !== undefined) first = `illegal base64 data at input byte ${at}`; }
+        return;
       case 'boolean': if (typeof value !== 'boolean') mismatch(); return;
       case 'number': if (typeof value !== 'number') mismatch(); return;
       case 'integer': {
@@ -231,6 +235,37 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     throw e;
   }
   return first;
+}
+
+const B64 = /[A-Za-z0-9+/]/;
+
+/**
+ * Where Go's padded standard base64 decoder gives up on a text (its CorruptInputError offset);
+ * undefined when it decodes. Line breaks are skipped, as Go skips them.
+ */
+export function base64ErrorAt(src: string): number | undefined {
+  let si = 0;
+  const n = src.length;
+  const skipBreaks = () => { while (si < n && (src[si] === '\n' || src[si] === '\r')) si++; };
+  for (;;) {
+    for (let j = 0; j < 4; j++) {
+      if (si === n) return j === 0 ? undefined : si - j;
+      const c = src[si++]!;
+      if (B64.test(c)) continue;
+      if (c === '\n' || c === '\r') { j--; continue; }
+      if (c !== '=') return si - 1;
+      // padding: only after two or three characters of a quantum, and then the end
+      if (j < 2) return si - 1;
+      if (j === 2) {
+        skipBreaks();
+        if (si === n) return n;
+        if (src[si] !== '=') return si - 1;
+        si++;
+      }
+      skipBreaks();
+      return si < n ? si : undefined;
+    }
+  }
 }
 
 /** A type's own decoder failed (a quantity, an IntOrString): the whole decoding ends with its message. */
