@@ -381,5 +381,7 @@ export function validateObjectMetaUpdate(newMeta: ObjectMeta | undefined, oldMet
   if (n.creationTimestamp) immutable('creationTimestamp', n.creationTimestamp, o.creationTimestamp ?? '');
   // Once set, deletionTimestamp can be neither changed nor unset by an update.
   if (o.deletionTimestamp) immutable('deletionTimestamp', n.deletionTimestamp, o.deletionTimestamp);
+  // and the new metadata's own syntax again, as the reference's update check does
+  errs.push(...validateLabels(n.labels, `${path}.labels`), ...validateAnnotations(n.annotations, `${path}.annotations`), ...validateOwnerReferences(n.ownerReferences, `${path}.ownerReferences`));
   return errs;
 }

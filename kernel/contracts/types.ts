@@ -81,6 +81,12 @@ export interface TypeDef {
   statusOnCreate?: boolean;
   /** The policy of a deletion naming none, if not Background (the reference's DefaultGarbageCollectionPolicy: v1 RCs, Jobs), with a warning to send. */
   defaultPropagation?: { policy: 'Orphan'; warning?: string };
+  /**
+   * How many times the reference's update strategy validates the object's metadata beyond the two
+   * checks every update gets (default 1): its syntax errors (labels, annotations...) are reported
+   * that many more times, as the reference lists them.
+   */
+  metadataChecksOnUpdate?: number;
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   /** Fill defaults in place (pure). */

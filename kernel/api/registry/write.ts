@@ -99,7 +99,11 @@ export class RegistryWrites extends RegistryBody {
   protected async validate(t: Target, obj: KObject, old: KObject | undefined, large: boolean) {
     const type = t.type;
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
-    if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
+    if (old) {
+      const meta = causes.slice();
+      causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
+      for (let i = 0; i < (type.metadataChecksOnUpdate ?? 1); i++) causes.push(...meta);
+    }
     causes.push(...compileValidator(type)(obj));
     if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));

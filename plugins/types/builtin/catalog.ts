@@ -35,6 +35,8 @@ export interface Row {
   statusOnCreate?: boolean;
   /** See TypeDef: dependents are orphaned when a deletion names no policy. */
   defaultPropagation?: TypeDef['defaultPropagation'];
+  /** See TypeDef: the update strategy's own metadata checks (default 1). */
+  metadataChecksOnUpdate?: number;
   /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
   conditionalUpdateOnly?: boolean;
   /** Verbs when not the full set (a computed, read-only type). */
@@ -65,16 +67,16 @@ function row(group: string, version: string, kind: string, resource: string, nam
 // serviceaccounts/token, ...) are added by those plugins when they start.
 export const CATALOG: Row[] = [
   // core v1
-  row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
-  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: [...S, 'ephemeralcontainers', 'resize'], statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
+  row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { metadataChecksOnUpdate: 2, shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
+  row('', 'v1', 'Pod', 'pods', NS, { metadataChecksOnUpdate: 2, shortNames: ['po'], categories: ALL, subresources: [...S, 'ephemeralcontainers', 'resize'], statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
   row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
   // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
   row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label', connectSubresources: ['proxy'] }),
-  row('', 'v1', 'ConfigMap', 'configmaps', NS, { shortNames: ['cm'] }),
+  row('', 'v1', 'ConfigMap', 'configmaps', NS, { metadataChecksOnUpdate: 2, shortNames: ['cm'] }),
   row('', 'v1', 'Secret', 'secrets', NS),
   row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
   // A node agent registers its Node with capacity, allocatable, addresses and nodeInfo: the reference keeps them.
-  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
+  row('', 'v1', 'Node', 'nodes', CLUSTER, { metadataChecksOnUpdate: 2, shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
   row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
@@ -123,10 +125,10 @@ export const CATALOG: Row[] = [
   row('flowcontrol.apiserver.cluster.io', 'v1beta3', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', CLUSTER, { subresources: S, hasSpec: true }),
   row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   // RBAC: no short names in the reference; names are path segments ("system:controller:x").
-  row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { nameRule: 'path-segment' }),
-  row('rbac.authorization.cluster.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', CLUSTER, { nameRule: 'path-segment' }),
-  row('rbac.authorization.cluster.io', 'v1', 'Role', 'roles', NS, { nameRule: 'path-segment' }),
-  row('rbac.authorization.cluster.io', 'v1', 'RoleBinding', 'rolebindings', NS, { nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', CLUSTER, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'Role', 'roles', NS, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'RoleBinding', 'rolebindings', NS, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
   // Webhook configurations. The reference release this catalog follows serves only v1; the older
   // v1beta1 (same objects, other defaults) is an opt-in types plugin,
   // plugins/admission/webhook-common/v1beta1-types.ts, sharing these rows' storage.

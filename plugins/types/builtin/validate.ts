@@ -13,6 +13,7 @@ import { selectorMatches } from '../../lib/label-selector.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { webhookConfiguration } from './validation/webhooks.js';
+import { endpointSlice } from './validation/discovery.js';
 import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol.js';
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
@@ -278,6 +279,7 @@ export const VALIDATORS: Record<string, Validator> = {
   'ingresses.networking.cluster.io': ingress,
   'ingressclasses.networking.cluster.io': ingressClass,
   'roles.rbac.authorization.cluster.io': role,
+  'endpointslices.discovery.cluster.io': endpointSlice,
   'flowschemas.flowcontrol.apiserver.cluster.io': flowSchema,
   'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': priorityLevelConfiguration,
   'storageclasses.storage.cluster.io': storageClass,

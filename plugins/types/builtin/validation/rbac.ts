@@ -1,10 +1,10 @@
 // rbac.authorization.k8s.io/v1: Role, ClusterRole, RoleBinding, ClusterRoleBinding, as the
 // reference validates them. Their strategies validate an update as the object twice (ValidateX and
 // ValidateXUpdate, which calls ValidateX again) plus the metadata update rules: every rule of the
-// object, its metadata's included, is reported twice then.
+// object is reported twice then (its metadata's as often as the catalog row says).
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
-import { isDNS1123Subdomain, isPathSegmentName, validateLabelSelector, validateObjectMeta } from '../../../../kernel/api/validation.js';
+import { isDNS1123Subdomain, isPathSegmentName, validateLabelSelector } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { canon, goStrings, invalid, notSupported, required, type Validator } from '../causes.js';
 
@@ -73,13 +73,11 @@ function bindingCauses(o: KObject, namespaced: boolean, brand: Brand): FieldCaus
   return out;
 }
 
-/** On update: the object's rules, and its metadata's, once more (the kernel checks the metadata once). */
-function twiceOnUpdate(causes: (o: KObject, brand: Brand) => FieldCause[], namespaced: boolean): Validator {
+/** On update: the object's rules once more (its metadata's repeats are the catalog's metadataChecksOnUpdate). */
+function twiceOnUpdate(causes: (o: KObject, brand: Brand) => FieldCause[]): Validator {
   return (o, old, brand) => {
     const own = causes(o, brand);
-    if (!old) return own;
-    const meta = validateObjectMeta(o.metadata ?? {}, { namespaced, nameRule: 'path-segment', isCreate: false });
-    return [...own, ...meta, ...own];
+    return old ? [...own, ...own] : own;
   };
 }
 
@@ -92,7 +90,7 @@ function roleRefChange(o: KObject, old: KObject | undefined): FieldCause[] {
 
 const withRoleRef = (v: Validator): Validator => (o, old, brand, sub) => [...v(o, old, brand, sub), ...roleRefChange(o, old)];
 
-export const role = twiceOnUpdate((o) => roleCauses(o, true), true);
-export const clusterRole = twiceOnUpdate((o) => roleCauses(o, false), false);
-export const roleBinding = withRoleRef(twiceOnUpdate((o, b) => bindingCauses(o, true, b), true));
-export const clusterRoleBinding = withRoleRef(twiceOnUpdate((o, b) => bindingCauses(o, false, b), false));
+export const role = twiceOnUpdate((o) => roleCauses(o, true));
+export const clusterRole = twiceOnUpdate((o) => roleCauses(o, false));
+export const roleBinding = withRoleRef(twiceOnUpdate((o, b) => bindingCauses(o, true, b)));
+export const clusterRoleBinding = withRoleRef(twiceOnUpdate((o, b) => bindingCauses(o, false, b)));
