@@ -179,6 +179,13 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
       if (name === 'IntOrString') { s = { type: 'int-or-string' }; break; }
+      // Time and MicroTime decode a string with Go's time.Parse; its error ends the decoding
+      if (name === 'Time' || name === 'MicroTime') {
+        if (typeof value !== 'string') throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type string`);
+        const err = timeParseError(value, name === 'MicroTime');
+        if (err) throw new AbortDecode(err);
+        return;
+      }
       if (CUSTOM_DECODE.has(name)) return;
       s = definitions?.[s.ref];
       if (s?.type === 'object') struct = name;
@@ -266,6 +273,38 @@ export function base64ErrorAt(src: string): number | undefined {
       return si < n ? si : undefined;
     }
   }
+}
+
+/** Layout elements of RFC 3339 as Go's time.Parse meets them: [layout text, what the value must show]. */
+const TIME_ELEMENTS: [string, RegExp][] = [
+  ['2006', /^\d{4}/], ['-', /^-/], ['01', /^\d{2}/], ['-', /^-/], ['02', /^\d{2}/], ['T', /^T/],
+  ['15', /^\d{2}/], [':', /^:/], ['04', /^\d{2}/], [':', /^:/], ['05', /^\d{2}/],
+];
+
+/**
+ * Go's time.Parse error for a metav1.Time (RFC 3339) or MicroTime (RFC 3339 with microseconds)
+ * text, worded as Go words it (`parsing time "x" as "...": cannot parse "x" as "2006"`);
+ * undefined when it parses. A MicroTime without its fraction is taken, as our own writers send it.
+ */
+export function timeParseError(v: string, micro: boolean): string | undefined {
+  const layout = micro ? '2006-01-02T15:04:05.000000Z07:00' : '2006-01-02T15:04:05Z07:00';
+  let rest = v;
+  const fail = (elem: string) => `parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(elem)}`;
+  for (const [elem, re] of TIME_ELEMENTS) {
+    const m = re.exec(rest);
+    if (!m) return fail(elem);
+    rest = rest.slice(m[0].length);
+  }
+  const frac = /^\.\d+/.exec(rest);
+  if (frac) rest = rest.slice(frac[0].length);
+  if (!/^(Z|[+-]\d{2}:\d{2})$/.test(rest)) return rest === '' ? fail('Z07:00') : `parsing time ${JSON.stringify(v)}: extra text: ${JSON.stringify(rest)}`;
+  const [y, mo, d, h, mi, se] = v.match(/\d+/g)!.map(Number) as number[];
+  if (mo! < 1 || mo! > 12) return `parsing time ${JSON.stringify(v)}: month out of range`;
+  if (d! < 1 || d! > 31 || d! > new Date(Date.UTC(y!, mo!, 0)).getUTCDate()) return `parsing time ${JSON.stringify(v)}: day out of range`;
+  if (h! > 23) return `parsing time ${JSON.stringify(v)}: hour out of range`;
+  if (mi! > 59) return `parsing time ${JSON.stringify(v)}: minute out of range`;
+  if (se! > 59) return `parsing time ${JSON.stringify(v)}: second out of range`;
+  return undefined;
 }
 
 /** A type's own decoder failed (a quantity, an IntOrString): the whole decoding ends with its message. */

@@ -77,7 +77,8 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
   // A node agent registers its Node with capacity, allocatable, addresses and nodeInfo: the reference keeps them.
   row('', 'v1', 'Node', 'nodes', CLUSTER, { metadataChecksOnUpdate: 2, shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
-  row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
+  // core/v1 Events are checked for no more than the common path-segment rule (events.k8s.io/v1 wants a subdomain)
+  row('', 'v1', 'Event', 'events', NS, { nameRule: 'path-segment', shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
   row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { shortNames: ['pvc'], subresources: S }),
@@ -109,7 +110,7 @@ export const CATALOG: Row[] = [
   row('networking.cluster.io', 'v1', 'Ingress', 'ingresses', NS, { shortNames: ['ing'], subresources: S, hasSpec: true }),
   row('networking.cluster.io', 'v1', 'IngressClass', 'ingressclasses', CLUSTER, { hasSpec: true }),
   row('networking.cluster.io', 'v1', 'NetworkPolicy', 'networkpolicies', NS, { shortNames: ['netpol'], hasSpec: true }),
-  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { shortNames: ['pdb'], subresources: S, hasSpec: true, conditionalUpdateOnly: true }),
+  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { nameRule: 'path-segment', shortNames: ['pdb'], subresources: S, hasSpec: true, conditionalUpdateOnly: true }),
   row('scheduling.cluster.io', 'v1', 'PriorityClass', 'priorityclasses', CLUSTER, { shortNames: ['pc'] }),
   row('storage.cluster.io', 'v1', 'StorageClass', 'storageclasses', CLUSTER, { shortNames: ['sc'] }),
   row('storage.cluster.io', 'v1', 'CSIDriver', 'csidrivers', CLUSTER, { conditionalUpdateOnly: true }),

@@ -5,7 +5,10 @@
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { seccompAnnotationCauses } from './validation/pod-security.js';
-import { canon, dnsLabelErrors, dnsSubdomainErrors, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
+import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, required, selectorCauses, type Validator } from './causes.js';
+import { resourceRequirementsCauses } from './validation/pod-resources.js';
+import { tolerationsCauses } from './validation/pod-scheduling.js';
+import { validateLabels } from '../../../kernel/api/validation.js';
 
 // ---------------------------------------------------------------- pods
 
@@ -87,6 +90,10 @@ export const priorityClass: Validator = (o, old) => {
   if (!name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
     out.push(forbidden('value', `maximum allowed value of a user defined priority is ${HIGHEST_USER_PRIORITY}`));
   }
+  // an update is checked for its immutable fields only (the reference validates no more there)
+  const pp = o.preemptionPolicy;
+  if (!old && pp === '') out.push(required('preemptionPolicy'));
+  else if (!old && pp !== undefined && pp !== null && pp !== 'PreemptLowerPriority' && pp !== 'Never') out.push(notSupported('preemptionPolicy', pp, ['PreemptLowerPriority', 'Never']));
   if (old) {
     if (o.value !== old.value) out.push(forbidden('value', 'may not be changed in an update.'));
     if ((o.preemptionPolicy ?? null) !== (old.preemptionPolicy ?? null)) out.push(invalid('preemptionPolicy', o.preemptionPolicy ?? null, 'field is immutable'));
@@ -101,18 +108,41 @@ export const priorityClass: Validator = (o, old) => {
 // ---------------------------------------------------------------- rbac, node, apps
 
 /** A RuntimeClass handler is a DNS label and immutable. */
+/** A RuntimeClass: handler (a DNS label, immutable), overhead as a pod's limits, scheduling's node selector and tolerations. */
 const runtimeClass: Validator = (o, old) => {
   const h = typeof o.handler === 'string' ? o.handler : '';
-  const out = dnsLabelErrors(h).map((m) => invalid('handler', h, m));
-  if (old && o.handler !== old.handler) out.push(invalid('handler', o.handler ?? '', 'field is immutable'));
+  const own = dnsLabelErrors(h).map((m) => invalid('handler', h, m));
+  if (isObj(o.overhead)) own.push(...resourceRequirementsCauses({ limits: o.overhead.podFixed }, 'overhead'));
+  if (isObj(o.scheduling)) {
+    const sch = o.scheduling;
+    if (sch.nodeSelector !== undefined && sch.nodeSelector !== null) own.push(...validateLabels(sch.nodeSelector, 'scheduling.nodeSelector'));
+    // the reference's path repeats "tolerations" for the toleration rules (not for duplicates)
+    own.push(...tolerationsCauses(sch.tolerations, 'scheduling.tolerations.tolerations'));
+    const seen = new Set<string>();
+    list(sch.tolerations).forEach((t, i) => {
+      const k = JSON.stringify([t.key ?? '', t.operator ?? '', t.value ?? '', t.effect ?? '']);
+      if (seen.has(k)) own.push(duplicate(`scheduling.tolerations[${i}]`, t)); else seen.add(k);
+    });
+  }
+  if (old && o.handler !== old.handler) own.push(invalid('handler', o.handler ?? '', 'field is immutable'));
+  return own;
+};
+
+/** A Lease: positive duration, non-negative transitions. */
+const lease: Validator = (o) => {
+  const out: FieldCause[] = [];
+  const spec = isObj(o.spec) ? o.spec : {};
+  if (typeof spec.leaseDurationSeconds === 'number' && spec.leaseDurationSeconds <= 0) out.push(invalid('spec.leaseDurationSeconds', spec.leaseDurationSeconds, 'must be greater than 0'));
+  if (typeof spec.leaseTransitions === 'number' && spec.leaseTransitions < 0) out.push(invalid('spec.leaseTransitions', spec.leaseTransitions, 'must be greater than or equal to 0'));
   return out;
 };
 
 /** A ControllerRevision carries data and a non-negative revision. */
-const controllerRevision: Validator = (o) => {
+const controllerRevision: Validator = (o, old) => {
   const out: FieldCause[] = [];
   if (o.data === undefined || o.data === null) out.push(required('data', 'data is mandatory'));
   if (typeof o.revision === 'number' && o.revision < 0) out.push(invalid('revision', o.revision, 'must be greater than or equal to 0'));
+  if (old && canon(o.data ?? null) !== canon(old.data ?? null)) out.push(invalid('data', o.data ?? null, 'field is immutable'));
   return out;
 };
 
@@ -123,5 +153,6 @@ export const RULES: Record<string, Validator> = {
   pods: pod,
   'priorityclasses.scheduling.cluster.io': priorityClass,
   'runtimeclasses.node.cluster.io': runtimeClass,
+  'leases.coordination.cluster.io': lease,
   'controllerrevisions.apps': controllerRevision,
 };
