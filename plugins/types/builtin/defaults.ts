@@ -258,10 +258,17 @@ function cronJob(o: KObject): void {
 
 function service(o: KObject): void {
   const spec = child(o, 'spec');
+  // plain string fields: "" is unset, as Go's defaulting sees it
+  if (spec.type === '') delete spec.type;
+  if (spec.sessionAffinity === '') delete spec.sessionAffinity;
+  if (spec.externalTrafficPolicy === '') delete spec.externalTrafficPolicy;
   def(spec, 'type', 'ClusterIP');
   def(spec, 'sessionAffinity', 'None');
   if (spec.sessionAffinity === 'ClientIP') def(child(child(spec, 'sessionAffinityConfig'), 'clientIP'), 'timeoutSeconds', 10800);
+  // no affinity, no affinity configuration (the reference's defaulting clears it)
+  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
   for (const p of list(spec.ports)) {
+    if (p.protocol === '') delete p.protocol;
     def(p, 'protocol', 'TCP');
     if ((unset(p.targetPort) || p.targetPort === 0 || p.targetPort === '') && typeof p.port === 'number') p.targetPort = p.port;
   }

@@ -13,6 +13,7 @@ import { selectorMatches } from '../../lib/label-selector.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { webhookConfiguration } from './validation/webhooks.js';
+import { service } from './validation/services.js';
 import { endpointSlice } from './validation/discovery.js';
 import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol.js';
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
@@ -141,41 +142,6 @@ function cronJob(o: KObject, old: KObject | undefined): FieldCause[] {
 // ---------------------------------------------------------------- services
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
-
-function service(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  // Services need DNS-1035 labels (a letter first). The catalog's 'label' rule lets the kernel check
-  // DNS-1123 labels; this adds only what 1035 forbids beyond that, so nothing is reported twice.
-  const name = o.metadata?.name;
-  if (typeof name === 'string' && name && dnsLabelErrors(name).length === 0) {
-    for (const m of dns1035Errors(name)) out.push(invalid('metadata.name', name, m));
-  }
-  const spec = isObj(o.spec) ? o.spec : {};
-  oneOf(out, 'spec.type', spec.type, SERVICE_TYPES, true);
-  oneOf(out, 'spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None'], true);
-  const headless = spec.clusterIP === 'None';
-  const ports = list(spec.ports);
-  if (ports.length === 0 && !headless && spec.type !== 'ExternalName') out.push(required('spec.ports'));
-  if (spec.type === 'ExternalName' && !spec.externalName) out.push(required('spec.externalName'));
-  const names = new Set<string>();
-  ports.forEach((port, i) => {
-    const pp = `spec.ports[${i}]`;
-    if (typeof port.name !== 'string' || port.name === '') {
-      if (ports.length > 1) out.push(required(`${pp}.name`));
-    } else {
-      for (const m of dnsLabelErrors(port.name)) out.push(invalid(`${pp}.name`, port.name, m));
-      if (names.has(port.name)) out.push(duplicate(`${pp}.name`, port.name));
-      names.add(port.name);
-    }
-    if (!validPort(port.port)) out.push(invalid(`${pp}.port`, port.port, PORT_RANGE));
-    oneOf(out, `${pp}.protocol`, port.protocol, PROTOCOLS, true);
-    const tp = port.targetPort;
-    if (typeof tp === 'number' && !validPort(tp)) out.push(invalid(`${pp}.targetPort`, tp, PORT_RANGE));
-    if (typeof tp === 'string') for (const m of portNameErrors(tp)) out.push(invalid(`${pp}.targetPort`, tp, m));
-    if (spec.type === 'ClusterIP' && port.nodePort) out.push(forbidden(`${pp}.nodePort`, "may not be used when `type` is 'ClusterIP'"));
-  });
-  return out;
-}
 
 // ---------------------------------------------------------------- config maps and secrets
 
