@@ -19,7 +19,7 @@ import { Registry } from './api/registry/registry.js';
 import { ApiDocuments } from './api/endpoints/documents.js';
 import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
 import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources.js';
-import { ObjectCache } from './store/cache.js';
+import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, ObjectCache } from './store/cache.js';
 import { settleAfterWrites } from './ops/settle.js';
 import { startCompaction } from './ops/compaction.js';
 import { TypeRegistry } from './api/catalog.js';
@@ -198,6 +198,9 @@ export class Server {
     this.cache.rev = snapshot;
     const history: StorageEvent[] = [];
     for await (const ev of this.backend.history(this.backend.compactedRevision())) if (ev.revision <= snapshot) history.push(ev);
+    const bounds = this.historyBounds();
+    this.cache.maxEvents = bounds.events;
+    this.cache.maxEventBytes = bounds.bytes;
     this.cache.preload(history, this.backend.compactedRevision());
     this.cache.onEvent = (ev, rc) => {
       this.hub.dispatch(ev, rc);
@@ -229,6 +232,7 @@ export class Server {
     if (role) auditBackends = auditBackends.map(({ name, plugin }, i) => ({ name, plugin: { level: (a) => plugin.level(a), record: (ev) => role.audit(i, ev) } }));
     if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
     this.metrics.instrumentWatchHub(this.hub);
+    this.metrics.instrumentHistory(this.cache);
 
     step('authentication, authorization, admission, flow control, audit plugins');
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
@@ -376,6 +380,12 @@ export class Server {
   private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller' | 'audit', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
     const plugins = (await loadAll(kind, refs, host, { configDir })) as T[];
     return plugins.map((plugin, i) => ({ name: refs[i].plugin, plugin }));
+  }
+
+  /** The watch history's bounds: storage options historyMaxEvents and historyMaxBytes, read by the kernel as retentionSeconds is. */
+  private historyBounds(): { events: number; bytes: number } {
+    const o = (this.config.storage.options ?? {}) as { historyMaxEvents?: number; historyMaxBytes?: number };
+    return { events: Number(o.historyMaxEvents ?? DEFAULT_HISTORY_EVENTS), bytes: Number(o.historyMaxBytes ?? DEFAULT_HISTORY_BYTES) };
   }
 
   private retentionSeconds(): number {

@@ -165,6 +165,10 @@ function storedEntry(type: TypeDef, key: string, bytes: Buffer, rev: number, cre
   return new StoredEntry(type, key, namespace, name, rev, createRev, bytes);
 }
 
+/** The history's default bounds (storage options historyMaxEvents, historyMaxBytes): past either, the oldest events go. */
+export const DEFAULT_HISTORY_EVENTS = 1_000_000;
+export const DEFAULT_HISTORY_BYTES = 512 * 1024 * 1024;
+
 export class ObjectCache {
   private resources = new Map<string, ResourceCache>();
   private waiters: { rev: number; resolve: () => void }[] = [];
@@ -172,8 +176,16 @@ export class ObjectCache {
   /** Oldest revision the in-memory history can rebuild (the start-up revision, then the trim point). */
   floor = 0;
   /** Cap on events kept in memory across all resources, whatever the retention window says. */
-  maxEvents = 1_000_000;
+  maxEvents = DEFAULT_HISTORY_EVENTS;
+  /** Cap on the bytes of the object versions those events carry (a writer of large objects reaches it long before the count). */
+  maxEventBytes = DEFAULT_HISTORY_BYTES;
   private eventCount = 0;
+  /** The bytes of the object versions the history's events carry (each event's new state). */
+  eventBytes = 0;
+  /** The newest revision dropped to keep within the bounds: the store's history is compacted to it too (kernel/ops/compaction.ts). */
+  boundFloor = 0;
+  /** Called after history was dropped to keep within the bounds. */
+  onBoundsTrimmed: () => void = () => {};
   /** Called with every applied event, in order (the watch fan-out). */
   onEvent: (ev: CacheEvent, rc: ResourceCache) => void = () => {};
   /** Called after each applied batch of events. */
@@ -297,36 +309,42 @@ export class ObjectCache {
       }
       rc.events.push({ type: ev.type, rev: ev.revision, at, entry, prev });
       this.eventCount++;
+      this.eventBytes += entry.bytes.length;
     }
     this.floor = floor;
-    for (const r of this.resources.values()) {
-      const i = r.eventsAfter(floor);
-      if (i) { r.events = r.events.slice(i); this.eventCount -= i; }
-    }
+    this.trim(0, this.maxEvents, this.maxEventBytes);
   }
 
   private record(rc: ResourceCache, ev: CacheEvent) {
     rc.events.push(ev);
-    if (++this.eventCount > this.maxEvents) this.trim(Infinity, Math.floor(this.maxEvents * 0.9));
+    this.eventBytes += ev.entry.bytes.length;
+    // past a bound the oldest tenth goes at once, so the sort over all events is not paid per event
+    if (++this.eventCount > this.maxEvents || this.eventBytes > this.maxEventBytes) {
+      this.trim(0, Math.floor(this.maxEvents * 0.9), Math.floor(this.maxEventBytes * 0.9));
+      this.onBoundsTrimmed();
+    }
     this.onEvent(ev, rc);
   }
 
   /**
-   * Drops history applied before `olderThanMs`, or more until at most `keep` events remain; the floor
-   * moves to the newest revision dropped.
+   * Drops history applied before `olderThanMs`, and more, oldest first over all resources, until at
+   * most `keep` events carrying at most `keepBytes` remain; the floor moves to the newest revision
+   * dropped (a watch or list from before it gets 410 Expired).
    */
-  trim(olderThanMs: number, keep = this.maxEvents): void {
-    if (this.eventCount > keep) {
-      // Too many events: find the revision below which to drop, over all resources.
-      const revs: number[] = [];
-      for (const rc of this.resources.values()) for (const e of rc.events) revs.push(e.rev);
-      revs.sort((a, b) => a - b);
-      this.floor = Math.max(this.floor, revs[revs.length - keep - 1] ?? this.floor);
+  trim(olderThanMs: number, keep = this.maxEvents, keepBytes = this.maxEventBytes): void {
+    if (this.eventCount > keep || this.eventBytes > keepBytes) {
+      const all: { rev: number; size: number }[] = [];
+      for (const rc of this.resources.values()) for (const e of rc.events) all.push({ rev: e.rev, size: e.entry.bytes.length });
+      all.sort((a, b) => a.rev - b.rev);
+      let count = all.length, bytes = this.eventBytes, i = 0;
+      while (i < all.length && (count > keep || bytes > keepBytes)) { count--; bytes -= all[i].size; this.floor = Math.max(this.floor, all[i++].rev); }
+      this.boundFloor = this.floor;
     }
     for (const rc of this.resources.values()) {
       let i = 0;
       while (i < rc.events.length && (rc.events[i].at < olderThanMs || rc.events[i].rev <= this.floor)) {
         this.floor = Math.max(this.floor, rc.events[i].rev);
+        this.eventBytes -= rc.events[i].entry.bytes.length;
         i++;
       }
       if (i) {
@@ -335,6 +353,9 @@ export class ObjectCache {
       }
     }
   }
+
+  /** Events the history holds now. */
+  get historyEvents(): number { return this.eventCount; }
 
   /** Applies committed events in order; `upTo` is the store revision reached (may pass the last event). */
   apply(events: StorageEvent[], upTo = 0): void {
