@@ -131,6 +131,18 @@ export function levelDbRepairFindings(dir: string): string[] {
 function openError(dir: string, e: unknown): Error {
   const err = e as Error & { cause?: { code?: string; message?: string } };
   if (err.cause?.code === 'LEVEL_LOCKED') return new Error(`the store ${dir} is in use by another process (${err.cause.message})`);
-  if (err.cause?.code === 'LEVEL_CORRUPTION') return new StoreDamageError(dir, err.cause.message ?? 'corrupt');
-  return new Error(`cannot open the store ${dir}: ${err.cause?.message ?? err.message}`);
+  return levelDbDamage(dir, err.cause ?? err) ?? new Error(`cannot open the store ${dir}: ${err.cause?.message ?? err.message}`);
+}
+
+/**
+ * LevelDB's own reports of damage, as StoreDamageError (which says to run repair): a block it cannot
+ * read (corruption), and a store file it cannot read at all, such as a table cut short, whose
+ * footer is gone ("IO error: <dir>/000005.ldb: Invalid argument").
+ */
+export function levelDbDamage(dir: string, e: unknown): StoreDamageError | undefined {
+  const { code, message = '' } = (e ?? {}) as { code?: string; message?: string };
+  if (code === 'LEVEL_CORRUPTION') return new StoreDamageError(dir, message || 'corrupt');
+  const file = code === 'LEVEL_IO_ERROR' ? /IO error: (\S+\/(?:\d+\.(?:ldb|sst|log)|MANIFEST-\d+)): (.*)$/.exec(message) : null;
+  if (file && file[1].startsWith(dir)) return new StoreDamageError(file[1], `LevelDB cannot read it (${file[2]}): the file is cut short or damaged`);
+  return undefined;
 }
