@@ -19,9 +19,9 @@ import { Registry } from './api/registry/registry.js';
 import { ApiDocuments } from './api/endpoints/documents.js';
 import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
 import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources.js';
-import { DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_EVENTS, ObjectCache } from './store/cache.js';
+import { ObjectCache } from './store/cache.js';
 import { settleAfterWrites } from './ops/settle.js';
-import { startCompaction } from './ops/compaction.js';
+import { historyBounds, startCompaction } from './ops/compaction.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
 import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
@@ -198,9 +198,7 @@ export class Server {
     this.cache.rev = snapshot;
     const history: StorageEvent[] = [];
     for await (const ev of this.backend.history(this.backend.compactedRevision())) if (ev.revision <= snapshot) history.push(ev);
-    const bounds = this.historyBounds();
-    this.cache.maxEvents = bounds.events;
-    this.cache.maxEventBytes = bounds.bytes;
+    Object.assign(this.cache, historyBounds(cfg.storage.options));
     this.cache.preload(history, this.backend.compactedRevision());
     this.cache.onEvent = (ev, rc) => {
       this.hub.dispatch(ev, rc);
@@ -380,12 +378,6 @@ export class Server {
   private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller' | 'audit', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
     const plugins = (await loadAll(kind, refs, host, { configDir })) as T[];
     return plugins.map((plugin, i) => ({ name: refs[i].plugin, plugin }));
-  }
-
-  /** The watch history's bounds: storage options historyMaxEvents and historyMaxBytes, read by the kernel as retentionSeconds is. */
-  private historyBounds(): { events: number; bytes: number } {
-    const o = (this.config.storage.options ?? {}) as { historyMaxEvents?: number; historyMaxBytes?: number };
-    return { events: Number(o.historyMaxEvents ?? DEFAULT_HISTORY_EVENTS), bytes: Number(o.historyMaxBytes ?? DEFAULT_HISTORY_BYTES) };
   }
 
   private retentionSeconds(): number {

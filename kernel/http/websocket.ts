@@ -9,9 +9,6 @@ const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 /** The largest message taken from a client (as the uWS transport's maxPayloadLength). */
 const MAX_PAYLOAD = 64 * 1024;
 
-/** Continuation, text, binary, close, ping, pong: the opcodes RFC 6455 defines. */
-const KNOWN_OPCODES = new Set([0x0, 0x1, 0x2, 0x8, 0x9, 0xa]);
-
 /** One frame, FIN set, unmasked (servers never mask). */
 function frame(opcode: number, payload: Buffer): Buffer {
   const n = payload.length;
@@ -57,22 +54,16 @@ export function acceptWebSocket(socket: Duplex, head: Buffer, headers: Record<st
   };
   let buf = head;
   let failed = false;
-  /** A protocol error: the close frame goes out (socket.end flushes it), nothing more is read. */
-  const fail = () => {
-    failed = true;
-    buf = Buffer.alloc(0);
-    ws.end(1002, 'protocol error');
-    setTimeout(() => socket.destroy(), 5000).unref(); // a client that never closes its side
-  };
+  // a protocol error: the close frame goes out (socket.end flushes it; destroy only for a client that never closes), nothing more is read
+  const fail = () => { failed = true; ws.end(1002, 'protocol error'); setTimeout(() => socket.destroy(), 5000).unref(); };
   const read = () => {
     // Frames as they complete: 2-byte header, extended length, the client's 4-byte mask, payload.
     while (buf.length >= 2 && !failed) {
-      const fin = (buf[0] & 0x80) !== 0;
       const opcode = buf[0] & 0x0f;
       const masked = (buf[1] & 0x80) !== 0;
       let len = buf[1] & 0x7f;
-      // reserved bits without an extension, undefined opcodes, control frames fragmented or over 125 bytes (RFC 6455 5.2, 5.5)
-      if ((buf[0] & 0x70) !== 0 || !KNOWN_OPCODES.has(opcode) || (opcode >= 0x8 && (!fin || len > 125))) return fail();
+      // reserved bits (no extension), opcodes RFC 6455 does not define, control frames fragmented or over 125 bytes
+      if ((buf[0] & 0x70) !== 0 || (opcode > 0x2 && opcode < 0x8) || opcode > 0xa || (opcode >= 0x8 && (!(buf[0] & 0x80) || len > 125))) return fail();
       let at = 2;
       if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4; }
       else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10; }

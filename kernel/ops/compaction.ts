@@ -5,6 +5,7 @@
 // events, kernel/store/cache.ts) is compacted away in the store at once, so a watch from before it
 // gets 410 Expired rather than a replay from disk.
 import type { StorageBackend } from '../contracts/index.js';
+import { HISTORY_DEFAULTS } from '../store/cache.js';
 
 const MAX_INTERVAL_MS = 10_000;
 
@@ -15,6 +16,11 @@ export interface CompactionOptions {
   backend?: StorageBackend;
   /** After each compaction of the store, or its failure. */
   compacted?: (error?: unknown) => void;
+}
+
+/** The history's bounds from the storage options historyMaxEvents and historyMaxBytes (read by the kernel, as retentionSeconds is). */
+export function historyBounds(options: Record<string, unknown> = {}): { maxEvents: number; maxEventBytes: number } {
+  return { maxEvents: Number(options.historyMaxEvents ?? HISTORY_DEFAULTS.maxEvents), maxEventBytes: Number(options.historyMaxBytes ?? HISTORY_DEFAULTS.maxEventBytes) };
 }
 
 /** Starts the timer; returns what stops it. */

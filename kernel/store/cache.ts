@@ -165,9 +165,7 @@ function storedEntry(type: TypeDef, key: string, bytes: Buffer, rev: number, cre
   return new StoredEntry(type, key, namespace, name, rev, createRev, bytes);
 }
 
-/** The history's default bounds (storage options historyMaxEvents, historyMaxBytes): past either, the oldest events go. */
-export const DEFAULT_HISTORY_EVENTS = 1_000_000;
-export const DEFAULT_HISTORY_BYTES = 512 * 1024 * 1024;
+export const HISTORY_DEFAULTS = { maxEvents: 1_000_000, maxEventBytes: 512 * 1024 * 1024 };
 
 export class ObjectCache {
   private resources = new Map<string, ResourceCache>();
@@ -175,16 +173,13 @@ export class ObjectCache {
   rev = 0;
   /** Oldest revision the in-memory history can rebuild (the start-up revision, then the trim point). */
   floor = 0;
-  /** Cap on events kept in memory across all resources, whatever the retention window says. */
-  maxEvents = DEFAULT_HISTORY_EVENTS;
-  /** Cap on the bytes of the object versions those events carry (a writer of large objects reaches it long before the count). */
-  maxEventBytes = DEFAULT_HISTORY_BYTES;
-  private eventCount = 0;
-  /** The bytes of the object versions the history's events carry (each event's new state). */
+  /** Caps on the events kept in memory across all resources, and on the bytes of the object versions they carry (kernel/ops/compaction.ts). */
+  maxEvents = HISTORY_DEFAULTS.maxEvents;
+  maxEventBytes = HISTORY_DEFAULTS.maxEventBytes;
+  historyEvents = 0;
   eventBytes = 0;
-  /** The newest revision dropped to keep within the bounds: the store's history is compacted to it too (kernel/ops/compaction.ts). */
+  /** The newest revision dropped to keep within the caps, and who is told (the store compacts to it). */
   boundFloor = 0;
-  /** Called after history was dropped to keep within the bounds. */
   onBoundsTrimmed: () => void = () => {};
   /** Called with every applied event, in order (the watch fan-out). */
   onEvent: (ev: CacheEvent, rc: ResourceCache) => void = () => {};
@@ -308,7 +303,7 @@ export class ObjectCache {
         last.set(ev.key, entry);
       }
       rc.events.push({ type: ev.type, rev: ev.revision, at, entry, prev });
-      this.eventCount++;
+      this.historyEvents++;
       this.eventBytes += entry.bytes.length;
     }
     this.floor = floor;
@@ -318,26 +313,19 @@ export class ObjectCache {
   private record(rc: ResourceCache, ev: CacheEvent) {
     rc.events.push(ev);
     this.eventBytes += ev.entry.bytes.length;
-    // past a bound the oldest tenth goes at once, so the sort over all events is not paid per event
-    if (++this.eventCount > this.maxEvents || this.eventBytes > this.maxEventBytes) {
-      this.trim(0, Math.floor(this.maxEvents * 0.9), Math.floor(this.maxEventBytes * 0.9));
-      this.onBoundsTrimmed();
-    }
+    // past a cap the oldest tenth goes at once, so the sort over all events is not paid per event
+    if (++this.historyEvents > this.maxEvents || this.eventBytes > this.maxEventBytes) { this.trim(0, this.maxEvents * 0.9, this.maxEventBytes * 0.9); this.onBoundsTrimmed(); }
     this.onEvent(ev, rc);
   }
 
   /**
-   * Drops history applied before `olderThanMs`, and more, oldest first over all resources, until at
-   * most `keep` events carrying at most `keepBytes` remain; the floor moves to the newest revision
-   * dropped (a watch or list from before it gets 410 Expired).
+   * Drops history applied before `olderThanMs`, and more, oldest first over all resources, until at most `keep`
+   * events carrying at most `keepBytes` remain; the floor moves to the newest revision dropped (before it: 410).
    */
   trim(olderThanMs: number, keep = this.maxEvents, keepBytes = this.maxEventBytes): void {
-    if (this.eventCount > keep || this.eventBytes > keepBytes) {
-      const all: { rev: number; size: number }[] = [];
-      for (const rc of this.resources.values()) for (const e of rc.events) all.push({ rev: e.rev, size: e.entry.bytes.length });
-      all.sort((a, b) => a.rev - b.rev);
-      let count = all.length, bytes = this.eventBytes, i = 0;
-      while (i < all.length && (count > keep || bytes > keepBytes)) { count--; bytes -= all[i].size; this.floor = Math.max(this.floor, all[i++].rev); }
+    if (this.historyEvents > keep || this.eventBytes > keepBytes) {
+      const all = [...this.resources.values()].flatMap((rc) => rc.events).sort((a, b) => a.rev - b.rev);
+      for (let n = all.length, bytes = this.eventBytes, i = 0; i < all.length && (n > keep || bytes > keepBytes); i++, n--) { bytes -= all[i].entry.bytes.length; this.floor = Math.max(this.floor, all[i].rev); }
       this.boundFloor = this.floor;
     }
     for (const rc of this.resources.values()) {
@@ -349,13 +337,10 @@ export class ObjectCache {
       }
       if (i) {
         rc.events = rc.events.slice(i);
-        this.eventCount -= i;
+        this.historyEvents -= i;
       }
     }
   }
-
-  /** Events the history holds now. */
-  get historyEvents(): number { return this.eventCount; }
 
   /** Applies committed events in order; `upTo` is the store revision reached (may pass the last event). */
   apply(events: StorageEvent[], upTo = 0): void {

@@ -23,7 +23,6 @@
 // revision acknowledged last and the one it was stopped at) and a damaged
 // store is refused with a StoreDamageError; `cluster-apiserver repair` salvages it (ops/repair.ts). LevelDB helpers
 // are in leveldb.ts.
-import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts/index.js';
 import { StatusError } from '../contracts/status.js';
@@ -53,14 +52,6 @@ export interface LogOptions {
   transformer?: ValueTransformer;
   /** Where the log reports what it repaired on its own at open. */
   warn?: (msg: string) => void;
-  /**
-   * A file outside the store recording that a store was opened here before: while it exists, a
-   * missing or empty store is refused (a fresh one would reissue resource versions and clients would
-   * see every object vanish), unless `startEmpty`.
-   */
-  marker?: string;
-  /** Start an empty store even where the marker says one existed (--storage-start-empty). */
-  startEmpty?: boolean;
 }
 
 export class StorageLog implements StorageBackend {
@@ -96,11 +87,7 @@ export class StorageLog implements StorageBackend {
     this.sync = opts.sync ?? true;
     this.tx = opts.transformer;
     this.warn = opts.warn ?? (() => {});
-    this.marker = opts.marker;
-    this.startEmpty = opts.startEmpty ?? false;
   }
-  private readonly marker: string | undefined;
-  private readonly startEmpty: boolean;
 
   private damage(problem: string): StoreDamageError {
     return new StoreDamageError(this.dir, problem);
@@ -126,11 +113,6 @@ export class StorageLog implements StorageBackend {
   async open(): Promise<void> {
     // Before LevelDB may create or delete a file: a store is new only when it has no file at all.
     const isNew = checkStoreFiles(this.dir) === 'new';
-    if (isNew && this.marker && existsSync(this.marker) && !this.startEmpty) {
-      throw new Error(`the store ${this.dir} is missing or empty, but this data directory held one (${this.marker}): an empty store would ` +
-        'issue resource versions again from 1 and clients would see every object vanish. Restore the store from a backup, ' +
-        'or start with --storage-start-empty to begin again with an empty store');
-    }
     checkLogs(this.dir);
     const hw = readHighWater(this.dir);
     this.db = await openDb(this.dir, isNew);
@@ -143,7 +125,6 @@ export class StorageLog implements StorageBackend {
       throw levelDbDamage(this.dir, e) ?? levelDbDamage(this.dir, (e as { cause?: unknown }).cause) ?? e;
     }
     this.opened = true;
-    if (this.marker && !existsSync(this.marker)) writeFileSync(this.marker, `${this.dir}\n`, { mode: 0o600 });
   }
 
   /** Reads and checks the store; refuses it (StoreDamageError) unless everything agrees. */
