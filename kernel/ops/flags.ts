@@ -300,6 +300,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (Object.keys(le).length) c.leaderElection = { ...c.leaderElection, ...le };
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
+  if (f.storageStartEmpty !== undefined) c.storage.options = { ...c.storage.options, startEmpty: f.storageStartEmpty };
   applyFlowControlFlags(c, f);
   if (f.eventTTLSeconds !== undefined) {
     // the flag says Events expire: the controller runs even if a configuration file left it out
