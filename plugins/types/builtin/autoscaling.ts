@@ -5,7 +5,7 @@ import type { FieldCause, KObject, TableColumn } from '../../../kernel/contracts
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { defaultV2, hpaConversion, withoutRoundTrip } from './conversions/autoscaling.js';
 import { quantity } from './quantity.js';
-import { forbidden, invalid, notSupported, required, show } from './causes.js';
+import { forbidden, invalid, notSupported, required, show } from './validation/causes.js';
 
 const isV1 = (o: KObject) => o.apiVersion === 'autoscaling/v1';
 /** The object in its v2 form (a copy when it was v1). */

@@ -8,7 +8,7 @@ import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { labelDomain } from './catalog.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
-import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, nonNegative, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './causes.js';
+import { dnsSubdomainErrors, show, type Validator, goMap, goStrings, goSelector, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, nonNegative, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './validation/causes.js';
 import { selectorMatches } from '../../lib/label-selector.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';

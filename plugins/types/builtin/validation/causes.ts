@@ -1,9 +1,9 @@
 // The vocabulary of the built-in types' validators: cause builders with the reference's reasons and
 // messages ("Required value", "Invalid value: <v>: <detail>"), values printed as Go prints them,
 // and the name and selector checks several types share.
-import type { Brand } from '../../../kernel/contracts/brand.js';
-import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
-import { isObj, list, type J } from '../../lib/json.js';
+import type { Brand } from '../../../../kernel/contracts/brand.js';
+import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
+import { isObj, list, type J } from '../../../lib/json.js';
 
 export type Validator = (obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string) => FieldCause[];
 
