@@ -14,6 +14,7 @@ import { ingress, ingressClass, networkPolicy } from './validation/networking.js
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { webhookConfiguration } from './validation/webhooks.js';
 import { service } from './validation/services.js';
+import { podDisruptionBudget } from './validation/policy.js';
 import { endpointSlice } from './validation/discovery.js';
 import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol.js';
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
@@ -245,6 +246,7 @@ export const VALIDATORS: Record<string, Validator> = {
   'ingresses.networking.cluster.io': ingress,
   'ingressclasses.networking.cluster.io': ingressClass,
   'roles.rbac.authorization.cluster.io': role,
+  'poddisruptionbudgets.policy': podDisruptionBudget,
   'endpointslices.discovery.cluster.io': endpointSlice,
   'flowschemas.flowcontrol.apiserver.cluster.io': flowSchema,
   'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': priorityLevelConfiguration,
