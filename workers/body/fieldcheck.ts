@@ -164,7 +164,11 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
       case 'number': return 'float64';
       case 'boolean': return 'bool';
       case 'array': { const e = goType(s.items, hops + 1); return e && `[]${e}`; }
-      case 'object': { if (s.fields || !s.additional) return undefined; const e = goType(s.additional, hops + 1); return e && `map[string]${e}`; }
+      case 'object': {
+        if (s.fields || !s.additional) return undefined;
+        // the core group's map of quantities is its own named type
+        if (isQuantity(s.additional, definitions)) return 'v1.ResourceList';
+        const e = goType(s.additional, hops + 1); return e && `map[string]${e}`; }
       default: return undefined;
     }
   };

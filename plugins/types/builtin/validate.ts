@@ -14,6 +14,7 @@ import { ingress, ingressClass, networkPolicy } from './validation/networking.js
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
+import { persistentVolume, persistentVolumeClaim } from './validation/persistentvolumes.js';
 
 
 // ---------------------------------------------------------------- pods
@@ -239,17 +240,6 @@ function secret(o: KObject, old: KObject | undefined, brand: Brand): FieldCause[
   return out;
 }
 
-// ---------------------------------------------------------------- storage and networking
-
-function persistentVolumeClaim(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  const spec = isObj(o.spec) ? o.spec : {};
-  if (!Array.isArray(spec.accessModes) || spec.accessModes.length === 0) out.push(required('spec.accessModes', 'at least 1 access mode is required'));
-  if (at(spec, 'resources.requests.storage') === undefined) out.push(required('spec.resources[storage]'));
-  return out;
-}
-
-
 // ---------------------------------------------------------------- admission webhook configurations
 
 /** AdmissionReview versions this server can send. */
@@ -407,6 +397,7 @@ export const VALIDATORS: Record<string, Validator> = {
   configmaps: configMap,
   secrets: secret,
   persistentvolumeclaims: persistentVolumeClaim,
+  persistentvolumes: persistentVolume,
   replicationcontrollers: workload({ restart: ALWAYS, mapSelector: true }),
   'deployments.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }, deploymentMore),
   'replicasets.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }),
