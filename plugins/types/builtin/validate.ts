@@ -15,6 +15,7 @@ import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
 import { persistentVolume, persistentVolumeClaim } from './validation/persistentvolumes.js';
+import { limitRange, resourceQuota } from './validation/quota.js';
 
 
 // ---------------------------------------------------------------- pods
@@ -398,6 +399,8 @@ export const VALIDATORS: Record<string, Validator> = {
   secrets: secret,
   persistentvolumeclaims: persistentVolumeClaim,
   persistentvolumes: persistentVolume,
+  limitranges: limitRange,
+  resourcequotas: resourceQuota,
   replicationcontrollers: workload({ restart: ALWAYS, mapSelector: true }),
   'deployments.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }, deploymentMore),
   'replicasets.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }),
