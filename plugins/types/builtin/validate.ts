@@ -16,6 +16,7 @@ import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment 
 import { podSpecCauses } from './validation/pod.js';
 import { persistentVolume, persistentVolumeClaim } from './validation/persistentvolumes.js';
 import { limitRange, resourceQuota } from './validation/quota.js';
+import { endpoints, namespace, node } from './validation/core.js';
 
 
 // ---------------------------------------------------------------- pods
@@ -401,6 +402,9 @@ export const VALIDATORS: Record<string, Validator> = {
   persistentvolumes: persistentVolume,
   limitranges: limitRange,
   resourcequotas: resourceQuota,
+  endpoints,
+  nodes: node,
+  namespaces: namespace,
   replicationcontrollers: workload({ restart: ALWAYS, mapSelector: true }),
   'deployments.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }, deploymentMore),
   'replicasets.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }),
