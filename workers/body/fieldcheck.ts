@@ -3,6 +3,7 @@
 // fields, the typed decoder's type errors, and duplicate keys of JSON and YAML texts. Pure
 // functions with no kernel state: the event loop runs them on small bodies, the worker pool on
 // large ones (checkbody.ts). kernel/api/fieldvalidation.ts builds the messages from their findings.
+import { base64ErrorOffset, rfc3339Error } from './godecode.js';
 import YAML from 'yaml';
 import type { Schema } from '../../kernel/contracts/index.js';
 import { duplicateKeys } from './decode.js';
@@ -146,7 +147,7 @@ const jsonKind = (v: unknown) => (typeof v === 'string' ? 'string' : typeof v ==
  * (`quantities must match the regular expression ...`), and every quantity that parses is rewritten,
  * in place, to the canonical text the reference stores ("1000m" → "1"). Undefined when the object decodes.
  */
-export function decodeTypeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string): string | undefined {
+export function decodeTypeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string, typed = false): string | undefined {
   /** The Go type a schema decodes into ("string", "int32", "[]v1.Container", "map[string]string"); undefined: not checked. */
   const goType = (s: Schema | undefined, hops = 0): string | undefined => {
     if (!s || hops > 64) return undefined;
@@ -183,6 +184,13 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
       if (name === 'IntOrString') { s = { type: 'int-or-string' }; break; }
+      // a typed time is a string, then an RFC 3339 time: either failure ends the decoding
+      if (typed && (name === 'Time' || name === 'MicroTime')) {
+        if (typeof value !== 'string') throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type string`);
+        const err = name === 'Time' ? rfc3339Error(value) : undefined;
+        if (err) throw new AbortDecode(err);
+        return;
+      }
       if (CUSTOM_DECODE.has(name)) return;
       s = definitions?.[s.ref];
       if (s?.type === 'object') struct = name;
@@ -197,7 +205,13 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     // The Go type is named only in an error: not worked out for every value that decodes.
     const mismatch = () => { const want = goType(declared); if (want && !first) first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}`; };
     switch (s.type) {
-      case 'string': if (typeof value !== 'string') mismatch(); return;
+      case 'string': {
+        if (typeof value !== 'string') return mismatch();
+        // a typed []byte is standard base64
+        const bad = typed && s.format === 'byte' ? base64ErrorOffset(value) : undefined;
+        if (bad !== undefined) first ??= `illegal base64 data at input byte ${bad}`;
+        return;
+      }
       case 'boolean': if (typeof value !== 'boolean') mismatch(); return;
       case 'number': if (typeof value !== 'number') mismatch(); return;
       case 'integer': {

@@ -75,7 +75,8 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
   // A node agent registers its Node with capacity, allocatable, addresses and nodeInfo: the reference keeps them.
   row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
-  row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
+  // core/v1 events skip the object-meta rules (only the path-segment check of every name); events.<domain>/v1 has them
+  row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'], nameRule: 'path-segment' }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
   row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { shortNames: ['pvc'], subresources: S }),

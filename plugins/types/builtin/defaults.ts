@@ -356,7 +356,8 @@ function csiDriver(o: KObject): void {
 
 /** stringData is a write-only convenience: its values are folded into data (base64), winning over data. */
 function secret(o: J): void {
-  def(o, 'type', 'Opaque');
+  // a plain string field: "" is unset too
+  if (unset(o.type) || o.type === '') o.type = 'Opaque';
   const sd = o.stringData;
   if (sd && typeof sd === 'object' && !Array.isArray(sd)) {
     const data = (o.data && typeof o.data === 'object' && !Array.isArray(o.data) ? o.data : {}) as Record<string, unknown>;
