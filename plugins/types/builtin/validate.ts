@@ -19,6 +19,9 @@ import { endpointSlice } from './validation/discovery.js';
 import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol.js';
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
+import { persistentVolume, persistentVolumeClaim } from './validation/persistentvolumes.js';
+import { limitRange, resourceQuota } from './validation/quota.js';
+import { endpoints, namespace, node } from './validation/core.js';
 
 
 // ---------------------------------------------------------------- pods
@@ -209,16 +212,6 @@ function secret(o: KObject, old: KObject | undefined, brand: Brand): FieldCause[
   return out;
 }
 
-// ---------------------------------------------------------------- storage and networking
-
-function persistentVolumeClaim(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  const spec = isObj(o.spec) ? o.spec : {};
-  if (!Array.isArray(spec.accessModes) || spec.accessModes.length === 0) out.push(required('spec.accessModes', 'at least 1 access mode is required'));
-  if (at(spec, 'resources.requests.storage') === undefined) out.push(required('spec.resources[storage]'));
-  return out;
-}
-
 
 /** Validators by row key (see catalog.ts rowKey). */
 export const VALIDATORS: Record<string, Validator> = {
@@ -228,6 +221,12 @@ export const VALIDATORS: Record<string, Validator> = {
   configmaps: configMap,
   secrets: secret,
   persistentvolumeclaims: persistentVolumeClaim,
+  persistentvolumes: persistentVolume,
+  limitranges: limitRange,
+  resourcequotas: resourceQuota,
+  endpoints,
+  nodes: node,
+  namespaces: namespace,
   replicationcontrollers: workload({ restart: ALWAYS, mapSelector: true }),
   'deployments.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }, deploymentMore),
   'replicasets.apps': workload({ emptySelector: 'empty selector is invalid for deployment', restart: ALWAYS }),
