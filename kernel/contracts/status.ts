@@ -90,7 +90,8 @@ export const errors = {
   gone: (msg: string) => new StatusError(410, 'Expired', msg),
   invalid(group: string, kind: string, name: string, causes: FieldCause[]): StatusError {
     const gk = group ? `${kind}.${group}` : kind;
-    const list = causes.map((c) => `${c.field}: ${c.message}`);
+    // every cause is kept; the message names each distinct one once (the reference's ToAggregate)
+    const list = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
     const msg = `${gk} "${name}" is invalid: ` + (list.length === 1 ? list[0] : `[${list.join(', ')}]`);
     return new StatusError(422, 'Invalid', msg, { name: name || undefined, group: group || undefined, kind: kind || undefined, causes });
   },

@@ -77,7 +77,8 @@ export function validateEventsV1(o: KObject, old: KObject | undefined, brand: Br
   const was = eventToCore(old) as J; // the stored object, in the request's version
   if (canon(e.series ?? null) !== canon(was.series ?? null)) out.push(...series(e));
   const same = (a: unknown, b: unknown) => canon(a ?? null) === canon(b ?? null);
-  const fields = ['involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type'];
+  // reason twice: the reference's update check lists it twice
+  const fields = ['involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'reason', 'type'];
   for (const f of fields) if (!same(e[f], was[f])) out.push(invalid(f, e[f] ?? null, 'field is immutable'));
   if (micros(e.eventTime) !== micros(was.eventTime)) out.push(invalid('eventTime', e.eventTime ?? null, 'field is immutable'));
   for (const f of ['action', 'related', 'reportingComponent', 'reportingInstance']) {

@@ -10,7 +10,6 @@ import { isDNS1123Label, isDNS1123Subdomain, validateLabelSelector } from '../..
 import { compareQuantity, formatQuantity, nanoOf, parseQuantity, sign, type Quantity } from '../../../../workers/body/quantity.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { canon, forbidden, invalid, notSupported, required, type Validator } from './causes.js';
-import { labelDomain } from '../catalog.js';
 import { str } from './pod-env.js';
 import { nodeSelectorCauses } from './pod-scheduling.js';
 import { hostPathCauses } from './pod-volumes.js';
@@ -155,7 +154,7 @@ function pvSpecCauses(spec: J): FieldCause[] {
 
 /** Node selector keys the reference lets an update move from their beta name to the GA one. */
 function betaToGA(brand: Brand): Record<string, string> {
-  const d = labelDomain(brand);
+  const d = brand.keyDomain;
   return {
     [`failure-domain.beta.${d}/zone`]: `topology.${d}/zone`, [`failure-domain.beta.${d}/region`]: `topology.${d}/region`,
     [`beta.${d}/os`]: `${d}/os`, [`beta.${d}/arch`]: `${d}/arch`, [`beta.${d}/instance-type`]: `node.${d}/instance-type`,
