@@ -44,9 +44,10 @@ export function validateAPIService(obj: KObject): FieldCause[] {
   const version = typeof spec.version === 'string' ? spec.version : '';
   const required = `${version}.${group}`;
   const name = obj.metadata?.name ?? '';
-  const nameErrs = isPathSegmentName(name);
+  // (a missing name is the metadata check's Required; the name rule runs on a name only)
+  const nameErrs = name ? isPathSegmentName(name) : [];
   if (nameErrs.length) out.push(fieldError.invalid('metadata.name', name, nameErrs.join(', ')));
-  else if (name !== required) out.push(fieldError.invalid('metadata.name', name, `must be \`spec.version+"."+spec.group\`: ${JSON.stringify(required)}`));
+  else if (name && name !== required) out.push(fieldError.invalid('metadata.name', name, `must be \`spec.version+"."+spec.group\`: ${JSON.stringify(required)}`));
   if (!group && version !== 'v1') out.push(fieldError.required('spec.group', 'only v1 may have an empty group and it better be legacy kube'));
   if (group) for (const e of isDNS1123Subdomain(group)) out.push(fieldError.invalid('spec.group', group, e));
   for (const e of isDNS1035Label(version)) out.push(fieldError.invalid('spec.version', version, e));
