@@ -20,6 +20,11 @@ function def(o: J, k: string, v: unknown): void {
   if (unset(o[k])) o[k] = v;
 }
 
+/** A default of a plain (non-pointer) field in the reference's Go types, whose zero value ("" or 0) counts as unset too. */
+function defPlain(o: J, k: string, v: string | number): void {
+  if (unset(o[k]) || o[k] === '' || o[k] === 0) o[k] = v;
+}
+
 /** The object at o[k], created when unset. A non-object value is left alone (validation reports it). */
 function child(o: J, k: string): J {
   if (unset(o[k])) o[k] = {};
@@ -49,29 +54,29 @@ export function imagePullPolicy(image: unknown): 'Always' | 'IfNotPresent' {
 }
 
 function httpGet(h: J): void {
-  def(h, 'path', '/');
-  def(h, 'scheme', 'HTTP');
+  defPlain(h, 'path', '/');
+  defPlain(h, 'scheme', 'HTTP');
 }
 
 function probe(p: J): void {
-  def(p, 'timeoutSeconds', 1);
-  def(p, 'periodSeconds', 10);
-  def(p, 'successThreshold', 1);
-  def(p, 'failureThreshold', 3);
+  defPlain(p, 'timeoutSeconds', 1);
+  defPlain(p, 'periodSeconds', 10);
+  defPlain(p, 'successThreshold', 1);
+  defPlain(p, 'failureThreshold', 3);
   if (isObj(p.httpGet)) httpGet(p.httpGet);
   if (isObj(p.grpc)) def(p.grpc, 'service', '');
 }
 
 function fieldRefs(items: unknown): void {
-  for (const it of list(items)) if (isObj(it.fieldRef)) def(it.fieldRef, 'apiVersion', 'v1');
+  for (const it of list(items)) if (isObj(it.fieldRef)) defPlain(it.fieldRef, 'apiVersion', 'v1');
 }
 
 function container(c: J): void {
-  def(c, 'imagePullPolicy', imagePullPolicy(c.image));
-  def(c, 'terminationMessagePath', '/dev/termination-log');
-  def(c, 'terminationMessagePolicy', 'File');
+  defPlain(c, 'imagePullPolicy', imagePullPolicy(c.image));
+  defPlain(c, 'terminationMessagePath', '/dev/termination-log');
+  defPlain(c, 'terminationMessagePolicy', 'File');
   def(c, 'resources', {});
-  for (const p of list(c.ports)) def(p, 'protocol', 'TCP');
+  for (const p of list(c.ports)) defPlain(p, 'protocol', 'TCP');
   fieldRefs(list(c.env).map((e) => e.valueFrom).filter(isObj));
   for (const k of ['livenessProbe', 'readinessProbe', 'startupProbe']) if (isObj(c[k])) probe(c[k]);
   for (const k of ['postStart', 'preStop']) {
@@ -93,9 +98,9 @@ function volume(v: J): void {
 
 /** Pod spec defaults, shared by pods and every pod template. */
 export function podSpec(spec: J): void {
-  def(spec, 'restartPolicy', 'Always'); // also in job templates: validation then demands OnFailure or Never
-  def(spec, 'dnsPolicy', 'ClusterFirst');
-  def(spec, 'schedulerName', 'default-scheduler');
+  defPlain(spec, 'restartPolicy', 'Always'); // also in job templates: validation then demands OnFailure or Never
+  defPlain(spec, 'dnsPolicy', 'ClusterFirst');
+  defPlain(spec, 'schedulerName', 'default-scheduler');
   def(spec, 'terminationGracePeriodSeconds', 30);
   def(spec, 'securityContext', {});
   for (const c of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) container(c);
@@ -153,7 +158,7 @@ function deployment(o: KObject): void {
   const spec = child(o, 'spec');
   def(spec, 'replicas', 1);
   const strategy = child(spec, 'strategy');
-  def(strategy, 'type', 'RollingUpdate');
+  defPlain(strategy, 'type', 'RollingUpdate');
   if (strategy.type === 'RollingUpdate') {
     const ru = child(strategy, 'rollingUpdate');
     def(ru, 'maxUnavailable', '25%');
@@ -173,21 +178,21 @@ function replicaSet(o: KObject): void {
 function statefulSet(o: KObject): void {
   const spec = child(o, 'spec');
   def(spec, 'replicas', 1);
-  def(spec, 'podManagementPolicy', 'OrderedReady');
+  defPlain(spec, 'podManagementPolicy', 'OrderedReady');
   const us = child(spec, 'updateStrategy');
-  def(us, 'type', 'RollingUpdate');
+  defPlain(us, 'type', 'RollingUpdate');
   if (us.type === 'RollingUpdate') def(child(us, 'rollingUpdate'), 'partition', 0);
   def(spec, 'revisionHistoryLimit', 10);
   const retention = child(spec, 'persistentVolumeClaimRetentionPolicy');
-  def(retention, 'whenDeleted', 'Retain');
-  def(retention, 'whenScaled', 'Retain');
+  defPlain(retention, 'whenDeleted', 'Retain');
+  defPlain(retention, 'whenScaled', 'Retain');
   template(spec);
 }
 
 function daemonSet(o: KObject): void {
   const spec = child(o, 'spec');
   const us = child(spec, 'updateStrategy');
-  def(us, 'type', 'RollingUpdate');
+  defPlain(us, 'type', 'RollingUpdate');
   if (us.type === 'RollingUpdate') {
     const ru = child(us, 'rollingUpdate');
     def(ru, 'maxUnavailable', 1);
@@ -245,13 +250,12 @@ function job(o: KObject, brand: Brand): void {
 
 function cronJob(o: KObject): void {
   const spec = child(o, 'spec');
-  def(spec, 'concurrencyPolicy', 'Allow');
+  defPlain(spec, 'concurrencyPolicy', 'Allow');
   def(spec, 'suspend', false);
   def(spec, 'successfulJobsHistoryLimit', 3);
   def(spec, 'failedJobsHistoryLimit', 1);
   // Only the pod template inside jobTemplate is defaulted, not the job spec itself.
-  const jt = at(spec, 'jobTemplate.spec');
-  if (isObj(jt)) template(jt);
+  template(child(child(spec, 'jobTemplate'), 'spec'));
 }
 
 // ---------------------------------------------------------------- services and networking
