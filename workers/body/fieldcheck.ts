@@ -164,7 +164,13 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
       case 'number': return 'float64';
       case 'boolean': return 'bool';
       case 'array': { const e = goType(s.items, hops + 1); return e && `[]${e}`; }
-      case 'object': { if (s.fields || !s.additional) return undefined; const e = goType(s.additional, hops + 1); return e && `map[string]${e}`; }
+      case 'object': {
+        if (s.fields || !s.additional) return undefined;
+        // a map of quantities is core/v1's named ResourceList
+        if (isQuantity(s.additional, definitions ?? {})) return 'v1.ResourceList';
+        const e = goType(s.additional, hops + 1);
+        return e && `map[string]${e}`;
+      }
       default: return undefined;
     }
   };
@@ -172,12 +178,21 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
   // Go's decoder saves the first type mismatch and goes on; an error of a type's own decoder (a
   // malformed quantity) ends the decoding at once and is the one reported.
   let first: string | undefined;
+  /** An IntOrString decodes a JSON string as its string, anything else as an int32. */
+  const intOrString = (value: unknown, path: string, outer: string): void => {
+    if (typeof value === 'string' || first) return;
+    if (typeof value !== 'number') first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type int32`;
+    else if (!Number.isInteger(value) || value < INT_RANGE.int32[0] || value > INT_RANGE.int32[1]) {
+      first = `json: cannot unmarshal number ${numberLiteral(body, value) ?? String(value)} into ${where(outer, path)} of type int32`;
+    }
+  };
   const walk = (value: unknown, declared: Schema | undefined, path: string, outer: string): void => {
     if (value === null || value === undefined || !declared) return;
     let struct = outer;
     let s: Schema | undefined = declared;
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
+      if (name === 'IntOrString') return intOrString(value, path, outer);
       if (CUSTOM_DECODE.has(name)) return;
       s = definitions?.[s.ref];
       if (s?.type === 'object') struct = name;

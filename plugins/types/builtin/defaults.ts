@@ -98,6 +98,10 @@ function volume(v: J): void {
 
 /** Pod spec defaults, shared by pods and every pod template. */
 export function podSpec(spec: J): void {
+  // serviceAccount is the deprecated alias of serviceAccountName: read when the new field is empty, and written back as its copy.
+  if (!spec.serviceAccountName && typeof spec.serviceAccount === 'string' && spec.serviceAccount) spec.serviceAccountName = spec.serviceAccount;
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName) spec.serviceAccount = spec.serviceAccountName;
+  else delete spec.serviceAccount;
   defPlain(spec, 'restartPolicy', 'Always'); // also in job templates: validation then demands OnFailure or Never
   defPlain(spec, 'dnsPolicy', 'ClusterFirst');
   defPlain(spec, 'schedulerName', 'default-scheduler');
@@ -227,6 +231,7 @@ function job(o: KObject, brand: Brand): void {
   def(spec, 'backoffLimit', 6);
   def(spec, 'completionMode', 'NonIndexed');
   def(spec, 'suspend', false);
+  for (const rule of list(at(spec, 'podFailurePolicy.rules'))) for (const c of list(rule.onPodConditions)) defPlain(c, 'status', 'True');
   template(spec);
   // The job takes its template's labels when it has none; the reference shares one map, so the
   // generated labels below end up on the job too.

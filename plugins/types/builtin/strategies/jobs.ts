@@ -12,7 +12,7 @@ export function jobStrategy(host: PluginHost): TypeStrategy {
       const spec: J = isObj(obj.spec) ? obj.spec : (obj.spec = {});
       if (spec.manualSelector === true) return;
       const uid = obj.metadata!.uid!;
-      const name = obj.metadata!.name!;
+      const name = obj.metadata!.name ?? ''; // a create without a name is refused later, with these labels as the reference makes them
       const template: J = isObj(spec.template) ? spec.template : (spec.template = {});
       const tmd: J = isObj(template.metadata) ? template.metadata : (template.metadata = {});
       const labels: Record<string, string> = isObj(tmd.labels) ? tmd.labels : (tmd.labels = {});

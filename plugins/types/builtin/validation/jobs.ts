@@ -217,14 +217,41 @@ function scheduleError(s: string): string | undefined {
 
 const CONCURRENCY = ['Allow', 'Forbid', 'Replace'];
 
-function cronJobSpecCauses(spec: J): FieldCause[] {
+/** One part of an IANA zone name as the reference allows it (letters, digits, '.', '-', '_', '+'; at most 14). */
+const ZONE_PART = /^[A-Za-z.\-_0-9+]{1,14}$/;
+
+/** Whether this runtime's time zone database knows the zone (as Go's LoadLocation would). */
+function knownZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** validateTimeZone: a non-empty IANA name that is not "Local". */
+function timeZoneCauses(tz: unknown): FieldCause[] {
+  if (!isSet(tz)) return [];
+  const f = 'spec.timeZone';
+  const s = String(tz);
+  if (s === '') return [invalid(f, s, 'timeZone must be nil or non-empty string')];
+  if (s.split('/').some((part) => part === '.' || part === '..' || part.startsWith('-') || !ZONE_PART.test(part))) return [invalid(f, s, `unknown time zone ${s}`)];
+  if (s.toLowerCase() === 'local') return [invalid(f, s, 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones')];
+  return knownZone(s) ? [] : [invalid(f, s, `unknown time zone ${s}`)];
+}
+
+function cronJobSpecCauses(spec: J, oldSpec: J | undefined): FieldCause[] {
   const out: FieldCause[] = [];
   if (typeof spec.schedule !== 'string' || spec.schedule === '') out.push(required('spec.schedule'));
   else {
     const err = scheduleError(spec.schedule);
     if (err) out.push(invalid('spec.schedule', spec.schedule, err));
+    if (spec.schedule.includes('TZ') && isSet(spec.timeZone)) out.push(invalid('spec.schedule', spec.schedule, 'cannot use both timeZone field and TZ or CRON_TZ in schedule'));
   }
   nonNegative(out, 'spec.startingDeadlineSeconds', spec.startingDeadlineSeconds);
+  // A zone stored before this runtime's database lost it stays valid while unchanged.
+  if (!oldSpec || oldSpec.timeZone !== spec.timeZone) out.push(...timeZoneCauses(spec.timeZone));
   const cp = spec.concurrencyPolicy;
   if (!cp) out.push(required('spec.concurrencyPolicy'));
   else if (!CONCURRENCY.includes(cp)) out.push(notSupported('spec.concurrencyPolicy', cp, CONCURRENCY));
@@ -239,7 +266,7 @@ function cronJobSpecCauses(spec: J): FieldCause[] {
 }
 
 function cronJob(o: KObject, old: KObject | undefined): FieldCause[] {
-  const out = cronJobSpecCauses(obj(o.spec));
+  const out = cronJobSpecCauses(obj(o.spec), old ? obj(old.spec) : undefined);
   const name = o.metadata?.name;
   // Job names get an 11-character suffix; on create the reference caps cron job names to keep them labels.
   if (!old && typeof name === 'string' && name.length > 52) out.push(invalid('metadata.name', name, 'must be no more than 52 characters'));

@@ -188,11 +188,7 @@ function statefulSetStrategyCauses(st: J): FieldCause[] {
   const ru = st.rollingUpdate, rp = `${p}.rollingUpdate`;
   const out: FieldCause[] = [];
   nonNegative(out, `${rp}.partition`, ru.partition);
-  if (ru.maxUnavailable !== undefined && ru.maxUnavailable !== null) {
-    out.push(...intOrPercentCauses(ru.maxUnavailable, `${rp}.maxUnavailable`));
-    if (intOrPercentValue(ru.maxUnavailable) === 0) out.push(invalid(`${rp}.maxUnavailable`, ru.maxUnavailable, 'cannot be 0'));
-    out.push(...notOver100(ru.maxUnavailable, `${rp}.maxUnavailable`));
-  }
+  // maxUnavailable belongs to MaxUnavailableStatefulSet, a feature 1.28 leaves off: the reference drops it unchecked.
   return out;
 }
 
