@@ -6,6 +6,7 @@ import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../ker
 import { componentStatuses } from './componentstatus.js';
 import { hpaStrategy } from './autoscaling.js';
 import { jobStrategy } from './jobs.js';
+import { statefulSetStrategy } from './workloads.js';
 import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
 import { withProtobuf } from '../../../lib/protobuf-catalog.js';
@@ -20,6 +21,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
     services: serviceStrategy(services),
     pods: podStrategy(host),
     'jobs.batch': jobStrategy(host),
+    'statefulsets.apps': statefulSetStrategy,
     'horizontalpodautoscalers.autoscaling': hpaStrategy,
   };
   return {
