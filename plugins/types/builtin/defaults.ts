@@ -220,7 +220,7 @@ function replicationController(o: KObject): void {
 
 }
 
-function job(o: KObject, brand: Brand): void {
+function job(o: KObject): void {
   const spec = child(o, 'spec');
   const meta = child(o, 'metadata');
   if (unset(spec.completions) && unset(spec.parallelism)) {
@@ -233,24 +233,11 @@ function job(o: KObject, brand: Brand): void {
   def(spec, 'suspend', false);
   for (const rule of list(at(spec, 'podFailurePolicy.rules'))) for (const c of list(rule.onPodConditions)) defPlain(c, 'status', 'True');
   template(spec);
-  // The job takes its template's labels when it has none; the reference shares one map, so the
-  // generated labels below end up on the job too.
+  // The job takes its template's labels when it has none. The reference shares one map, so on create
+  // the labels its strategy then generates on the template (strategies/jobs.ts) end up on the job
+  // too: that strategy copies them there, after generating.
   const tmeta = child(child(spec, 'template'), 'metadata');
-  const copyLabels = isObj(tmeta.labels) && empty(meta.labels);
-  // The reference generates the selector at create time from the uid (unless manualSelector);
-  // done here when the uid is already known.
-  if (spec.manualSelector !== true && empty(spec.selector) && typeof meta.uid === 'string' && meta.uid) {
-    const d = `batch.${labelDomain(brand)}`;
-    const tl = child(tmeta, 'labels');
-    def(tl, 'controller-uid', meta.uid);
-    def(tl, `${d}/controller-uid`, meta.uid);
-    if (meta.name) {
-      def(tl, 'job-name', meta.name);
-      def(tl, `${d}/job-name`, meta.name);
-    }
-    spec.selector = { matchLabels: { [`${d}/controller-uid`]: meta.uid } };
-  }
-  if (copyLabels) meta.labels = { ...tmeta.labels };
+  if (!isNew(o) && isObj(tmeta.labels) && empty(meta.labels)) meta.labels = { ...tmeta.labels };
 }
 
 function cronJob(o: KObject): void {

@@ -6,6 +6,7 @@ import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { seccompAnnotationCauses } from './validation/pod-security.js';
 import { tolerationsCauses } from './validation/pod-scheduling.js';
+import { metadataAgain } from './validation/workloads.js';
 import { canon, dnsLabelErrors, dnsSubdomainErrors, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
 
 // ---------------------------------------------------------------- pods
@@ -121,6 +122,8 @@ export const pod: Validator = (o, old, brand, subresource) => {
   }
   // Sub-resources with their own rules on the spec (binding, ephemeral containers) are not pod updates.
   if (old && (subresource === undefined || subresource === 'resize')) out.push(...podSpecUpdateCauses(spec, isObj(old.spec) ? old.spec : {}, subresource));
+  // ValidatePodUpdate checks the metadata twice more (as new metadata, and as an update).
+  if (old && subresource === undefined) out.push(...metadataAgain(o, 2));
   return out;
 };
 

@@ -8,7 +8,7 @@ import { selectorMatches } from '../../../lib/label-selector.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { labelDomain } from '../catalog.js';
 import { canon, duplicate, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from '../causes.js';
-import { podTemplateSpecCauses } from './workloads.js';
+import { metadataAgain, podTemplateSpecCauses } from './workloads.js';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 
 const obj = (v: unknown): J => (isObj(v) ? v : {});
@@ -196,13 +196,14 @@ function jobUpdateCauses(o: KObject, old: KObject): FieldCause[] {
   return out;
 }
 
-const job: Validator = (o, old, brand) => {
+const job: Validator = (o, old, brand, subresource) => {
+  if (subresource) return []; // status: the spec is the stored one
   if (!old) return jobCauses(o, brand, true);
   // Jobs stored before the prefixed labels existed are not held to them.
   const oldLabels = labelsOf(obj(obj(obj(old.spec).template).metadata).labels);
   const d = batchDomain(brand);
   const prefixed = `${d}/job-name` in oldLabels && `${d}/controller-uid` in oldLabels;
-  return [...jobCauses(o, brand, prefixed), ...jobUpdateCauses(o, old)];
+  return [...metadataAgain(o, 2), ...jobCauses(o, brand, prefixed), ...jobUpdateCauses(o, old)];
 };
 
 // ---------------------------------------------------------------- cron jobs
@@ -265,12 +266,13 @@ function cronJobSpecCauses(spec: J, oldSpec: J | undefined): FieldCause[] {
   return out;
 }
 
-function cronJob(o: KObject, old: KObject | undefined): FieldCause[] {
+function cronJob(o: KObject, old: KObject | undefined, _brand: Brand, subresource?: string): FieldCause[] {
+  if (subresource) return [];
   const out = cronJobSpecCauses(obj(o.spec), old ? obj(old.spec) : undefined);
   const name = o.metadata?.name;
   // Job names get an 11-character suffix; on create the reference caps cron job names to keep them labels.
   if (!old && typeof name === 'string' && name.length > 52) out.push(invalid('metadata.name', name, 'must be no more than 52 characters'));
-  return out;
+  return old ? [...metadataAgain(o, 1), ...out] : out;
 }
 
 /** Validators by row key (see catalog.ts rowKey). */
