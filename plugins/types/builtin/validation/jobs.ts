@@ -171,9 +171,10 @@ function templateUpdateCauses(spec: J, oldSpec: J, mutableScheduling: boolean): 
       delete rest.nodeAffinity;
       if (Object.keys(rest).length) os.affinity = rest; else delete os.affinity;
     } else if (isSet(aff)) os.affinity = { ...obj(oldAff), nodeAffinity: obj(aff).nodeAffinity };
-    for (const k of ['nodeSelector', 'tolerations', 'schedulingGates']) os[k] = ts[k];
-    const meta = obj(tpl.metadata);
-    oldTpl.metadata = { ...obj(oldTpl.metadata), labels: meta.labels, annotations: meta.annotations };
+    const take = (to: J, from: J, k: string) => { if (from[k] === undefined) delete to[k]; else to[k] = from[k]; };
+    for (const k of ['nodeSelector', 'tolerations', 'schedulingGates']) take(os, ts, k);
+    const meta = obj(tpl.metadata), om = (oldTpl.metadata = obj(oldTpl.metadata));
+    for (const k of ['labels', 'annotations']) take(om, meta, k);
   }
   return same(tpl, oldTpl) ? [] : [invalid('spec.template', tpl, 'field is immutable', '')];
 }
