@@ -21,7 +21,7 @@ import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
 import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources.js';
 import { ObjectCache } from './store/cache.js';
 import { settleAfterWrites } from './ops/settle.js';
-import { startCompaction } from './ops/compaction.js';
+import { historyBounds, startCompaction } from './ops/compaction.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
 import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
@@ -140,6 +140,7 @@ export class Server {
     const host = this.host.api();
     const step = startupSteps(this.log);
     step('modules loaded');
+    if (!this.role) for (const w of cfg.warnings ?? []) this.log.warn(w);
     if (!this.role) {
       this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
       process.once('exit', () => this.dataLock?.release());
@@ -198,6 +199,7 @@ export class Server {
     this.cache.rev = snapshot;
     const history: StorageEvent[] = [];
     for await (const ev of this.backend.history(this.backend.compactedRevision())) if (ev.revision <= snapshot) history.push(ev);
+    Object.assign(this.cache, historyBounds(cfg.storage.options));
     this.cache.preload(history, this.backend.compactedRevision());
     this.cache.onEvent = (ev, rc) => {
       this.hub.dispatch(ev, rc);
@@ -229,6 +231,7 @@ export class Server {
     if (role) auditBackends = auditBackends.map(({ name, plugin }, i) => ({ name, plugin: { level: (a) => plugin.level(a), record: (ev) => role.audit(i, ev) } }));
     if (auditBackends.length) this.auditor = new Auditor(auditBackends, this.brand, this.log, this.metrics);
     this.metrics.instrumentWatchHub(this.hub);
+    this.metrics.instrumentHistory(this.cache);
 
     step('authentication, authorization, admission, flow control, audit plugins');
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.

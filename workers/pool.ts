@@ -43,10 +43,10 @@ export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: str
  */
 export const YAML_WORKER_THRESHOLD_BYTES = 16 * 1024;
 
-/** Decodes one YAML body (bounded, see decode.ts) inline when small, on a worker otherwise. */
-export async function decodeYamlBody(text: string): Promise<YamlDecoded> {
-  if (!enabled || text.length < YAML_WORKER_THRESHOLD_BYTES) return decodeYaml(text);
-  const r = (await thePool().run({ op: 'decode-yaml', text })) as { ok: true; json: string; duplicates: string[] } | { ok: false; message: string };
+/** Decodes one YAML body (bounded, see decode.ts; at most `maxDecodedBytes` of JSON) inline when small, on a worker otherwise. */
+export async function decodeYamlBody(text: string, maxDecodedBytes?: number): Promise<YamlDecoded> {
+  if (!enabled || text.length < YAML_WORKER_THRESHOLD_BYTES) return decodeYaml(text, maxDecodedBytes);
+  const r = (await thePool().run({ op: 'decode-yaml', text, maxDecodedBytes })) as { ok: true; json: string; duplicates: string[] } | { ok: false; message: string; tooLarge?: boolean };
   return r.ok ? { ok: true, value: JSON.parse(r.json), duplicates: r.duplicates } : r;
 }
 

@@ -74,6 +74,8 @@ const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 function toJsonSchema(s: Schema): Record<string, unknown> {
   switch (s.type) {
     case 'ref':
+      // raw JSON (runtime.RawExtension) holds any value, not only objects
+      if (s.ref.endsWith('.RawExtension')) return {};
       return { $ref: `${DEFS_ID}#/definitions/${escapePointer(s.ref)}` };
     case 'object': {
       const out: Record<string, unknown> = { type: ['object', 'null'] };

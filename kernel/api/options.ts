@@ -4,7 +4,7 @@
 // options (dryRun, fieldManager, fieldValidation, force) are checked into one 422 per options kind.
 import type { Brand } from '../contracts/brand.js';
 import type { FieldCause } from '../contracts/index.js';
-import { errors } from '../contracts/status.js';
+import { errors, StatusError } from '../contracts/status.js';
 import { formatValue, goQuote } from './validation.js';
 
 /** The first value of a query parameter as a bool: absent → undefined; "0" and "false" (any case) → false; anything else → true. */
@@ -23,6 +23,28 @@ export function parseGoInt64(s: string): number {
   const n = BigInt(s);
   if (n > INT64_MAX || n < INT64_MIN) throw errors.badRequest(`strconv.ParseInt: parsing ${goQuote(s)}: value out of range`);
   return Number(n);
+}
+
+const UINT64_MAX = 18446744073709551615n;
+
+/** A resourceVersion as the reference's storage reads it: the revision, and its exact decimal text (past 2^53 a number is not exact). */
+export interface ParsedRV { n: number; text: string }
+
+/**
+ * A resourceVersion as the reference's storage versioner parses it: "" and "0" are 0, anything else
+ * Go's strconv.ParseUint(rv, 10, 64). Its failure is the storage's InvalidError; the watch cache
+ * returns it as it is, which the reference's handler answers as a 500 without a reason (`delegated`:
+ * a list the watch cache hands to etcd, which wraps it in a 400).
+ */
+export function parseResourceVersion(rv: string, delegated = false): ParsedRV {
+  if (rv === '' || rv === '0') return { n: 0, text: '0' };
+  const why = !/^\d+$/.test(rv) ? 'invalid syntax' : BigInt(rv) > UINT64_MAX ? 'value out of range' : undefined;
+  if (why) {
+    const msg = `resourceVersion: Invalid value: ${goQuote(rv)}: strconv.ParseUint: parsing ${goQuote(rv)}: ${why}`;
+    throw delegated ? errors.badRequest(`invalid resource version: ${msg}`) : new StatusError(500, '', msg);
+  }
+  const big = BigInt(rv);
+  return { n: Number(big), text: big.toString() };
 }
 
 /** The first value of an integer query parameter; undefined when absent. */

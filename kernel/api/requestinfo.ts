@@ -5,6 +5,15 @@ import { queryBool } from './options.js';
 // Sub-paths of /namespaces/{name} that are sub-resources of the namespace itself.
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
+/** The deprecated watch prefix the reference still serves: /api/v1/watch/..., /apis/<group>/<version>/watch/... */
+const WATCH_PREFIX = /^(\/api\/[^/]+|\/apis\/[^/]+\/[^/]+)\/watch(?=\/[^/])/;
+
+/** A path under the legacy watch prefix as the same path without it (what is watched), else undefined. */
+export function legacyWatchTarget(path: string): string | undefined {
+  const m = WATCH_PREFIX.exec(path);
+  return m ? m[1] + path.slice(m[0].length) : undefined;
+}
+
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const parts = path.split('/').filter((p) => p !== '');
   const info: RequestInfo = {
@@ -27,6 +36,9 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   }
   if (rest.length === 0) return info; // /api/v1, /apis/g/v: discovery
   info.isResourceRequest = true;
+  // the legacy prefix: a watch whatever the method, of what the rest of the path names
+  const watchPrefix = rest[0] === 'watch' && rest.length >= 2;
+  if (watchPrefix) rest = rest.slice(1);
   if (rest[0] === 'namespaces' && rest.length > 1) {
     info.namespace = rest[1];
     if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
@@ -37,7 +49,8 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   // part of it (the route refuses a trailing path where the sub-resource takes none).
   if (rest.length >= 3) info.subresource = rest[2];
 
-  switch (method) {
+  if (watchPrefix) info.verb = 'watch';
+  else switch (method) {
     case 'POST': info.verb = 'create'; break;
     case 'GET': case 'HEAD':
       info.verb = info.name ? 'get' : queryBool(query, 'watch') ? 'watch' : 'list';
@@ -48,7 +61,7 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     default: info.verb = method.toLowerCase();
   }
   // A watch of one object by name through a field selector is authorized as a watch on that name.
-  if ((info.verb === 'list' || info.verb === 'watch') && !info.name) {
+  if ((info.verb === 'list' || info.verb === 'watch') && !info.name && !watchPrefix) {
     const m = /(?:^|,)metadata\.name==?([^,]+)(?:,|$)/.exec(query.get('fieldSelector') ?? '');
     if (m) info.name = m[1];
   }

@@ -381,17 +381,7 @@ export function validateObjectMetaUpdate(newMeta: ObjectMeta | undefined, oldMet
   if (n.creationTimestamp) immutable('creationTimestamp', n.creationTimestamp, o.creationTimestamp ?? '');
   // Once set, deletionTimestamp can be neither changed nor unset by an update.
   if (o.deletionTimestamp) immutable('deletionTimestamp', n.deletionTimestamp, o.deletionTimestamp);
-  // The reference checks these again here, after its create-time rules: each bad one is reported twice on update.
-  errs.push(...metadataContentCauses(n, path));
+  // and the new metadata's own syntax again, as the reference's update check does
+  errs.push(...validateLabels(n.labels, `${path}.labels`), ...validateAnnotations(n.annotations, `${path}.annotations`), ...validateOwnerReferences(n.ownerReferences, `${path}.ownerReferences`));
   return errs;
-}
-
-/** The label, annotation and owner reference rules the reference applies each time it validates metadata. */
-export function metadataContentCauses(meta: ObjectMeta | undefined, path = 'metadata'): FieldCause[] {
-  const m: ObjectMeta = meta ?? {};
-  return [
-    ...validateLabels(m.labels, `${path}.labels`),
-    ...validateAnnotations(m.annotations, `${path}.annotations`),
-    ...validateOwnerReferences(m.ownerReferences, `${path}.ownerReferences`),
-  ];
 }

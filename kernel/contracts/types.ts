@@ -33,7 +33,8 @@ export interface TableColumn {
  * `ref` names an entry of the provider's definitions (shared sub-schemas such as ObjectMeta).
  */
 export type Schema =
-  | { type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean; nullable?: boolean }
+  // definition: the named definition this object copies (a field with merge markers of its own holds a copy, published as a reference to it)
+  | { type: 'object'; fields?: Record<string, Schema>; additional?: Schema; required?: string[]; mapType?: 'atomic' | 'granular'; patchStrategy?: string; description?: string; preserveUnknown?: boolean; nullable?: boolean; definition?: string }
   | { type: 'array'; items: Schema; listType?: 'atomic' | 'set' | 'map'; mapKeys?: string[]; patchStrategy?: string; patchMergeKey?: string; description?: string; nullable?: boolean }
   | { type: 'string' | 'integer' | 'number' | 'boolean'; format?: string; enum?: string[]; description?: string; /** null is a value here, not "unset" */ nullable?: boolean }
   | { type: 'int-or-string'; description?: string }
@@ -49,7 +50,8 @@ export interface ConnectOptionFields { lists?: string[]; integers?: string[]; bo
 
 /** One served resource type: data, not code (functions only where a rule cannot be data). */
 /** A definition's documentation: its description and its fields' by field name. */
-export interface DefinitionDoc { description?: string; fields: Record<string, string> }
+/** (`enums`: the allowed values of string fields, published as their `enum` lists.) */
+export interface DefinitionDoc { description?: string; fields: Record<string, string>; enums?: Record<string, string[]> }
 
 export interface TypeDef {
   group: string; // "" for core
@@ -77,6 +79,14 @@ export interface TypeDef {
   statusKeepsMetadata?: string[];
   /** A create keeps the status it carries (the reference's Node strategy: a node agent registers its node with its status); otherwise a create starts from a fresh status. */
   statusOnCreate?: boolean;
+  /** The policy of a deletion naming none, if not Background (the reference's DefaultGarbageCollectionPolicy: v1 RCs, Jobs), with a warning to send. */
+  defaultPropagation?: { policy: 'Orphan'; warning?: string };
+  /**
+   * How many times the reference's update strategy validates the object's metadata beyond the two
+   * checks every update gets (default 1): its syntax errors (labels, annotations...) are reported
+   * that many more times, as the reference lists them.
+   */
+  metadataChecksOnUpdate?: number;
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   /** Fill defaults in place (pure). */
@@ -157,6 +167,8 @@ export interface TypeDef {
   createForbidden?: string;
   /** Sub-resources beyond status and finalize that write one field path of the object (CSR approval: "status.conditions"). */
   subresourceFields?: Record<string, string>;
+  /** Those of subresourceFields whose writes also apply the sent metadata, as the main resource's do (CSR approval); the others keep the stored metadata. */
+  subresourcesWritingMetadata?: string[];
   /**
    * Versions stored apart (a custom resource with several versions): converts objects, whatever
    * version they were stored in, into `apiVersion` ("example.com/v1"; "v1" for the core group). Reads

@@ -15,11 +15,10 @@
 //     501, 505, 417), and closes the connection; nothing of that request reaches uWS;
 //   - Go accepts it but uWS cannot take it (header names with tchars other than letters, digits and
 //     '-', more than 48 header lines, a method outside uWS's list, `*` or absolute-form targets,
-//     HTTP/1.0 or 1.2+, bare LF line ends, folded lines, Transfer-Encoding with Content-Length, a
-//     head over 16 KiB): the parsed head goes to the main thread out of band (`stash`) and uWS gets
-//     a small stand-in head that names it in the private header HEAD_REF; uws.ts serves the request
-//     from the stashed head. A client's own HEAD_REF header always takes this path, so it is never
-//     forwarded and cannot be forged.
+//     HTTP/1.0 or 1.2+, bare LF line ends, folded lines, a head over 16 KiB): the parsed head goes to
+//     the main thread out of band (`stash`) and uWS gets a small stand-in head that names it in the
+//     private header HEAD_REF; uws.ts serves the request from the stashed head. A client's own
+//     HEAD_REF header always takes this path, so it is never forwarded and cannot be forged.
 
 /** Go's limit on a request head: http.Server.MaxHeaderBytes (1 MiB in kube-apiserver) plus the 4096 bytes of slack its reader allows. */
 export const MAX_HEAD = (1 << 20) + 4096;
@@ -295,8 +294,10 @@ export function inspectHead(b: Buffer, end: number, v: Verdict): void {
   if (hosts > 1) { v.refuse = BAD_REQUEST; return; }
   if (tes > 0 && !http10) {
     if (tes > 1 || !teChunked) { v.refuse = UNSUPPORTED_TE; return; }
+    // Both framings (Go serves the chunked one and keeps the connection): a proxy in front reading the other
+    // would have a request hidden in the Content-Length span served next. RFC 9112 6.1: 400, and close.
+    if (cls > 0) { v.refuse = BAD_REQUEST; return; }
     v.chunked = true;
-    if (cls > 0) v.stash = true; // Go drops the Content-Length; uWS refuses both
   } else {
     if (clDiffer || clBad) { v.refuse = BAD_REQUEST; return; }
     if (tes > 0) v.stash = true; // HTTP/1.0: Go ignores Transfer-Encoding
@@ -359,7 +360,7 @@ export function readHead(b: Buffer, end: number, v: Verdict): FrontHead {
     if (name === '' || name === HEAD_REF) continue;
     const value = raw(trimBlank(line.slice(colon + 1)));
     if (name === 'content-length') {
-      if (v.chunked || value === '' || seenCl) continue; // chunked wins; duplicates are one
+      if (value === '' || seenCl) continue; // duplicates are one
       seenCl = true;
     }
     if (name === 'transfer-encoding' && v.http10) continue;

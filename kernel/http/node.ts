@@ -247,6 +247,7 @@ export function listenUpgradeBackend(o: { path: string; peers: PeerTable; handle
 
 export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   const server = https.createServer({
+    maxHeaderSize: MAX_HEAD, // Go's limit, as on the default port (framer.ts); node's own is 16 KiB
     cert: readFileSync(o.certFile),
     key: readFileSync(o.keyFile),
     ca: o.clientCAFiles?.length ? o.clientCAFiles.map((f) => readFileSync(f)) : undefined,

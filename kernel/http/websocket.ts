@@ -53,16 +53,21 @@ export function acceptWebSocket(socket: Duplex, head: Buffer, headers: Record<st
     bufferedAmount: () => socket.writableLength,
   };
   let buf = head;
+  let failed = false;
+  // a protocol error: the close frame goes out (socket.end flushes it; destroy only for a client that never closes), nothing more is read
+  const fail = () => { failed = true; ws.end(1002, 'protocol error'); setTimeout(() => socket.destroy(), 5000).unref(); };
   const read = () => {
     // Frames as they complete: 2-byte header, extended length, the client's 4-byte mask, payload.
-    while (buf.length >= 2) {
+    while (buf.length >= 2 && !failed) {
       const opcode = buf[0] & 0x0f;
       const masked = (buf[1] & 0x80) !== 0;
       let len = buf[1] & 0x7f;
+      // reserved bits (no extension), opcodes RFC 6455 does not define, control frames fragmented or over 125 bytes
+      if ((buf[0] & 0x70) !== 0 || (opcode > 0x2 && opcode < 0x8) || opcode > 0xa || (opcode >= 0x8 && (!(buf[0] & 0x80) || len > 125))) return fail();
       let at = 2;
       if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); at = 4; }
       else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); at = 10; }
-      if (!masked || len > MAX_PAYLOAD) { ws.end(1002, 'protocol error'); socket.destroy(); return; }
+      if (!masked || len > MAX_PAYLOAD) return fail();
       if (buf.length < at + 4 + len) return;
       const mask = buf.subarray(at, at + 4);
       const payload = Buffer.from(buf.subarray(at + 4, at + 4 + len));
@@ -73,7 +78,7 @@ export function acceptWebSocket(socket: Duplex, head: Buffer, headers: Record<st
       else if (opcode === 0x1 || opcode === 0x2) handlers.message?.(payload, opcode === 0x2);
     }
   };
-  socket.on('data', (d: Buffer) => { buf = buf.length ? Buffer.concat([buf, d]) : d; read(); });
+  socket.on('data', (d: Buffer) => { if (failed) return; buf = buf.length ? Buffer.concat([buf, d]) : d; read(); });
   socket.on('drain', () => handlers.drain?.());
   socket.on('close', close);
   socket.on('error', () => socket.destroy());

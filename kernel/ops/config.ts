@@ -7,7 +7,7 @@ import { brands } from '../contracts/brand.js';
 import type { Config, FileConfig, PluginRef } from './configtypes.js';
 import type { PluginKind } from '../contracts/index.js';
 import { applyFlags, parseFlags, usage } from './flags.js';
-import { serverDefaultAdmission } from './flagtable.js';
+import { knownAdmissionPlugin, orderAdmission, serverDefaultAdmission } from './flagtable.js';
 
 export type { Config, FileConfig, PluginRef } from './configtypes.js';
 
@@ -44,6 +44,9 @@ export const configSchema = {
     authentication: pluginList,
     authorization: pluginList,
     admission: pluginList,
+    enableAdmissionPlugins: pluginList,
+    disableAdmissionPlugins: { type: 'array', items: { type: 'string', minLength: 1 } },
+    replaceAdmissionPlugins: pluginList,
     controllers: pluginList,
     leaderElection: {
       type: 'object',
@@ -172,6 +175,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
   data ??= {}; // an empty file is an empty configuration
   check(data, `config file ${file}`);
   const fc = data as FileConfig;
+  checkAdmissionKeys(fc, file);
   const dir = path.dirname(file);
   const rel = (p: string | undefined) => (p === undefined ? undefined : path.resolve(dir, p));
   if (fc.dataDir !== undefined) fc.dataDir = rel(fc.dataDir);
@@ -182,11 +186,58 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
   return fc;
 }
 
+/** The admission keys of a file say one thing: a whole list, or additions and removals, and never both for a name. */
+function checkAdmissionKeys(fc: FileConfig, file: string): void {
+  const at = `config file ${file}`;
+  if (fc.admission && fc.replaceAdmissionPlugins) throw new Error(`${at}: "admission" is the old spelling of "replaceAdmissionPlugins": give one of them`);
+  const replacing = fc.replaceAdmissionPlugins ? 'replaceAdmissionPlugins' : fc.admission ? 'admission' : undefined;
+  const toggling = fc.enableAdmissionPlugins ? 'enableAdmissionPlugins' : fc.disableAdmissionPlugins ? 'disableAdmissionPlugins' : undefined;
+  if (replacing && toggling) throw new Error(`${at}: "${replacing}" replaces the whole admission list, so "${toggling}" has nothing to change: give one or the other`);
+  for (const n of fc.disableAdmissionPlugins ?? []) {
+    if (!knownAdmissionPlugin(n)) throw new Error(`${at}: unknown admission plugin "${n}" in disableAdmissionPlugins`);
+  }
+  const both = (fc.enableAdmissionPlugins ?? []).find((r) => fc.disableAdmissionPlugins?.includes(r.plugin));
+  if (both) throw new Error(`${at}: admission plugin "${both.plugin}" is both enabled and disabled`);
+}
+
+/**
+ * The admission list a file asks for over `base`: enabled entries join it (one already on merges its
+ * options), disabled names leave it, and the result runs in the reference order, as with the flags;
+ * a replacing list is taken as written.
+ */
+function fileAdmission(base: PluginRef[], f: FileConfig): PluginRef[] {
+  const whole = f.replaceAdmissionPlugins ?? f.admission;
+  if (whole) return whole;
+  const byName = new Map(base.map((r) => [r.plugin, r]));
+  for (const r of f.enableAdmissionPlugins ?? []) {
+    const on = byName.get(r.plugin);
+    byName.set(r.plugin, on && (on.options || r.options) ? { plugin: r.plugin, options: { ...on.options, ...r.options } } : on ?? r);
+  }
+  for (const n of f.disableAdmissionPlugins ?? []) byName.delete(n);
+  return orderAdmission([...byName.keys()]).map((n) => byName.get(n)!);
+}
+
+/**
+ * The warning an old-style `admission` list earns: it still replaces the default list, as it always
+ * has, and one that leaves out default plugins (the security ones among them) is most likely a list
+ * written to add a plugin. None for the other keys, which say what they do.
+ */
+export function admissionWarning(f: FileConfig, defaults: PluginRef[] = defaultConfig().admission): string | undefined {
+  if (!f.admission) return undefined;
+  const kept = new Set(f.admission.map((r) => r.plugin));
+  const dropped = defaults.map((r) => r.plugin).filter((n) => !kept.has(n));
+  const how = 'use enableAdmissionPlugins to add plugins to the defaults (and disableAdmissionPlugins to take some out), or replaceAdmissionPlugins to replace the list on purpose';
+  if (!dropped.length) return `the configuration file's admission list replaces the default admission plugins (it names them all): ${how}`;
+  return `the configuration file's admission list REPLACES the default admission plugins and leaves out ${dropped.length} of them, which do not run: ${dropped.join(', ')}; ${how}`;
+}
+
 /** Overlay a file's settings on a base: lists replace, maps merge, storage options merge when the plugin is the same. */
 export function mergeConfig(base: Config, f: FileConfig): Config {
   const c = structuredClone(base);
-  const { tls, featureGates, runtimeConfig, emulatedVersion, storage, leaderElection, ...rest } = structuredClone(f);
+  const g = structuredClone(f);
+  const { tls, featureGates, runtimeConfig, emulatedVersion, storage, leaderElection, admission: _, enableAdmissionPlugins: _e, disableAdmissionPlugins: _d, replaceAdmissionPlugins: _r, ...rest } = g;
   Object.assign(c, rest);
+  c.admission = fileAdmission(c.admission, g);
   if (leaderElection) c.leaderElection = { ...c.leaderElection, ...leaderElection };
   if (tls) c.tls = Object.fromEntries(Object.entries({ ...c.tls, ...tls }).filter(([, v]) => v !== undefined));
   if (featureGates) c.featureGates = { ...c.featureGates, ...featureGates };
@@ -254,6 +305,8 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   fillServiceOptions(cfg);
   check(cfg, 'configuration'); // catches out-of-range flag values too
   if (configFile) cfg.configFile = path.resolve(configFile);
+  const warning = admissionWarning(file, defaultConfig(dataDir).admission);
+  if (warning) cfg.warnings = [warning];
   return cfg;
 }
 

@@ -65,10 +65,18 @@ export interface Config {
   insecureDataDirPermissions?: boolean;
   /** Where the configuration was loaded from, for messages. */
   configFile?: string;
+  /** What start-up logs as warnings: a configuration that works but is likely not what was meant. */
+  warnings?: string[];
 }
 
 /** What a config file may hold: any subset of Config, nested objects partial too. */
-export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile'>> & {
+export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile' | 'warnings'>> & {
   tls?: Config['tls'];
   emulatedVersion?: Partial<Config['emulatedVersion']>;
+  /** Admission plugins added to the default list (--enable-admission-plugins); an entry already on merges its options. */
+  enableAdmissionPlugins?: PluginRef[];
+  /** Admission plugins taken out of the default list (--disable-admission-plugins), by name. */
+  disableAdmissionPlugins?: string[];
+  /** The whole admission list, defaults dropped: run these and nothing else. (`admission` is its old spelling.) */
+  replaceAdmissionPlugins?: PluginRef[];
 };

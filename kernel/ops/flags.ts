@@ -2,7 +2,7 @@
 // table and the admission plugin lists are data in flagtable.ts (re-exported here).
 import { brands } from '../contracts/brand.js';
 import type { Config, PluginRef } from './configtypes.js';
-import { AUTHORIZATION_MODES, FLAGS, REFERENCE_ADMISSION_ORDER, admissionPluginExists, orderAdmission, type FlagDef, type ParsedFlags } from './flagtable.js';
+import { AUTHORIZATION_MODES, FLAGS, REFERENCE_ADMISSION_ORDER, knownAdmissionPlugin, orderAdmission, type FlagDef, type ParsedFlags } from './flagtable.js';
 
 export {
   AUTHORIZATION_MODES, DEFAULT_ADMISSION_PLUGINS, FLAGS, REFERENCE_ADMISSION_ORDER, SECURE_DEFAULT_ADMISSION,
@@ -151,10 +151,9 @@ function mapAuthorizationModes(modes: string[]): string[] {
 }
 
 function checkAdmissionNames(f: ParsedFlags): void {
-  const known = (n: string) => REFERENCE_ADMISSION_ORDER.includes(n) || admissionPluginExists(n);
   for (const [flag, names] of [['enable-admission-plugins', f.enableAdmissionPlugins], ['disable-admission-plugins', f.disableAdmissionPlugins]] as const) {
     for (const n of names ?? []) {
-      if (!known(n)) throw new Error(`unknown admission plugin "${n}" in --${flag} (known: ${REFERENCE_ADMISSION_ORDER.join(', ')})`);
+      if (!knownAdmissionPlugin(n)) throw new Error(`unknown admission plugin "${n}" in --${flag} (known: ${REFERENCE_ADMISSION_ORDER.join(', ')})`);
     }
   }
   const both = (f.enableAdmissionPlugins ?? []).filter((n) => f.disableAdmissionPlugins?.includes(n));
@@ -301,6 +300,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (Object.keys(le).length) c.leaderElection = { ...c.leaderElection, ...le };
   if (f.storageRetentionSeconds !== undefined) c.storage.options = { ...c.storage.options, retentionSeconds: f.storageRetentionSeconds };
   if (f.storageGroupCommit !== undefined) c.storage.options = { ...c.storage.options, groupCommit: f.storageGroupCommit };
+  if (f.storageStartEmpty !== undefined) c.storage.options = { ...c.storage.options, startEmpty: f.storageStartEmpty };
   applyFlowControlFlags(c, f);
   if (f.eventTTLSeconds !== undefined) {
     // the flag says Events expire: the controller runs even if a configuration file left it out

@@ -65,6 +65,7 @@ export interface ParsedFlags {
   storageRetentionSeconds?: number;
   eventTTLSeconds?: number;
   storageGroupCommit?: boolean;
+  storageStartEmpty?: boolean;
   enablePriorityAndFairness?: boolean;
   maxRequestsInflight?: number;
   maxMutatingRequestsInflight?: number;
@@ -169,6 +170,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'livez-grace-period': { key: 'livezGracePeriodSeconds', kind: 'duration', help: 'Time after start during which /livez does not fail (e.g. 1m).' },
   'event-ttl': { key: 'eventTTLSeconds', kind: 'duration', help: 'How long Events are kept after their last write (default 1h): the options of the event-ttl controller.' },
   'storage-retention': { key: 'storageRetentionSeconds', kind: 'duration', help: 'How long the embedded store keeps history for watch resume (default 5m).' },
+  'storage-start-empty': { key: 'storageStartEmpty', kind: 'bool', help: 'Start an empty embedded store in a data directory whose store is missing or empty although one was opened there before (default false: refused).' },
   'storage-group-commit': { key: 'storageGroupCommit', kind: 'bool', help: 'Batch concurrent writes into one durable commit (default true).' },
   'enable-priority-and-fairness': { key: 'enablePriorityAndFairness', kind: 'bool', help: 'API Priority and Fairness (the apf flow-control plugin; default true); false limits by --max-requests-inflight / --max-mutating-requests-inflight instead.' },
   'read-loops': { key: 'readLoops', kind: 'int', help: 'Threads besides the writer loop that serve connections, each with a replica of the store (default 0). They take client connections from the TLS front, so they need client certificates on the secure port (the default).' },
@@ -287,6 +289,11 @@ export const SECURE_DEFAULT_ADMISSION: readonly string[] = ['NodeRestriction'];
 export function admissionPluginExists(name: string): boolean {
   if (!/^[A-Za-z0-9][\w.-]*$/.test(name)) return false;
   return existsSync(fileURLToPath(new URL('../../plugins/admission/' + name + '/index.js', import.meta.url)));
+}
+
+/** A name the admission flags and disableAdmissionPlugins accept: the reference's, or a built-in plugin's. */
+export function knownAdmissionPlugin(name: string): boolean {
+  return REFERENCE_ADMISSION_ORDER.includes(name) || admissionPluginExists(name);
 }
 
 const rank = (name: string): number => {

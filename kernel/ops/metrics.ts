@@ -359,6 +359,22 @@ export class ServerMetrics {
   }
 
   /** Counts registered watchers per resource by wrapping the hub's add and remove. */
+  /** The watch history's size against its bounds (kernel/store/cache.ts). */
+  instrumentHistory(cache: { eventBytes: number; historyEvents: number; maxEventBytes: number; maxEvents: number; floor: number }): void {
+    const r = this.registry;
+    const bytes = r.gauge('apiserver_watch_history_bytes', 'Bytes of the object versions the watch history holds in memory (bounded by the storage option historyMaxBytes).');
+    const events = r.gauge('apiserver_watch_history_events', 'Events the watch history holds in memory (bounded by the storage option historyMaxEvents).');
+    const bound = r.gauge('apiserver_watch_history_limit', 'The watch history\'s bounds, by kind (bytes, events).', ['kind']);
+    const floor = r.gauge('apiserver_watch_history_oldest_resource_version', 'The resource version below which watches and lists get 410 Expired.');
+    r.collect(() => {
+      bytes.set({}, cache.eventBytes);
+      events.set({}, cache.historyEvents);
+      bound.set({ kind: 'bytes' }, cache.maxEventBytes);
+      bound.set({ kind: 'events' }, cache.maxEvents);
+      floor.set({}, cache.floor);
+    });
+  }
+
   instrumentWatchHub(hub: WatchHub): void {
     const add = hub.add.bind(hub);
     const remove = hub.remove.bind(hub);

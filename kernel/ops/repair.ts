@@ -1,10 +1,11 @@
 // Salvaging a damaged embedded store: the `cluster-apiserver repair` command (the server must be stopped).
 import { ClassicLevel } from 'classic-level';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './configtypes.js';
 import { lockDataDir } from './datadir.js';
 import { ACK_FILE, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, writeAcked, writeHighWater, type HighWater } from '../store/integrity.js';
-import { FORMAT, levelDbRepairFindings, lostWrites, num, openDb, revisionRange, str } from '../store/leveldb.js';
+import { FORMAT, lostWrites, num, openDb, revisionRange, str } from '../store/leveldb.js';
 import { decodeCurrent, encodeCurrent, validRevisions } from '../store/records.js';
 
 /** When repair cannot know what was handed out (no high-water file), it starts this far above what it finds. */
@@ -103,6 +104,18 @@ export async function repairStore(dir: string): Promise<RepairReport> {
   await writeAcked(dir, report.revision);
   await writeHighWater(dir, { reserved: report.revision, closedAt: report.revision });
   return report;
+}
+
+/**
+ * What LevelDB's repair found, from the info log it writes into the store (LOG): the files it could
+ * not read whole ("Table #5: 1061 entries Corruption: ...", "Log #6: ignoring ..."). It moves such
+ * files to store/lost/.
+ */
+export function levelDbRepairFindings(dir: string): string[] {
+  let text: string;
+  try { text = readFileSync(path.join(dir, 'LOG'), 'utf8'); } catch { return []; }
+  return text.split('\n').map((l) => /^\S+ \S+ (.*(Corruption|ignoring|error).*)$/i.exec(l)?.[1]).filter((l): l is string => !!l)
+    .map((l) => `${dir}: LevelDB's repair: ${l}`);
 }
 
 /** `cluster-apiserver repair`: salvages the configured embedded store and says what it found and did. */

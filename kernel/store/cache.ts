@@ -165,15 +165,22 @@ function storedEntry(type: TypeDef, key: string, bytes: Buffer, rev: number, cre
   return new StoredEntry(type, key, namespace, name, rev, createRev, bytes);
 }
 
+export const HISTORY_DEFAULTS = { maxEvents: 1_000_000, maxEventBytes: 512 * 1024 * 1024 };
+
 export class ObjectCache {
   private resources = new Map<string, ResourceCache>();
   private waiters: { rev: number; resolve: () => void }[] = [];
   rev = 0;
   /** Oldest revision the in-memory history can rebuild (the start-up revision, then the trim point). */
   floor = 0;
-  /** Cap on events kept in memory across all resources, whatever the retention window says. */
-  maxEvents = 1_000_000;
-  private eventCount = 0;
+  /** Caps on the events kept in memory across all resources, and on the bytes of the object versions they carry (kernel/ops/compaction.ts). */
+  maxEvents = HISTORY_DEFAULTS.maxEvents;
+  maxEventBytes = HISTORY_DEFAULTS.maxEventBytes;
+  historyEvents = 0;
+  eventBytes = 0;
+  /** The newest revision dropped to keep within the caps, and who is told (the store compacts to it). */
+  boundFloor = 0;
+  onBoundsTrimmed: () => void = () => {};
   /** Called with every applied event, in order (the watch fan-out). */
   onEvent: (ev: CacheEvent, rc: ResourceCache) => void = () => {};
   /** Called after each applied batch of events. */
@@ -296,42 +303,41 @@ export class ObjectCache {
         last.set(ev.key, entry);
       }
       rc.events.push({ type: ev.type, rev: ev.revision, at, entry, prev });
-      this.eventCount++;
+      this.historyEvents++;
+      this.eventBytes += entry.bytes.length;
     }
     this.floor = floor;
-    for (const r of this.resources.values()) {
-      const i = r.eventsAfter(floor);
-      if (i) { r.events = r.events.slice(i); this.eventCount -= i; }
-    }
+    this.trim(0, this.maxEvents, this.maxEventBytes);
   }
 
   private record(rc: ResourceCache, ev: CacheEvent) {
     rc.events.push(ev);
-    if (++this.eventCount > this.maxEvents) this.trim(Infinity, Math.floor(this.maxEvents * 0.9));
+    this.eventBytes += ev.entry.bytes.length;
+    // past a cap the oldest tenth goes at once, so the sort over all events is not paid per event
+    if (++this.historyEvents > this.maxEvents || this.eventBytes > this.maxEventBytes) { this.trim(0, this.maxEvents * 0.9, this.maxEventBytes * 0.9); this.onBoundsTrimmed(); }
     this.onEvent(ev, rc);
   }
 
   /**
-   * Drops history applied before `olderThanMs`, or more until at most `keep` events remain; the floor
-   * moves to the newest revision dropped.
+   * Drops history applied before `olderThanMs`, and more, oldest first over all resources, until at most `keep`
+   * events carrying at most `keepBytes` remain; the floor moves to the newest revision dropped (before it: 410).
    */
-  trim(olderThanMs: number, keep = this.maxEvents): void {
-    if (this.eventCount > keep) {
-      // Too many events: find the revision below which to drop, over all resources.
-      const revs: number[] = [];
-      for (const rc of this.resources.values()) for (const e of rc.events) revs.push(e.rev);
-      revs.sort((a, b) => a - b);
-      this.floor = Math.max(this.floor, revs[revs.length - keep - 1] ?? this.floor);
+  trim(olderThanMs: number, keep = this.maxEvents, keepBytes = this.maxEventBytes): void {
+    if (this.historyEvents > keep || this.eventBytes > keepBytes) {
+      const all = [...this.resources.values()].flatMap((rc) => rc.events).sort((a, b) => a.rev - b.rev);
+      for (let n = all.length, bytes = this.eventBytes, i = 0; i < all.length && (n > keep || bytes > keepBytes); i++, n--) { bytes -= all[i].entry.bytes.length; this.floor = Math.max(this.floor, all[i].rev); }
+      this.boundFloor = this.floor;
     }
     for (const rc of this.resources.values()) {
       let i = 0;
       while (i < rc.events.length && (rc.events[i].at < olderThanMs || rc.events[i].rev <= this.floor)) {
         this.floor = Math.max(this.floor, rc.events[i].rev);
+        this.eventBytes -= rc.events[i].entry.bytes.length;
         i++;
       }
       if (i) {
         rc.events = rc.events.slice(i);
-        this.eventCount -= i;
+        this.historyEvents -= i;
       }
     }
   }

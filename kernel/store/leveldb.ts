@@ -1,8 +1,6 @@
 // The embedded log's use of LevelDB, shared by the log (log.ts) and its repair (repair.ts): the
 // store format, key bounds, bulk reads, opening with clear errors, and values kept in memory of their own.
 import { ClassicLevel } from 'classic-level';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { StoreDamageError } from './integrity.js';
 
 /** 3: the state digest of integrity.ts; 2 had a sha256 one (its digest is recomputed at open). */
@@ -115,22 +113,17 @@ export const openDb = async (dir: string, isNew: boolean): Promise<Db> => {
   return db;
 };
 
-/**
- * What LevelDB's repair found, from the info log it writes into the store (LOG): the files it could
- * not read whole ("Table #5: 1061 entries Corruption: ...", "Log #6: ignoring ..."). It moves such
- * files to store/lost/.
- */
-export function levelDbRepairFindings(dir: string): string[] {
-  let text: string;
-  try { text = readFileSync(path.join(dir, 'LOG'), 'utf8'); } catch { return []; }
-  return text.split('\n').map((l) => /^\S+ \S+ (.*(Corruption|ignoring|error).*)$/i.exec(l)?.[1]).filter((l): l is string => !!l)
-    .map((l) => `${dir}: LevelDB's repair: ${l}`);
-}
-
 /** LevelDB refuses a second opener with its LOCK; say so plainly. */
 function openError(dir: string, e: unknown): Error {
   const err = e as Error & { cause?: { code?: string; message?: string } };
   if (err.cause?.code === 'LEVEL_LOCKED') return new Error(`the store ${dir} is in use by another process (${err.cause.message})`);
-  if (err.cause?.code === 'LEVEL_CORRUPTION') return new StoreDamageError(dir, err.cause.message ?? 'corrupt');
-  return new Error(`cannot open the store ${dir}: ${err.cause?.message ?? err.message}`);
+  return levelDbDamage(dir, err.cause ?? err) ?? new Error(`cannot open the store ${dir}: ${err.cause?.message ?? err.message}`);
+}
+
+/** LevelDB's reports of damage: a block it cannot read, or a store file it cannot read at all (a table cut short: "IO error: <file>.ldb: Invalid argument"). */
+export function levelDbDamage(dir: string, e: unknown): StoreDamageError | undefined {
+  const { code, message = '' } = (e ?? {}) as { code?: string; message?: string };
+  if (code === 'LEVEL_CORRUPTION') return new StoreDamageError(dir, message || 'corrupt');
+  const file = code === 'LEVEL_IO_ERROR' ? /IO error: (\S+\/(?:\d+\.(?:ldb|sst|log)|MANIFEST-\d+)): (.*)$/.exec(message) : null;
+  return file?.[1].startsWith(dir) ? new StoreDamageError(file[1], `LevelDB cannot read it (${file[2]}): the file is cut short or damaged`) : undefined;
 }

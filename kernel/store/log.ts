@@ -27,7 +27,7 @@ import path from 'node:path';
 import type { KV, StorageBackend, StorageEvent, ValueTransformer, WriteOp, WriteResult } from '../contracts/index.js';
 import { StatusError } from '../contracts/status.js';
 import { ACK_FILE, AckMark, checkLogs, checkStoreFiles, HIGH_WATER_FILE, readAcked, readHighWater, StateDigest, StoreDamageError, writeAcked, writeHighWater, type HighWater } from './integrity.js';
-import { BULK, eachEntry, FORMAT, lostWrites, num, openDb, ownBuffer, prefixEnd, Slabs, str, type Db } from './leveldb.js';
+import { BULK, eachEntry, FORMAT, levelDbDamage, lostWrites, num, openDb, ownBuffer, prefixEnd, Slabs, str, type Db } from './leveldb.js';
 import { decodeCurrent, decodeEvent, encodeCurrent, encodeEvent, revKey } from './records.js';
 
 /** Revisions reserved in the high-water file per write of it: one extra fsync per this many revisions. */
@@ -121,9 +121,8 @@ export class StorageLog implements StorageBackend {
       this.ack = await AckMark.open(this.dir, this.sync);
     } catch (e) {
       await this.db.close();
-      // LevelDB's own reports of damage (a table block it cannot read) are damage too
-      const code = (e as { code?: string; cause?: { code?: string } }).code ?? (e as { cause?: { code?: string } }).cause?.code;
-      throw code === 'LEVEL_CORRUPTION' ? new StoreDamageError(this.dir, (e as Error).message) : e;
+      // LevelDB's own reports of damage (a table block it cannot read, a table cut short) are damage too
+      throw levelDbDamage(this.dir, e) ?? levelDbDamage(this.dir, (e as { cause?: unknown }).cause) ?? e;
     }
     this.opened = true;
   }

@@ -5,7 +5,7 @@
 // and, to see where our server stands (a server of this tree started on a free port, then stopped):
 //   node dist/test/corpus/record.js --ours --out /tmp/ours.jsonl [--only SEED,...]
 //   node dist/test/corpus/compare.js test/corpus/reference-verdicts.jsonl /tmp/ours.jsonl [--seed S] [--show N]
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { generateProbes } from './generate.js';
 import { runProbes, type Verdict } from './run.js';
 import { startServer } from '../lib/server.js';
@@ -61,6 +61,10 @@ async function main(): Promise<void> {
       onProgress: (n) => process.stderr.write(`${n}/${probes.length} probes, ${Math.round((Date.now() - started) / 1000)} s\n`),
     });
     const out = args.get('out') ?? (ours ? 'ours-verdicts.jsonl' : 'test/corpus/reference-verdicts.jsonl');
+    // --only with an existing file: the other seeds' verdicts are kept, these seeds' replaced.
+    if (only && existsSync(out)) {
+      for (const [id, v] of readVerdicts(out)) if (!only.includes(id.slice(0, id.indexOf(':'))) && !verdicts.has(id)) verdicts.set(id, v);
+    }
     writeVerdicts(out, verdicts);
     process.stderr.write(`${verdicts.size} verdicts written to ${out}\n`);
   } finally {

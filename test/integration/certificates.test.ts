@@ -366,3 +366,35 @@ t.test('concurrent writers: creates of many requests, approvals and signatures o
   t.same(signs.map((x) => x.status).sort(), [200, 422], 'one signature stored, the other refused');
   t.match(signs.find((x) => x.status === 422)!.json.message, /updates may not modify existing certificate content/);
 });
+
+t.test('approval keeps the metadata a write carries, and only the conditions of spec and status', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes', withoutControllers: ['csrsigning', 'csrapproving'] });
+  const bob = await makeRequest('CN=bob');
+  t.equal((await s.request('POST', CSRS, { body: csrBody('bob', bob.pem, CLIENT, CLIENT_USAGES) })).status, 201);
+  const patch = await s.request('PATCH', `${CSRS}/bob/approval`, {
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: {
+      metadata: { annotations: { 'example.com/approved-by': 'ticket-42' }, labels: { team: 'a' } },
+      spec: { signerName: 'example.com/other' },
+      status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Ticket', message: 'ticket 42' }], certificate: b64('not a certificate') },
+    },
+  });
+  t.equal(patch.status, 200, patch.text);
+  t.match(patch.json.status.conditions, [{ type: 'Approved', status: 'True', reason: 'Ticket' }], 'the condition');
+  t.equal(patch.json.metadata.annotations?.['example.com/approved-by'], 'ticket-42', 'the annotation');
+  t.equal(patch.json.metadata.labels?.team, 'a', 'the label');
+  t.equal(patch.json.spec.signerName, CLIENT, 'not the spec');
+  t.notOk(patch.json.status.certificate, 'nor the certificate');
+  const stored = (await s.get(`${CSRS}/bob`)).json;
+  t.same(stored.metadata.annotations, { 'example.com/approved-by': 'ticket-42' }, 'stored');
+  t.same(stored.metadata.labels, { team: 'a' });
+
+  // an update through approval may drop the annotation again; the uid is still the server's
+  const put = await s.request('PUT', `${CSRS}/bob/approval`, { body: { ...stored, metadata: { ...stored.metadata, annotations: {}, uid: 'not-the-uid' } } });
+  t.equal(put.status, 409, 'a uid that is not the object\'s is a precondition failure');
+  const put2 = await s.request('PUT', `${CSRS}/bob/approval`, { body: { ...stored, metadata: { ...stored.metadata, annotations: {} } } });
+  t.equal(put2.status, 200, put2.text);
+  t.notOk(put2.json.metadata.annotations?.['example.com/approved-by'], 'the annotation removed');
+  t.equal(put2.json.metadata.uid, stored.metadata.uid);
+  t.equal(put2.json.metadata.creationTimestamp, stored.metadata.creationTimestamp);
+});

@@ -53,3 +53,21 @@ t.test('a data directory created with one brand refuses the other', async (t) =>
   t.not(r.status, 0, 'refused');
   t.match(r.stderr, /was created with --brand kubernetes; it cannot be served with --brand cluster/);
 });
+
+t.test('a data directory whose store was opened refuses to start without it, unless --storage-start-empty', async (t) => {
+  const s = await withServer(t);
+  await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept' } } });
+  await s.stop();
+  const store = path.join(s.dataDir, 'store');
+  for (const [what, lose] of [['missing', () => rmSync(store, { recursive: true })], ['empty', () => mkdirSync(store)]] as const) {
+    lose();
+    const r = run(['--data-dir', s.dataDir, '--secure-port', '0']);
+    t.not(r.status, 0, `the store ${what}: refused`);
+    t.match(r.stderr, new RegExp(`the store ${store} is missing or empty, but this data directory held one`), 'says which store and why');
+    t.match(r.stderr, /--storage-start-empty/, 'names the flag');
+    t.same(readdirSync(s.dataDir).includes('store') ? readdirSync(store).filter((n) => !/^(LOCK|LOG(\.old)?)$/.test(n)) : [], [], 'and creates no store');
+  }
+  const again = await startServer({ dataDir: s.dataDir, keepDataDir: true, args: ['--storage-start-empty'] });
+  t.teardown(() => again.stop());
+  t.equal((await again.get('/api/v1/namespaces/default/configmaps/kept')).status, 404, 'the flag starts an empty store');
+});

@@ -169,3 +169,56 @@ t.test('garbage collector', async (t) => {
     t.equal((await s.get(`${CM}/alien-dep`)).status, 200);
   });
 });
+
+t.test('the types whose deletion orphans by default: v1 ReplicationControllers and batch/v1 Jobs', async (t) => {
+  const s: TestServer = await withServer(t);
+  const NS = '/api/v1/namespaces/default';
+  const create = async (path: string, body: unknown) => {
+    const r = await s.request('POST', path, { body });
+    if (r.status !== 201) throw new Error(`create ${path}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+  const gone = (path: string) => eventually(async () => (await s.get(path)).status === 404);
+  const pod = (name: string, owner: any) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: owner.metadata.name }, ownerReferences: [refTo(owner, { controller: true, blockOwnerDeletion: true })] },
+    spec: { containers: [{ name: 'c', image: 'nginx' }] },
+  });
+  const template = (app: string, restartPolicy = 'Always') => ({ metadata: { labels: { app } }, spec: { restartPolicy, containers: [{ name: 'c', image: 'nginx' }] } });
+  const JOBS = '/apis/batch/v1/namespaces/default/jobs';
+  const JOB_WARNING = 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning';
+
+  /** Deletes the owner with `opts` (none: no body, no query) and says whether its pod outlived it. */
+  const podOutlives = async (ownerPath: string, podName: string, opts?: object) => {
+    const d = await s.request('DELETE', ownerPath, opts ? { body: opts } : {});
+    t.equal(d.status, 200, d.text);
+    t.ok(await gone(ownerPath), `${ownerPath} is deleted`);
+    const kept = await eventually(async () => {
+      const p = await s.get(`${NS}/pods/${podName}`);
+      return p.status === 404 || (p.status === 200 && !p.json.metadata.ownerReferences && !p.json.metadata.deletionTimestamp);
+    });
+    t.ok(kept, 'the pod went, or stayed without its owner reference');
+    return { outlived: (await s.get(`${NS}/pods/${podName}`)).status === 200, warning: d.headers.warning };
+  };
+
+  const rc = await create(`${NS}/replicationcontrollers`, { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'rc-1' }, spec: { replicas: 0, selector: { app: 'rc-1' }, template: template('rc-1') } });
+  await create(`${NS}/pods`, pod('rc-1-pod', rc));
+  t.match(await podOutlives(`${NS}/replicationcontrollers/rc-1`, 'rc-1-pod'), { outlived: true, warning: undefined }, 'a ReplicationController: its pod is orphaned');
+
+  const rc2 = await create(`${NS}/replicationcontrollers`, { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'rc-2' }, spec: { replicas: 0, selector: { app: 'rc-2' }, template: template('rc-2') } });
+  await create(`${NS}/pods`, pod('rc-2-pod', rc2));
+  t.match(await podOutlives(`${NS}/replicationcontrollers/rc-2`, 'rc-2-pod', { propagationPolicy: 'Background' }), { outlived: false }, 'asked for Background: its pod goes');
+
+  const job = await create(JOBS, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'job-1' }, spec: { template: template('job-1', 'Never') } });
+  await create(`${NS}/pods`, pod('job-1-pod', job));
+  const j = await podOutlives(`${JOBS}/job-1`, 'job-1-pod');
+  t.equal(j.outlived, true, 'a Job: its pod is orphaned');
+  t.match(j.warning, `299 - "${JOB_WARNING}"`, 'with the reference\'s warning');
+
+  const job2 = await create(JOBS, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'job-2' }, spec: { template: template('job-2', 'Never') } });
+  await create(`${NS}/pods`, pod('job-2-pod', job2));
+  t.match(await podOutlives(`${JOBS}/job-2`, 'job-2-pod', { orphanDependents: false }), { outlived: false, warning: undefined }, 'orphanDependents=false: its pod goes, no warning');
+
+  const rs = await create(RS, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'rs-1' }, spec: { replicas: 0, selector: { matchLabels: { app: 'rs-1' } }, template: podTemplate('rs-1') } });
+  await create(`${NS}/pods`, pod('rs-1-pod', rs));
+  t.match(await podOutlives(`${RS}/rs-1`, 'rs-1-pod'), { outlived: false }, 'an apps/v1 ReplicaSet: its pod goes (Background)');
+});

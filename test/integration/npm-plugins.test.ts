@@ -42,8 +42,7 @@ authorization:
     options:
       readonlyGroup: auditors
   - plugin: always-allow
-admission:
-  - plugin: NamespaceLifecycle
+enableAdmissionPlugins:
   - plugin: example-admission-plugin
     options:
       label: ${LABEL}

@@ -3,7 +3,7 @@
 // custom-resource commands with the example manifests the README names.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../lib/server.js';
@@ -49,14 +49,35 @@ t.test('README quick start: two commands to a working kubectl get namespaces', {
   t.match(ns.stdout, /^NAME\s+STATUS\s+AGE\n/);
   for (const n of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) t.match(ns.stdout, new RegExp(`\\n${n}\\s+Active`), n);
 
-  // The custom resources section, with --kubeconfig as in the quick start.
-  const kc = ['--kubeconfig', path.join(cwd, 'data/admin.kubeconfig')];
+  // The custom resources section: its manifests are in the checkout, the data directory in cwd.
   for (const line of commands('Custom resources')) {
     for (const part of line.split('&&').map((p) => p.trim())) {
       const [, ...args] = part.split(/\s+/);
-      const r = spawnSync(kubectlPath!, [...kc, ...args], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, HOME: cwd }, timeout: 60_000 });
+      t.same(args.slice(0, 2), ['--kubeconfig', 'data/admin.kubeconfig'], `${part}: the data directory's kubeconfig`);
+      args[1] = path.join(cwd, args[1]);
+      const r = spawnSync(kubectlPath!, args, { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, HOME: cwd }, timeout: 60_000 });
       t.equal(r.status, 0, `${part}: ${r.stderr}`);
       if (args[0] === 'get') t.match(r.stdout, /nightly\s+0 3 \* \* \*\s+1\s+/, 'the example CronTab, defaulted');
     }
   }
+});
+
+t.test('every kubectl command in the README names the data directory\'s kubeconfig, never the current context', async (t) => {
+  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const kubectlLines = blocks.flatMap((b) => b.split('\n')).flatMap((l) => l.replace(/\s+#.*$/, '').split(/&&|\|/)).map((p) => p.trim()).filter((p) => /^kubectl\b/.test(p));
+  t.ok(kubectlLines.length >= 6, `${kubectlLines.length} kubectl commands`);
+  for (const l of kubectlLines) t.match(l, /^kubectl --kubeconfig data\/admin\.kubeconfig /, l);
+});
+
+
+t.test('docs/plugins.md walks through every example package test/fixtures holds', async (t) => {
+  const plugins = readFileSync(path.join(repoRoot, 'docs/plugins.md'), 'utf8');
+  const fixtures = path.join(repoRoot, 'test/fixtures');
+  const packages = readdirSync(fixtures).filter((d) => existsSync(path.join(fixtures, d, 'package.json'))).sort();
+  const words = ['no', 'one', 'two', 'three', 'four', 'five', 'six'];
+  const counted = [...plugins.matchAll(/\b(\w+) (?:complete )?example packages\b/gi)].map((m) => m[1].toLowerCase()).filter((w) => words.includes(w));
+  t.ok(counted.length >= 2, `the count is said ${counted.length} times`);
+  for (const c of counted) t.equal(c, words[packages.length], `"${c} example packages": there are ${packages.length}`);
+  const loop = /for d in ([\w -]+); do/.exec(plugins);
+  t.same(loop?.[1].trim().split(/\s+/).sort(), packages, 'the publishing steps pack each of them');
 });

@@ -7,7 +7,8 @@
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { until } from '../lib/poll.js';
-import { badLines, componentKubeconfig, startComponent } from '../lib/ref-component.js';
+import path from 'node:path';
+import { badLines, componentKubeconfig, controllerManagerArgs, startComponent } from '../lib/ref-component.js';
 import { withServer } from '../lib/server.js';
 
 const SCHED = process.env.KUBE_SCHEDULER;
@@ -87,4 +88,50 @@ t.test('the reference scheduler against this server', { skip }, async (t) => {
   const bad = badLines(sched.log);
   t.same(bad, [], 'no refusal, failed list or watch, decode error or error loop in the scheduler\'s log');
   if (bad.length) t.comment(sched.log.slice(-40).join('\n'));
+});
+
+// Issue 30: a node agent registers its Node with its status in the create request; the reference
+// scheduler must see that capacity (it once saw none: "0/2 nodes are available: 2 Too many pods").
+// A Deployment's pods come from the reference controller manager when KUBE_CONTROLLER_MANAGER names
+// it (this server runs no workload controllers); with the scheduler alone, six pods are created directly.
+const KCM = process.env.KUBE_CONTROLLER_MANAGER;
+const withKcm = !!KCM && existsSync(KCM);
+
+t.test(`nodes registered with their status; ${withKcm ? "a Deployment's" : 'six'} pods all bound by the reference scheduler`, { skip }, async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const kc = await componentKubeconfig(s, 'system:kube-scheduler');
+  const sched = startComponent(t, SCHED!, ['--kubeconfig', kc, '--authentication-kubeconfig', kc, '--authorization-kubeconfig', kc,
+    '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0', '-v=2']);
+  if (withKcm) startComponent(t, KCM!, controllerManagerArgs(s, path.join(s.dataDir, 'admin.kubeconfig')));
+  const now = new Date().toISOString();
+  for (const name of ['reg-a', 'reg-b']) {
+    const r = await s.request('POST', '/api/v1/nodes', { body: {
+      apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+      status: {
+        capacity: { cpu: '4', memory: '8Gi', pods: '110' }, allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready', lastHeartbeatTime: now, lastTransitionTime: now }],
+        addresses: [{ type: 'InternalIP', address: name === 'reg-a' ? '10.0.0.11' : '10.0.0.12' }, { type: 'Hostname', address: name }],
+      },
+    } });
+    t.equal(r.status, 201, r.text.slice(0, 200));
+    t.equal(r.json.status?.allocatable?.pods, '110', `${name}: the status sent with the create is kept`);
+    // the not-ready taint admission adds is the node lifecycle controller's to lift; here, the test's
+    const node = (await s.get(`/api/v1/nodes/${name}`)).json;
+    node.spec.taints = (node.spec.taints ?? []).filter((x: any) => x.key !== 'node.kubernetes.io/not-ready');
+    t.equal((await s.request('PUT', `/api/v1/nodes/${name}`, { body: node })).status, 200);
+  }
+  const spec = { containers: [{ name: 'c', image: 'registry.example/web:1', resources: { requests: { cpu: '500m' } } }] };
+  if (withKcm) {
+    const dep = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+      spec: { replicas: 6, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec } },
+    } });
+    t.equal(dep.status, 201, dep.text.slice(0, 200));
+  } else {
+    for (let i = 0; i < 6; i++) t.equal((await s.request('POST', '/api/v1/namespaces/default/pods', { body: { metadata: { name: `web-${i}`, labels: { app: 'web' } }, spec } })).status, 201);
+  }
+  const bound = await until(async () => ((await s.get('/api/v1/namespaces/default/pods?labelSelector=app%3Dweb')).json.items as any[]).filter((p) => p.spec.nodeName), (l) => l.length === 6, WAIT * 2);
+  t.equal(bound.length, 6, 'all six pods bound');
+  t.ok(bound.every((p) => ['reg-a', 'reg-b'].includes(p.spec.nodeName)), 'to the registered nodes');
+  t.same(badLines(sched.log), [], 'no error in the scheduler\'s log');
 });

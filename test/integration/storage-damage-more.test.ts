@@ -22,6 +22,18 @@ t.test('256 bytes in the middle of a table file (.ldb) overwritten', async (t) =
   });
 });
 
+t.test('a table file (.ldb) cut short', async (t) => {
+  const { s, acked, maxRv } = await populate(t, 60);
+  const again = await startServer({ dataDir: s.dataDir, keepDataDir: true });
+  await again.stop();
+  const dir = path.join(s.dataDir, 'store');
+  const biggest = readdirSync(dir).filter((n) => n.endsWith('.ldb')).map((n) => path.join(dir, n)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
+  truncateSync(biggest, Math.floor(statSync(biggest).size / 2));
+  // LevelDB says only "Invalid argument" (the table's footer is gone): the refusal names the file and the repair
+  expectRefused(t, s.dataDir, new RegExp(`${path.basename(biggest).replace('.', '\\.')}`));
+  await repairAndCheck(t, s, acked, maxRv, () => false);
+});
+
 t.test('whole records cut off the end of the log after a clean stop', async (t) => {
   // A cut at a record boundary looks like an unfinished last write to LevelDB; the ACKED file knows
   // the last revision acknowledged.

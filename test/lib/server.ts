@@ -43,7 +43,15 @@ export interface StartOptions {
   keepDataDir?: boolean;
   /** Extra environment variables for the server process (e.g. CAPI_BOOKMARK_INTERVAL_MS). */
   env?: Record<string, string>;
+  /** The Node.js binary to run the server on (default: this one); see nodeUnderTest. */
+  node?: string;
 }
+
+/**
+ * A second Node.js to run servers on, from CAPI_TEST_NODE (e.g. Node 22, where uWebSockets.js has
+ * no binary and node:https serves the port), or undefined: tests of that transport are skipped.
+ */
+export const nodeUnderTest = process.env.CAPI_TEST_NODE || undefined;
 
 function waitForServing(proc: ChildProcess, logs: string[], mtls: { port: number }): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -151,7 +159,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
   };
   const launch = async () => {
-    s.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
+    s.proc = spawn(opts.node ?? process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
     const mtls = { port: 0 };
     s.port = await waitForServing(s.proc, s.logs, mtls);
     s.mtlsPort = mtls.port;

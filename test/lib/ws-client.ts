@@ -59,6 +59,8 @@ export interface WsClient {
   send(text: string): void;
   /** Sends a masked binary frame. */
   sendBinary(data: Buffer): void;
+  /** Writes bytes as they are (a hand-made frame). */
+  sendRaw(bytes: Buffer): void;
   /** Sends a masked close frame (code 1000 by default). */
   close(code?: number, reason?: string): void;
   /** Drops the connection without a close frame. */
@@ -121,6 +123,7 @@ export function connectWebSocket(opts: WsConnectOptions): Promise<WsClient> {
       },
       send(text) { if (!sock.destroyed) sock.write(encodeClientFrame(OP_TEXT, Buffer.from(text, 'utf8'))); },
       sendBinary(data) { if (!sock.destroyed) sock.write(encodeClientFrame(OP_BINARY, data)); },
+      sendRaw(bytes) { if (!sock.destroyed) sock.write(bytes); },
       close(code = 1000, reason = '') {
         if (sock.destroyed) return;
         const r = Buffer.from(reason, 'utf8');

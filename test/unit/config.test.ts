@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultConfig, fillServiceOptions, loadConfig, configSchema } from '../../kernel/ops/config.js';
-import { DEFAULT_ADMISSION_PLUGINS, SECURE_DEFAULT_ADMISSION } from '../../kernel/ops/flags.js';
+import { DEFAULT_ADMISSION_PLUGINS, SECURE_DEFAULT_ADMISSION, orderAdmission } from '../../kernel/ops/flags.js';
 
 const noEnv = {};
 
@@ -85,6 +85,46 @@ t.test('JSON file; other storage plugin replaces options', async (t) => {
   t.equal(c.brand, 'kubernetes');
   t.same(c.storage, { plugin: 'etcd', options: { endpoints: ['x'] } });
   t.same(c.admission, []);
+});
+
+t.test('admission: enable and disable over the defaults; replace on purpose; the old key kept and warned about', async (t) => {
+  const load = async (text: string) => loadConfig(['--config', await tmpFile('server.yaml', text)], noEnv);
+  const names = (c: { admission: { plugin: string }[] }) => c.admission.map((r) => r.plugin);
+  const defaults = names(defaultConfig());
+
+  const enabled = await load(['enableAdmissionPlugins:', '  - plugin: ./my-admission.js', '    options: { label: x }', '  - plugin: DefaultTolerationSeconds', '    options: { defaultNotReadyTolerationSeconds: 60 }', ''].join('\n'));
+  t.same(names(enabled).filter((n) => n !== './my-admission.js'), defaults, 'every default stays, in its order');
+  const mine = names(enabled).indexOf('./my-admission.js');
+  t.equal(names(enabled)[mine + 1], 'MutatingAdmissionWebhook', 'a plugin of its own runs after the in-tree ones, before the webhooks');
+  t.same(enabled.admission[mine].options, { label: 'x' });
+  t.same(enabled.admission.find((r) => r.plugin === 'DefaultTolerationSeconds')!.options, { defaultNotReadyTolerationSeconds: 60 }, 'a default named again takes options');
+  t.equal(enabled.warnings, undefined, 'no warning');
+
+  const disabled = await load('disableAdmissionPlugins: [NodeRestriction, ResourceQuota]\nenableAdmissionPlugins: [{ plugin: AlwaysPullImages }]\n');
+  t.same(names(disabled), orderAdmission([...defaults.filter((n) => n !== 'NodeRestriction' && n !== 'ResourceQuota'), 'AlwaysPullImages']), 'two out, one in');
+  t.ok(names(disabled).indexOf('AlwaysPullImages') < names(disabled).indexOf('PodSecurity'), 'in the reference order');
+
+  const replaced = await load('replaceAdmissionPlugins: [{ plugin: NamespaceLifecycle }, { plugin: ./mine.js }]\n');
+  t.same(names(replaced), ['NamespaceLifecycle', './mine.js'], 'replace: the list as written');
+  t.equal(replaced.warnings, undefined, 'replacing on purpose is not warned about');
+
+  const old = await load('admission: [{ plugin: NamespaceLifecycle }, { plugin: ./mine.js }]\n');
+  t.same(names(old), ['NamespaceLifecycle', './mine.js'], 'the old key still replaces, as it did');
+  t.equal(old.warnings?.length, 1);
+  t.match(old.warnings![0], /REPLACES the default admission plugins and leaves out \d+ of them.*ServiceAccount.*NodeRestriction.*enableAdmissionPlugins.*replaceAdmissionPlugins/);
+  const oldFull = await load(`admission: [${defaults.map((n) => `{ plugin: ${n} }`).join(', ')}]\n`);
+  t.match(oldFull.warnings, [/names them all/], 'an old list that keeps every default still says which key to use');
+
+  const bad = async (text: string, re: RegExp) => t.rejects(load(text), re, text);
+  await bad('admission: []\nreplaceAdmissionPlugins: []\n', /"admission" is the old spelling of "replaceAdmissionPlugins"/);
+  await bad('replaceAdmissionPlugins: []\nenableAdmissionPlugins: [{ plugin: x }]\n', /replaces the whole admission list, so "enableAdmissionPlugins" has nothing to change/);
+  await bad('admission: []\ndisableAdmissionPlugins: [NodeRestriction]\n', /"admission" replaces the whole admission list/);
+  await bad('disableAdmissionPlugins: [NoSuchPlugin]\n', /unknown admission plugin "NoSuchPlugin" in disableAdmissionPlugins/);
+  await bad('disableAdmissionPlugins: [Priority]\nenableAdmissionPlugins: [{ plugin: Priority }]\n', /"Priority" is both enabled and disabled/);
+  await bad('enableAdmissionPlugins: [NamespaceLifecycle]\n', /enableAdmissionPlugins\/0: must be object/);
+
+  const flagsOver = await loadConfig(['--config', await tmpFile('s.yaml', 'enableAdmissionPlugins: [{ plugin: ./mine.js }]\n'), '--disable-admission-plugins=NodeRestriction'], noEnv);
+  t.ok(names(flagsOver).includes('./mine.js') && !names(flagsOver).includes('NodeRestriction'), 'the flags apply over the file');
 });
 
 t.test('empty file is an empty configuration; env names the file', async (t) => {

@@ -6,7 +6,10 @@ import { getBrand } from '../../kernel/contracts/brand.js';
 import type { AuthorizationAttributes, KObject, UserInfo } from '../../kernel/contracts/index.js';
 import { aggregatedRules } from '../../plugins/authorizers/rbac/aggregation.js';
 import { defaultPolicy, reconcileBinding, reconcileRole, rbacNames } from '../../plugins/authorizers/rbac/defaults.js';
-import { escalationMessage, validateBinding, validateRules } from '../../plugins/authorizers/rbac/escalation.js';
+import { escalationMessage } from '../../plugins/authorizers/rbac/escalation.js';
+import * as rbacTypes from '../../plugins/types/builtin/validation/rbac.js';
+import type { Brand } from '../../kernel/contracts/brand.js';
+import type { FieldCause } from '../../kernel/contracts/index.js';
 import { PolicyIndex } from '../../plugins/authorizers/rbac/policy-index.js';
 import { compactString, covers, describeMissing, ruleAllows, rulesOf, type PolicyRule } from '../../plugins/authorizers/rbac/rules.js';
 import { parsePolicy, parsePolicyFile, policyMatches } from '../../plugins/authorizers/abac/index.js';
@@ -164,14 +167,18 @@ t.test('escalation: cover check and the refusal text', async (t) => {
 });
 
 t.test('validation of roles and bindings', async (t) => {
-  t.same(validateRules({ rules: [{ verbs: [], apiGroups: [''], resources: ['pods'] }] }, true).map((c) => `${c.field}: ${c.message}`), ['rules[0].verbs: Required value: verbs must contain at least one value']);
-  t.same(validateRules({ rules: [{ verbs: ['get'], nonResourceURLs: ['/x'] }] }, true).map((c) => `${c.field}: ${c.message}`), ['rules[0].nonResourceURLs: Invalid value: []string{"/x"}: namespaced rules cannot apply to non-resource URLs']);
-  t.same(validateRules({ rules: [{ verbs: ['get'], nonResourceURLs: ['/x'] }] }, false), []);
-  t.same(validateRules({ rules: [{ verbs: ['get'] }] }, false).map((c) => c.field), ['rules[0].apiGroups', 'rules[0].resources']);
-  t.same(validateBinding({ roleRef: { apiGroup: G, kind: 'Role', name: 'x' }, subjects: [] }, false, G).map((c) => `${c.field}: ${c.message}`), ['roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"']);
-  t.same(validateBinding({ roleRef: { apiGroup: G, kind: 'Role', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'a' }] }, true, G), []);
-  t.same(validateBinding({ roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'a' }] }, false, G).map((c) => c.field), ['subjects[0].namespace']);
-  t.same(validateBinding({ roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'x' }, subjects: [{ kind: 'Robot', name: 'a' }] }, false, G).map((c) => c.message), ['Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"']);
+  // The type's validators (plugins/types/builtin/validation/rbac.ts) in the brand whose group G is.
+  const brand = { domain: G.replace(/^rbac\.authorization\./, ''), keyDomain: '' } as Brand;
+  const show = (c: FieldCause) => `${c.field}: ${c.message}`;
+  const { role: roleV, clusterRole: clusterRoleV, roleBinding: roleBindingV, clusterRoleBinding: clusterRoleBindingV } = rbacTypes;
+  t.same(roleV({ rules: [{ verbs: [], apiGroups: [''], resources: ['pods'] }] }, undefined, brand).map(show), ['rules[0].verbs: Required value: verbs must contain at least one value']);
+  t.same(roleV({ rules: [{ verbs: ['get'], nonResourceURLs: ['/x'] }] }, undefined, brand).map(show), ['rules[0].nonResourceURLs: Invalid value: []string{"/x"}: namespaced rules cannot apply to non-resource URLs']);
+  t.same(clusterRoleV({ rules: [{ verbs: ['get'], nonResourceURLs: ['/x'] }] }, undefined, brand), []);
+  t.same(clusterRoleV({ rules: [{ verbs: ['get'] }] }, undefined, brand).map((c) => c.field), ['rules[0].apiGroups', 'rules[0].resources']);
+  t.same(clusterRoleBindingV({ roleRef: { apiGroup: G, kind: 'Role', name: 'x' }, subjects: [] }, undefined, brand).map(show), ['roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"']);
+  t.same(roleBindingV({ roleRef: { apiGroup: G, kind: 'Role', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'a' }] }, undefined, brand), []);
+  t.same(clusterRoleBindingV({ roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'x' }, subjects: [{ kind: 'ServiceAccount', name: 'a' }] }, undefined, brand).map((c) => c.field), ['subjects[0].namespace']);
+  t.same(clusterRoleBindingV({ roleRef: { apiGroup: G, kind: 'ClusterRole', name: 'x' }, subjects: [{ kind: 'Robot', name: 'a' }] }, undefined, brand).map((c) => c.message), ['Unsupported value: "Robot": supported values: "ServiceAccount", "User", "Group"']);
 });
 
 t.test('aggregation', async (t) => {

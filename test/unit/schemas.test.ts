@@ -6,6 +6,7 @@ import type { Schema } from '../../kernel/contracts/index.js';
 import { builtinTypes } from '../../plugins/types/builtin/index.js';
 import { CATALOG } from '../../plugins/types/builtin/catalog.js';
 import { generate, kindDefinition, neutralName } from '../../plugins/types/builtin/gen-schemas.js';
+import { generateEnums } from '../../plugins/types/builtin/gen-enums.js';
 import { brandDefinitions, NEUTRAL_SCHEMAS } from '../../plugins/types/builtin/schemas.js';
 
 const cluster = getBrand('cluster');
@@ -37,7 +38,7 @@ t.test('schemas.json holds structure only and stays small', async (t) => {
   const size = statSync(jsonFile).size;
   t.ok(size < 150_000, `schemas.json is ${size} bytes`);
   const allowed = new Set(['type', 'fields', 'additional', 'required', 'mapType', 'patchStrategy', 'preserveUnknown', 'items', 'listType', 'mapKeys',
-    'patchMergeKey', 'format', 'ref']);
+    'patchMergeKey', 'format', 'ref', 'definition']);
   const bad = new Set<string>();
   const walk = (s: Json) => {
     for (const k of Object.keys(s)) if (!allowed.has(k)) bad.add(k);
@@ -155,4 +156,31 @@ t.test('fields, required and markers match the reference definitions', { skip },
     }
   }
   t.ok(compared > 100, `${compared} markers compared`);
+});
+
+// ---------------------------------------------------------------- enums, from the reference's generated definitions
+
+const goDefinitions = [
+  fileURLToPath(new URL('../../../../ref/k8s/pkg/generated/openapi/zz_generated.openapi.go', import.meta.url)), // from dist/test/unit
+  '../ref/k8s/pkg/generated/openapi/zz_generated.openapi.go', // from the repository root
+].find((f) => existsSync(f));
+
+t.test('enums.json names string fields of the catalog', async (t) => {
+  const enums = JSON.parse(readFileSync(fileURLToPath(new URL('../../../plugins/types/builtin/enums.json', import.meta.url)), 'utf8')) as Record<string, Record<string, string[]>>;
+  t.ok(Object.keys(enums).length > 40, 'definitions with enum fields');
+  for (const [name, fields] of Object.entries(enums)) {
+    const def = NEUTRAL_SCHEMAS[name] as Json | undefined;
+    for (const [f, values] of Object.entries(fields)) {
+      t.equal(def?.fields?.[f]?.type, 'string', `${name}.${f} is a string field`);
+      t.ok(values.length > 0 && values.every((v) => typeof v === 'string'), `${name}.${f}: values`);
+    }
+  }
+  t.same(enums['apps.v1.DeploymentStrategy'], { type: ['Recreate', 'RollingUpdate'] });
+  t.same(enums['core.v1.Container'].imagePullPolicy, ['Always', 'IfNotPresent', 'Never']);
+});
+
+t.test('enums.json is what gen-enums makes of the reference\'s generated definitions', { skip: goDefinitions ? false : 'the reference source (../ref/k8s) is not here' }, async (t) => {
+  const fresh = generateEnums(readFileSync(goDefinitions!, 'utf8'), new Set(Object.keys(NEUTRAL_SCHEMAS)));
+  const committed = JSON.parse(readFileSync(fileURLToPath(new URL('../../../plugins/types/builtin/enums.json', import.meta.url)), 'utf8'));
+  t.same(committed, fresh, 're-run gen-enums if the catalog or the release changed');
 });

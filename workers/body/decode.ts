@@ -19,6 +19,14 @@ export const MAX_YAML_ALIASES = 100;
  */
 export const MAX_YAML_NODES = 100_000;
 
+/**
+ * What a YAML body may decode to, as a multiple of the request body limit (--max-request-bytes), in
+ * bytes of JSON. Without aliases YAML's JSON is at most a few times its text; aliases make it
+ * anything (99 aliases of a 3 MB list in a 2.9 MiB body are 297 MB), and the yaml package's
+ * maxAliasCount counts aliases, not what they expand to.
+ */
+export const YAML_DECODED_FACTOR = 4;
+
 const NODE_TOKENS = new Set(['scalar', 'single-quoted-scalar', 'double-quoted-scalar', 'alias', 'flow-map-start', 'flow-seq-start']);
 
 /**
@@ -94,14 +102,54 @@ const binaryAsString = {
   },
 };
 
-export type YamlDecoded = { ok: true; value: unknown; duplicates: string[] } | { ok: false; message: string };
+export type YamlDecoded = { ok: true; value: unknown; duplicates: string[] } | { ok: false; message: string; tooLarge?: boolean };
+
+/** goyaml's share of decoded nodes that may come from aliases: 99 % up to 400,000 nodes, falling to 10 % at 4,000,000. */
+function allowedAliasRatio(decoded: number): number {
+  if (decoded <= 400_000) return 0.99;
+  if (decoded >= 4_000_000) return 0.1;
+  return 0.99 - 0.89 * ((decoded - 400_000) / 3_600_000);
+}
+
+/**
+ * What the document would expand to, walked over its nodes (aliases followed) before anything is
+ * built, stopping as soon as it is too much: the reference's decoder (goyaml) refuses a document
+ * whose nodes come mostly from aliases ("excessive aliasing", counted as it does), and the JSON it
+ * would become may not pass `maxBytes` (a 413). Iterative: the document may be 1,000 levels deep.
+ */
+function expansionError(doc: YAML.Document, maxBytes: number): { message: string; tooLarge?: boolean } | undefined {
+  let decoded = 0, fromAliases = 0, bytes = 0;
+  const stack: { node: unknown; aliased: boolean }[] = [{ node: doc.contents, aliased: false }];
+  while (stack.length) {
+    const { node, aliased } = stack.pop()!;
+    decoded++;
+    if (aliased) fromAliases++;
+    if (fromAliases > 100 && decoded > 1000 && fromAliases / decoded > allowedAliasRatio(decoded)) return { message: 'yaml: document contains excessive aliasing' };
+    if (YAML.isAlias(node)) {
+      const target = node.resolve(doc);
+      if (target) stack.push({ node: target, aliased: true });
+      continue;
+    }
+    if (YAML.isScalar(node)) bytes += typeof node.value === 'string' ? node.value.length + 3 : String(node.value).length + 1;
+    else if (YAML.isMap(node)) {
+      bytes += 2;
+      // pushed last to first: popped in document order, as goyaml counts
+      for (let i = node.items.length - 1; i >= 0; i--) { const pair = node.items[i]; stack.push({ node: pair.value, aliased }, { node: pair.key, aliased }); bytes += 2; }
+    } else if (YAML.isSeq(node)) {
+      bytes += 2;
+      for (let i = node.items.length - 1; i >= 0; i--) stack.push({ node: node.items[i], aliased });
+    } else bytes += 5; // null
+    if (bytes > maxBytes) return { message: `Request entity too large: the YAML body decodes to more than ${maxBytes} bytes`, tooLarge: true };
+  }
+  return undefined;
+}
 
 /**
  * One YAML document as a JSON value, plus its duplicate mapping keys as paths (for fieldValidation;
  * the last of duplicate keys wins, as in JSON). Never throws: a failure is a message in the style of
  * the reference's YAML decoder ("yaml: ...").
  */
-export function decodeYaml(text: string): YamlDecoded {
+export function decodeYaml(text: string, maxDecodedBytes = Infinity): YamlDecoded {
   try {
     const shape = shapeError(text);
     if (shape) return { ok: false, message: shape };
@@ -111,6 +159,8 @@ export function decodeYaml(text: string): YamlDecoded {
       const msg = doc.errors[0].message;
       return { ok: false, message: /call stack/i.test(msg) ? `yaml: exceeded max depth of ${MAX_DEPTH}` : `yaml: ${msg.split('\n')[0]}` };
     }
+    const expansion = expansionError(doc, maxDecodedBytes);
+    if (expansion) return { ok: false, ...expansion };
     const value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
     const deep = depthError(value);
     if (deep) return { ok: false, message: `yaml: exceeded max depth of ${MAX_DEPTH}` };
@@ -183,8 +233,8 @@ function flowJson(value: unknown): string {
 }
 
 /** The worker's form: the value as JSON text, which the main thread parses faster than a structured clone. */
-export function decodeYamlToJson(text: string): { ok: true; json: string; duplicates: string[] } | { ok: false; message: string } {
-  const r = decodeYaml(text);
+export function decodeYamlToJson(text: string, maxDecodedBytes?: number): { ok: true; json: string; duplicates: string[] } | { ok: false; message: string; tooLarge?: boolean } {
+  const r = decodeYaml(text, maxDecodedBytes);
   return r.ok ? { ok: true, json: JSON.stringify(r.value), duplicates: r.duplicates } : r;
 }
 

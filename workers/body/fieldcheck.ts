@@ -185,32 +185,41 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
   };
   const where = (struct: string, path: string) => (struct ? `Go struct field ${struct}.${path}` : 'Go value');
   // Go's decoder saves the first type mismatch and goes on; an error of a type's own decoder (a
-  // malformed quantity) ends the decoding at once and is the one reported.
+  // malformed quantity, an IntOrString that is no int32) ends the decoding at once and is the one reported.
   let first: string | undefined;
-  /** An IntOrString decodes a JSON string as its string, anything else as an int32. */
-  const intOrString = (value: unknown, path: string, outer: string): void => {
-    if (typeof value === 'string' || first) return;
-    if (typeof value !== 'number') first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type int32`;
-    else if (!Number.isInteger(value) || value < INT_RANGE.int32[0] || value > INT_RANGE.int32[1]) {
-      first = `json: cannot unmarshal number ${numberLiteral(body, value) ?? String(value)} into ${where(outer, path)} of type int32`;
-    }
-  };
   const walk = (value: unknown, declared: Schema | undefined, path: string, outer: string): void => {
     if (value === null || value === undefined || !declared) return;
     let struct = outer;
     let s: Schema | undefined = declared;
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
-      if (name === 'IntOrString') return intOrString(value, path, outer);
+      if (name === 'IntOrString') { s = { type: 'int-or-string' }; break; }
+      // Time and MicroTime decode a string with Go's time.Parse; its error ends the decoding
+      if (name === 'Time' || name === 'MicroTime') {
+        if (typeof value !== 'string') throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type string`);
+        const err = timeParseError(value, name === 'MicroTime');
+        if (err) throw new AbortDecode(err);
+        return;
+      }
       if (CUSTOM_DECODE.has(name)) return;
       s = definitions?.[s.ref];
       if (s?.type === 'object') struct = name;
     }
     if (!s) return;
+    // IntOrString decodes a string, or else its int32: anything else ends the decoding (its own decoder's error).
+    if (s.type === 'int-or-string') {
+      if (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value) && value >= INT_RANGE.int32[0] && value <= INT_RANGE.int32[1])) return;
+      const shown = typeof value === 'number' ? ` ${numberLiteral(body, value) ?? String(value)}` : '';
+      throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)}${shown} into ${where(outer, path)} of type int32`);
+    }
     // The Go type is named only in an error: not worked out for every value that decodes.
     const mismatch = () => { const want = goType(declared); if (want && !first) first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}`; };
     switch (s.type) {
-      case 'string': if (typeof value !== 'string') mismatch(); return;
+      case 'string':
+        if (typeof value !== 'string') mismatch();
+        // []byte: Go's decoder reads base64 and saves its error like a type mismatch
+        else if (s.format === 'byte' && !first) { const at = base64ErrorAt(value); if (at !== undefined) first = `illegal base64 data at input byte ${at}`; }
+        return;
       case 'boolean': if (typeof value !== 'boolean') mismatch(); return;
       case 'number': if (typeof value !== 'number') mismatch(); return;
       case 'integer': {
@@ -244,14 +253,77 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
   try {
     walk(obj, schema, '', '');
   } catch (e) {
-    if (e instanceof QuantityError) return e.message;
+    if (e instanceof AbortDecode) return e.message;
     throw e;
   }
   return first;
 }
 
-/** A quantity's own decoding failed: the whole decoding ends with its message. */
-class QuantityError extends Error {}
+const B64 = /[A-Za-z0-9+/]/;
+
+/**
+ * Where Go's padded standard base64 decoder gives up on a text (its CorruptInputError offset);
+ * undefined when it decodes. Line breaks are skipped, as Go skips them.
+ */
+export function base64ErrorAt(src: string): number | undefined {
+  let si = 0;
+  const n = src.length;
+  const skipBreaks = () => { while (si < n && (src[si] === '\n' || src[si] === '\r')) si++; };
+  for (;;) {
+    for (let j = 0; j < 4; j++) {
+      if (si === n) return j === 0 ? undefined : si - j;
+      const c = src[si++]!;
+      if (B64.test(c)) continue;
+      if (c === '\n' || c === '\r') { j--; continue; }
+      if (c !== '=') return si - 1;
+      // padding: only after two or three characters of a quantum, and then the end
+      if (j < 2) return si - 1;
+      if (j === 2) {
+        skipBreaks();
+        if (si === n) return n;
+        if (src[si] !== '=') return si - 1;
+        si++;
+      }
+      skipBreaks();
+      return si < n ? si : undefined;
+    }
+  }
+}
+
+/** Layout elements of RFC 3339 as Go's time.Parse meets them: [layout text, what the value must show]. */
+const TIME_ELEMENTS: [string, RegExp][] = [
+  ['2006', /^\d{4}/], ['-', /^-/], ['01', /^\d{2}/], ['-', /^-/], ['02', /^\d{2}/], ['T', /^T/],
+  ['15', /^\d{2}/], [':', /^:/], ['04', /^\d{2}/], [':', /^:/], ['05', /^\d{2}/],
+];
+
+/**
+ * Go's time.Parse error for a metav1.Time (RFC 3339) or MicroTime (RFC 3339 with microseconds)
+ * text, worded as Go words it (`parsing time "x" as "...": cannot parse "x" as "2006"`);
+ * undefined when it parses. A MicroTime without its fraction is taken, as our own writers send it.
+ */
+export function timeParseError(v: string, micro: boolean): string | undefined {
+  const layout = micro ? '2006-01-02T15:04:05.000000Z07:00' : '2006-01-02T15:04:05Z07:00';
+  let rest = v;
+  const fail = (elem: string) => `parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(elem)}`;
+  for (const [elem, re] of TIME_ELEMENTS) {
+    const m = re.exec(rest);
+    if (!m) return fail(elem);
+    rest = rest.slice(m[0].length);
+  }
+  const frac = /^\.\d+/.exec(rest);
+  if (frac) rest = rest.slice(frac[0].length);
+  if (!/^(Z|[+-]\d{2}:\d{2})$/.test(rest)) return rest === '' ? fail('Z07:00') : `parsing time ${JSON.stringify(v)}: extra text: ${JSON.stringify(rest)}`;
+  const [y, mo, d, h, mi, se] = v.match(/\d+/g)!.map(Number) as number[];
+  if (mo! < 1 || mo! > 12) return `parsing time ${JSON.stringify(v)}: month out of range`;
+  if (d! < 1 || d! > 31 || d! > new Date(Date.UTC(y!, mo!, 0)).getUTCDate()) return `parsing time ${JSON.stringify(v)}: day out of range`;
+  if (h! > 23) return `parsing time ${JSON.stringify(v)}: hour out of range`;
+  if (mi! > 59) return `parsing time ${JSON.stringify(v)}: minute out of range`;
+  if (se! > 59) return `parsing time ${JSON.stringify(v)}: second out of range`;
+  return undefined;
+}
+
+/** A type's own decoder failed (a quantity, an IntOrString): the whole decoding ends with its message. */
+class AbortDecode extends Error {}
 
 /** Whether a field holds a resource.Quantity (its definition's format says so). */
 function isQuantity(s: Schema | undefined, defs: Defs): boolean {
@@ -263,7 +335,7 @@ function isQuantity(s: Schema | undefined, defs: Defs): boolean {
 function quantityText(v: unknown): unknown {
   if (v === null || v === undefined) return v;
   const q = typeof v === 'string' || typeof v === 'number' ? parseQuantity(v) : QUANTITY_FORMAT_ERROR;
-  if (typeof q === 'string') throw new QuantityError(q);
+  if (typeof q === 'string') throw new AbortDecode(q);
   return formatQuantity(q);
 }
 

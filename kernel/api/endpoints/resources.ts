@@ -9,6 +9,7 @@ import { ResponseTap } from '../../ops/metrics.js';
 import type { TypeRegistry } from '../catalog.js';
 import { dropNullFields } from '../fieldvalidation.js';
 import { checkWriteOptions } from '../options.js';
+import { legacyWatchTarget } from '../requestinfo.js';
 import { proxyStream } from '../proxy.js';
 import type { Registry, Target } from '../registry/registry.js';
 import { encodeAs, negotiate } from '../repr/negotiate.js';
@@ -67,8 +68,14 @@ export class ResourceEndpoints {
   }
 
   async serve(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void> {
-    const p = req.path;
     const m = req.method;
+    const watched = info.verb === 'watch' ? legacyWatchTarget(req.path) : undefined;
+    if (watched !== undefined) {
+      // the legacy watch paths: a watch of the path without the prefix (one object's: by its name)
+      if ((m !== 'GET' && m !== 'HEAD') || info.subresource) throw errors.pathNotFound();
+      if (info.name) watchByName(req.query, info.name);
+    }
+    const p = watched ?? req.path;
     if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.pathNotFound();
     const type = this.ctx.types().lookup(info.apiGroup, info.apiVersion, info.resource);
     if (!type) throw this.ctx.notFound(info);
@@ -154,6 +161,17 @@ export class ResourceEndpoints {
     if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType, ...warnings }, pb);
     res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType, ...warnings }, await encodeAs(acc, JSON.stringify(out.object)));
   }
+}
+
+/**
+ * A watch of one object by name (the legacy /watch/.../<name> path) selects it by metadata.name, as
+ * the reference does; a fieldSelector naming another object is a 400.
+ */
+function watchByName(q: URLSearchParams, name: string): void {
+  const given = q.get('fieldSelector') ?? '';
+  if (!given) { q.set('fieldSelector', `metadata.name=${name}`); return; }
+  const m = /^metadata\.name==?([^,]*)$/.exec(given);
+  if (m?.[1] !== name) throw errors.badRequest('fieldSelector metadata.name doesn\'t match requested name');
 }
 
 /** Paths of CONNECT sub-resources (any type's), as a regular expression's source: where the TLS front sends upgrades. */

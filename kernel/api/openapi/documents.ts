@@ -155,13 +155,18 @@ function closure(c: Catalog, start: Iterable<string>): Set<string> {
   return seen;
 }
 
-/** A definition with its documentation's descriptions of itself and of its fields, where it carries none of its own. */
+/** A definition with its documentation's descriptions of itself and of its fields, and its string fields' enums, where it carries none of its own. */
 function documented(s: Schema, doc: DefinitionDoc | undefined): Schema {
   if (!doc) return s;
   const out = { ...s } as Schema;
   if (doc.description && !out.description) out.description = doc.description;
   if (out.type === 'object' && out.fields) {
-    out.fields = Object.fromEntries(Object.entries(out.fields).map(([k, f]) => [k, doc.fields[k] && !f.description ? { ...f, description: doc.fields[k] } : f]));
+    out.fields = Object.fromEntries(Object.entries(out.fields).map(([k, f]) => {
+      let g = doc.fields[k] && !f.description ? { ...f, description: doc.fields[k] } : f;
+      const values = doc.enums?.[k];
+      if (values && g.type === 'string' && !g.enum) g = { ...g, enum: values };
+      return [k, g];
+    }));
   }
   return out;
 }

@@ -84,6 +84,14 @@ export function toOpenAPI(s: Schema, flavor: Flavor, ext: string): Json {
       if (s.description) return flavor === 3 ? { allOf: [out], description: s.description } : { ...out, description: s.description };
       return out;
     case 'object': {
+      // A copy of a named definition made for the field's own markers: the reference to it, with them.
+      if (s.definition) {
+        const ref = { $ref: refTo(s.definition) };
+        out = flavor === 3 ? { allOf: [ref] } : ref;
+        if (s.mapType) out[x('map-type')] = s.mapType;
+        if (s.patchStrategy) out[x('patch-strategy')] = s.patchStrategy;
+        break;
+      }
       out = { type: 'object' };
       if (s.fields) {
         out.properties = {};
@@ -128,6 +136,7 @@ export function refsOf(s: Schema | undefined, into: Set<string>): void {
   if (!s) return;
   if (s.type === 'ref') into.add(s.ref);
   else if (s.type === 'object') {
+    if (s.definition) into.add(s.definition);
     for (const f of Object.values(s.fields ?? {})) refsOf(f, into);
     refsOf(s.additional, into);
   } else if (s.type === 'array') refsOf(s.items, into);

@@ -23,7 +23,7 @@ export class RegistryBody extends RegistryWatch {
     if (t.type.schema && (t.subresource === '' || t.subresource === 'status') && checksJsonOnWorker(raw.length) && (ct === 'application/json' || ct === '' || ct === '*/*')) {
       return this.decodeOnWorker(req, t, raw);
     }
-    const obj = await decodeBody(req.header('content-type'), raw);
+    const obj = await decodeBody(req.header('content-type'), raw, this.ctx.maxBodyBytes);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
     return obj;
   }

@@ -1,7 +1,7 @@
 // DELETE and DELETECOLLECTION: DeleteOptions (body or query), preconditions, admission, then
 // graceful deletion (a grace period), deletion held by finalizers (the garbage collector's
 // Foreground and Orphan policies among them), or removal from storage.
-import type { FieldCause, KObject, UserInfo } from '../../contracts/index.js';
+import type { FieldCause, KObject, TypeDef, UserInfo } from '../../contracts/index.js';
 import { errors, StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
 import { parseJson } from '../../../workers/body/decode.js';
@@ -45,7 +45,7 @@ export class RegistryDeletes extends RegistryPatch {
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
     const opts = await this.deleteOptions(req);
     const { result: { code, body }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.deleteObject(t, user, opts)));
-    await this.sendWritten(req, res, t, code, withWarnings(JSON_HEADERS, warned), body);
+    await this.sendWritten(req, res, t, code, withWarnings(JSON_HEADERS, [...defaultPolicyWarning(t.type, opts), ...warned]), body);
   }
 
   async deleteObject(t: Target, user: UserInfo, opts: Record<string, any>): Promise<{ code: number; body: Buffer | string; obj?: KObject }> {
@@ -62,8 +62,8 @@ export class RegistryDeletes extends RegistryPatch {
       if (pre.resourceVersion && pre.resourceVersion !== String(e.rev)) throw errors.conflict(type.group, type.kind, t.name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${e.rev}). The object might have been modified`);
       await this.ctx.admission.admit(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
       await this.ctx.admission.validate(this.attrs('DELETE', t, user, dryRun, undefined, old, opts));
-      const policy: string = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : 'Background');
       const finalizers = [...(old.metadata!.finalizers ?? [])];
+      const policy = propagation(type, opts, finalizers);
       // Foreground and Orphan deletion are carried out by the garbage collector through finalizers.
       const gcFinalizer = policy === 'Foreground' ? 'foregroundDeletion' : policy === 'Orphan' ? 'orphan' : '';
       // Graceful deletion (pods): the object lingers for its grace period; a shorter grace shortens it.
@@ -124,6 +124,24 @@ export class RegistryDeletes extends RegistryPatch {
         if (!(err instanceof StatusError && err.code === 404)) throw err;
       }
     }
-    await this.sendWritten(req, res, t, 200, JSON_HEADERS, JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
+    await this.sendWritten(req, res, t, 200, withWarnings(JSON_HEADERS, defaultPolicyWarning(t.type, opts)), JSON.stringify({ kind: `${t.type.kind}List`, apiVersion: gv(t.type), metadata: { resourceVersion: String(this.ctx.cache.rev) }, items: deleted }));
   }
+}
+
+/**
+ * A deletion's propagation policy: the options', else the type's default (the reference's
+ * DefaultGarbageCollectionPolicy) unless finalizers on the object already ask for one, as the
+ * reference's shouldOrphanDependents orders them; else Background.
+ */
+function propagation(type: TypeDef, opts: Record<string, any>, finalizers: string[]): string {
+  if (opts.propagationPolicy != null) return opts.propagationPolicy;
+  if (opts.orphanDependents != null) return opts.orphanDependents === true ? 'Orphan' : 'Background';
+  const asked = finalizers.includes('orphan') || finalizers.includes('foregroundDeletion');
+  return type.defaultPropagation && !asked ? type.defaultPropagation.policy : 'Background';
+}
+
+/** The type's warning for a deletion that leaves its policy to the default (batch/v1 Jobs: the pods stay). */
+function defaultPolicyWarning(type: TypeDef, opts: Record<string, any>): string[] {
+  const w = type.defaultPropagation?.warning;
+  return w && opts.propagationPolicy == null && opts.orphanDependents == null ? [w] : [];
 }

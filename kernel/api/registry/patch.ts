@@ -36,12 +36,12 @@ export class RegistryPatch extends RegistryWrites {
     // is read as YAML, as the reference reads every apply body. YAML keeps the last of duplicate keys
     // as JSON does, and fieldValidation reports them.
     const text = raw.toString('utf8');
-    if (isApply && !/^\s*[{[]/.test(text)) patch = await decodeYaml(raw, 'error decoding patch: ');
+    if (isApply && !/^\s*[{[]/.test(text)) patch = await decodeYaml(raw, 'error decoding patch: ', this.ctx.maxBodyBytes);
     else {
       try { patch = parseJson(text); } catch (e) {
         // (a body nested too deep is refused as JSON: YAML would only say it again, less precisely)
         if (!isApply || /exceeded max depth/.test((e as Error).message)) throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
-        patch = await decodeYaml(raw, 'error decoding patch: ');
+        patch = await decodeYaml(raw, 'error decoding patch: ', this.ctx.maxBodyBytes);
       }
     }
     if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');

@@ -14,7 +14,7 @@ import { gv } from '../catalog.js';
 import { isDNS1123Label } from '../validation.js';
 import { parseLabelSelector, matchLabels, parseFieldSelector, matchFields, exactFieldValue } from '../selectors.js';
 import { listProtobuf, partialListProtobuf } from '../repr/protobuf.js';
-import { queryInt } from '../options.js';
+import { parseResourceVersion, queryInt, type ParsedRV } from '../options.js';
 import { JSON_HEADERS, parse } from './util.js';
 import { scaleOf } from './scale.js';
 import { RegistryBase, type Target } from './base.js';
@@ -42,7 +42,7 @@ export class RegistryReads extends RegistryBase {
   async get(req: KRequest, res: KResponse, t: Target): Promise<void> {
     const rv = req.query.get('resourceVersion');
     if (rv === null || rv === '') await this.consistent();
-    else if (rv !== '0') await this.notOlderThan(rv);
+    else if (rv !== '0') await this.notOlderThan(parseResourceVersion(rv));
     const e = this.current(t.type, t.namespace, t.name);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(scaleOf(t.type, parse(e)))));
@@ -58,11 +58,9 @@ export class RegistryReads extends RegistryBase {
     if (!(await this.ctx.cache.waitFor(rev, 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
   }
 
-  async notOlderThan(rv: string): Promise<void> {
-    const n = Number(rv);
-    if (!/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
-    if (!(await this.ctx.cache.waitFor(n, 3000))) {
-      const e = errors.timeout(`Timeout: Too large resource version: ${n}, current: ${this.ctx.cache.rev}`, 1);
+  async notOlderThan(rv: ParsedRV): Promise<void> {
+    if (!(await this.ctx.cache.waitFor(rv.n, 3000))) {
+      const e = errors.timeout(`Timeout: Too large resource version: ${rv.text}, current: ${this.ctx.cache.rev}`, 1);
       e.details = { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 };
       throw e;
     }
@@ -122,7 +120,8 @@ export class RegistryReads extends RegistryBase {
       if (rvm === 'Exact' && rv === '0') forbid('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
     }
     if (causes.length) throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', causes);
-    if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
+    // the reference's watch cache hands an Exact list, a paged one and a continued one to etcd, whose parse error is a 400
+    const parsed = parseResourceVersion(rv, rvm === 'Exact' || (limit > 0 && rv !== '0') || !!cont);
     if (cont) {
       if (rv && rv !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
       const tok = decodeContinue(cont);
@@ -136,12 +135,11 @@ export class RegistryReads extends RegistryBase {
     }
     if (rv === '') { await this.consistent(); return { rev: this.ctx.cache.rev }; }
     if (rv === '0') return { rev: this.ctx.cache.rev };
-    const n = Number(rv);
     const exact = rvm === 'Exact' || (!rvm && limit > 0);
-    await this.notOlderThan(rv);
+    await this.notOlderThan(parsed);
     if (!exact) return { rev: this.ctx.cache.rev };
-    if (n < this.ctx.cache.floor) throw errors.gone('The resourceVersion for the provided list is too old.');
-    return { rev: n };
+    if (parsed.n < this.ctx.cache.floor) throw errors.gone('The resourceVersion for the provided list is too old.');
+    return { rev: parsed.n };
   }
 
   async list(req: KRequest, res: KResponse, t: Target): Promise<void> {

@@ -5,7 +5,7 @@ import type { KObject, TypeDef } from '../../contracts/index.js';
 import { StatusError } from '../../contracts/status.js';
 import type { Entry } from '../../store/cache.js';
 import type { Accepted } from '../repr/negotiate.js';
-import type { FieldsV1 } from '../../../workers/merge/index.js';
+import { deepEqual, type FieldsV1 } from '../../../workers/merge/index.js';
 
 export const JSON_HEADERS = { 'content-type': 'application/json' };
 export const JSON_ACCEPTED: Accepted = { rep: 'json', contentType: 'application/json' };
@@ -20,6 +20,24 @@ export function now(): string {
 }
 export const parse = (e: Entry): KObject => JSON.parse(e.bytes.toString('utf8'));
 export const clone = <T>(o: T): T => (o === undefined ? o : JSON.parse(JSON.stringify(o)));
+
+/**
+ * Whether a write would store what is stored, so nothing is written and no event sent: the same
+ * JSON up to key order (a create, an apply and an update lay metadata out in different orders) and
+ * up to managedFields times (the reference reverts a change of those alone). Reordering keeps the
+ * length, so only writes of the stored length are parsed and compared.
+ */
+export function unchangedWrite(next: Buffer, stored: Buffer): boolean {
+  if (next.equals(stored)) return true;
+  if (next.length !== stored.length) return false;
+  return deepEqual(untimed(JSON.parse(next.toString('utf8'))), untimed(JSON.parse(stored.toString('utf8'))));
+}
+
+function untimed(o: KObject): KObject {
+  const mf = o.metadata?.managedFields;
+  if (!Array.isArray(mf)) return o;
+  return { ...o, metadata: { ...o.metadata, managedFields: mf.map((e) => ({ ...(e as object), time: undefined })) } };
+}
 
 export function getPath(obj: KObject, path: string): unknown {
   let cur: unknown = obj;

@@ -12,7 +12,7 @@ import type { OutputHolder } from '../../watch/outbudget.js';
 import type { Watcher, EventType } from '../../watch/fanout.js';
 import { gv } from '../catalog.js';
 import { entryProtobuf, objectProtobuf, partialProtobuf, statusProtobuf, watchFrame } from '../repr/protobuf.js';
-import { queryBool, queryInt } from '../options.js';
+import { parseResourceVersion, queryBool, queryInt } from '../options.js';
 import { parse } from './util.js';
 import type { Target } from './base.js';
 import { RegistryReads } from './read.js';
@@ -49,7 +49,7 @@ export class RegistryWatch extends RegistryReads {
       forbid('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
     }
     if (causes.length) throw errors.invalid(`meta.${this.ctx.brand.domain}`, 'ListOptions', '', causes);
-    if (rv && rv !== '0' && !/^[1-9]\d*$/.test(rv)) throw errors.badRequest(`invalid resource version "${rv}"`);
+    const parsedRv = parseResourceVersion(rv);
     queryInt(q, 'limit'); // decoded with the other ListOptions: malformed is a 400 here too
     const timeoutParam = queryInt(q, 'timeoutSeconds');
     const timeout = timeoutParam !== undefined ? Math.max(0, timeoutParam) : this.ctx.minWatchTimeoutSeconds * (1 + Math.random());
@@ -86,8 +86,8 @@ export class RegistryWatch extends RegistryReads {
     const getState = sendInitial || (sie === null && (rv === '' || rv === '0'));
     if (rv === '' && getState) await this.consistent();
     let waitErr: StatusError | undefined;
-    if (rv && rv !== '0' && Number(rv) > this.ctx.cache.rev) {
-      try { await this.notOlderThan(rv); } catch (e) { waitErr = e as StatusError; }
+    if (parsedRv.n > this.ctx.cache.rev) {
+      try { await this.notOlderThan(parsedRv); } catch (e) { waitErr = e as StatusError; }
     }
 
     const ws = req.header('upgrade')?.toLowerCase() === 'websocket' && res.upgrade;
@@ -260,7 +260,7 @@ export class RegistryWatch extends RegistryReads {
         if (closed) return;
         if (sendInitial) bookmark({ [`${brand.domain}/initial-events-end`]: 'true' });
       } else {
-        const start = Number(rv);
+        const start = parsedRv.n;
         lastRev = start;
         if (start < this.ctx.cache.floor) {
           // Older than the in-memory history: replay the storage log's history.

@@ -15,7 +15,7 @@ import { runMerge } from '../../../workers/pool.js';
 import { managerFromUserAgent, type MergeTask } from '../../../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { compileValidator } from '../fieldvalidation.js';
-import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, setPath, type FieldManagement } from './util.js';
+import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, unchangedWrite, setPath, type FieldManagement } from './util.js';
 import { applyScale, scaleOf } from './scale.js';
 import { collectWarnings, withWarnings, type Target } from './base.js';
 import { RegistryBody } from './body.js';
@@ -99,7 +99,11 @@ export class RegistryWrites extends RegistryBody {
   protected async validate(t: Target, obj: KObject, old: KObject | undefined, large: boolean) {
     const type = t.type;
     const causes = validateObjectMeta(obj.metadata ?? {}, { namespaced: type.namespaced, nameRule: type.nameRule ?? 'subdomain', isCreate: !old });
-    if (old) causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
+    if (old) {
+      const meta = causes.slice();
+      causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
+      for (let i = 0; i < (type.metadataChecksOnUpdate ?? 1); i++) causes.push(...meta);
+    }
     causes.push(...compileValidator(type)(obj));
     if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
@@ -219,6 +223,8 @@ export class RegistryWrites extends RegistryBody {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'UpdateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
     const body = await this.decode(req, t, raw);
+    // The body must name its object (the reference's checkName: the URL alone does not do).
+    if (!body.metadata?.name) throw errors.badRequest(`the name of the object (${t.name} based on URL) was undeterminable: name must be provided`);
     if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, () => body);
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
@@ -264,21 +270,15 @@ export class RegistryWrites extends RegistryBody {
         const sent = obj;
         obj = clone(old);
         setPath(obj, subField, clone(getPath(sent, subField)));
-        const keep = new Set(type.statusKeepsMetadata ?? []);
-        const smd = (sent.metadata ?? {}) as Record<string, unknown>;
-        const md = obj.metadata as Record<string, unknown>;
-        for (const k of new Set([...Object.keys(smd), ...Object.keys(md)])) {
-          if (keep.has(k)) continue;
-          if (smd[k] === undefined) delete md[k];
-          else md[k] = clone(smd[k]);
-        }
+        takeMetadata(obj, sent, new Set(type.statusKeepsMetadata ?? []));
       } else if (subField) {
-        const v = getPath(obj, subField);
-        // An apply to the sub-resource computed the ownership of this write: keep it.
-        const applied = fm?.applied ? obj.metadata?.managedFields : undefined;
+        const sent = obj;
         obj = clone(old);
-        setPath(obj, subField, clone(v));
-        if (applied) obj.metadata!.managedFields = applied;
+        setPath(obj, subField, clone(getPath(sent, subField)));
+        // Some strategies apply metadata changes here as well (CSR approval); the others keep the
+        // stored metadata, and then an apply to the sub-resource still records the ownership it computed.
+        if (type.subresourcesWritingMetadata?.includes(sub)) takeMetadata(obj, sent, new Set());
+        else if (fm?.applied) obj.metadata!.managedFields = sent.metadata?.managedFields;
       } else {
         if (type.statusField) setPath(obj, type.statusField, clone(getPath(old, type.statusField)));
         if (type.finalizersField) setPath(obj, type.finalizersField, clone(getPath(old, type.finalizersField)));
@@ -321,7 +321,7 @@ export class RegistryWrites extends RegistryBody {
         }
         const stored = await this.toStored(type, obj);
         const bytes = Buffer.from(JSON.stringify(stored));
-        if (bytes.equals(e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
+        if (unchangedWrite(bytes, e.bytes)) return { ok: true, value: { code: 200, bytes: (await this.asServed(type, [e.bytes]))[0] } }; // no change: no write, no event
         if (dryRun) return { ok: false, value: { code: 200, bytes: stored === obj ? bytes : Buffer.from(JSON.stringify(obj)) } };
         if (large) await giveTurn();
         const r = await this.commit('update', e.key, stored, e.rev, large);
@@ -371,6 +371,17 @@ export class RegistryWrites extends RegistryBody {
     const entries = 'managedFields' in r ? r.managedFields : [];
     if (entries.length) obj.metadata!.managedFields = entries;
     else delete obj.metadata!.managedFields;
+  }
+}
+
+/** The sent metadata over the stored object's, but for the `keep` fields (the server's own are reset after). */
+function takeMetadata(obj: KObject, sent: KObject, keep: Set<string>): void {
+  const smd = (sent.metadata ?? {}) as Record<string, unknown>;
+  const md = obj.metadata as Record<string, unknown>;
+  for (const k of new Set([...Object.keys(smd), ...Object.keys(md)])) {
+    if (keep.has(k)) continue;
+    if (smd[k] === undefined) delete md[k];
+    else md[k] = clone(smd[k]);
   }
 }
 

@@ -2,7 +2,7 @@
 import type { Brand } from '../../contracts/brand.js';
 import type { KObject } from '../../contracts/index.js';
 import { errors } from '../../contracts/status.js';
-import { parseJson } from '../../../workers/body/decode.js';
+import { parseJson, YAML_DECODED_FACTOR } from '../../../workers/body/decode.js';
 import { decodeYamlBody, encodeYamlBody } from '../../../workers/pool.js';
 
 export type Representation = 'json' | 'yaml' | 'table' | 'partial' | 'protobuf';
@@ -70,16 +70,20 @@ export function negotiate(accept: string | undefined, brand: Brand, allowTable: 
 const yamlDuplicates = new WeakMap<Buffer, string[]>();
 export const decodedYamlDuplicates = (raw: Buffer): string[] | undefined => yamlDuplicates.get(raw);
 
-/** A YAML body, bounded and off the event loop when large (workers/body/decode.ts); a failure is a 400 starting with `prefix`. */
-export async function decodeYaml(raw: Buffer, prefix: string): Promise<unknown> {
-  const r = await decodeYamlBody(raw.toString('utf8'));
-  if (!r.ok) throw errors.badRequest(prefix + r.message);
+/**
+ * A YAML body, bounded and off the event loop when large (workers/body/decode.ts); a failure is a 400
+ * starting with `prefix`, or a 413 when it would decode to more than YAML_DECODED_FACTOR times the
+ * body limit `maxBodyBytes`.
+ */
+export async function decodeYaml(raw: Buffer, prefix: string, maxBodyBytes: number): Promise<unknown> {
+  const r = await decodeYamlBody(raw.toString('utf8'), maxBodyBytes * YAML_DECODED_FACTOR);
+  if (!r.ok) throw r.tooLarge ? errors.tooLarge(r.message) : errors.badRequest(prefix + r.message);
   yamlDuplicates.set(raw, r.duplicates);
   return r.value;
 }
 
 /** Decode a create/update body (JSON or YAML) into one object. */
-export async function decodeBody(contentType: string | undefined, body: Buffer): Promise<KObject> {
+export async function decodeBody(contentType: string | undefined, body: Buffer, maxBodyBytes: number): Promise<KObject> {
   const ct = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   let obj: unknown;
   if (ct === 'application/json' || ct === '' || ct === '*/*') {
@@ -87,7 +91,7 @@ export async function decodeBody(contentType: string | undefined, body: Buffer):
       throw errors.badRequest(`the body of the request could not be decoded as JSON: ${(e as Error).message}`);
     }
   } else if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
-    obj = await decodeYaml(body, 'the body of the request could not be decoded as YAML: ');
+    obj = await decodeYaml(body, 'the body of the request could not be decoded as YAML: ', maxBodyBytes);
   } else {
     throw errors.unsupportedMediaType(['application/json', 'application/yaml']);
   }

@@ -218,6 +218,9 @@ export async function verifyToken(token: string, o: VerifierOptions): Promise<Ve
     }
   }
   if (!payload) return refuse(lastError);
+  // jose checks nbf and exp; iat in the future is the reference's third check (a misconfigured or forging signer)
+  const nowSeconds = (currentDate?.getTime() ?? Date.now()) / 1000;
+  if (typeof payload.iat === 'number' && payload.iat > nowSeconds + LEEWAY_SECONDS) return refuse('service account token is issued in the future');
 
   const claim = payload[o.brand.keyDomain] as { namespace?: unknown; serviceaccount?: unknown; pod?: unknown; secret?: unknown } | undefined;
   if (!claim || typeof claim !== 'object') return refuse(`missing "${o.brand.keyDomain}" claim`);

@@ -37,7 +37,8 @@ const plugin: PluginModule<'controller'> = {
         if (!t.namespaced) continue;
         for (const o of await host.objects.list(t, name)) {
           remaining++;
-          if (!o.metadata?.deletionTimestamp) await host.objects.delete(t, name, o.metadata!.name!);
+          // Background, as the reference's namespace deleter: not a type's default (v1 ReplicationControllers and Jobs orphan)
+          if (!o.metadata?.deletionTimestamp) await host.objects.delete(t, name, o.metadata!.name!, { propagationPolicy: 'Background' });
         }
       }
       if (remaining > 0) return false;

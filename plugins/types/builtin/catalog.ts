@@ -33,6 +33,10 @@ export interface Row {
   statusKeepsMetadata?: string[];
   /** See TypeDef: a create keeps the status it carries. */
   statusOnCreate?: boolean;
+  /** See TypeDef: dependents are orphaned when a deletion names no policy. */
+  defaultPropagation?: TypeDef['defaultPropagation'];
+  /** See TypeDef: the update strategy's own metadata checks (default 1). */
+  metadataChecksOnUpdate?: number;
   /** The reference's AllowUnconditionalUpdate is false: a PUT without resourceVersion is refused. */
   conditionalUpdateOnly?: boolean;
   /** Verbs when not the full set (a computed, read-only type). */
@@ -63,17 +67,18 @@ function row(group: string, version: string, kind: string, resource: string, nam
 // serviceaccounts/token, ...) are added by those plugins when they start.
 export const CATALOG: Row[] = [
   // core v1
-  row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
-  row('', 'v1', 'Pod', 'pods', NS, { shortNames: ['po'], categories: ALL, subresources: [...S, 'ephemeralcontainers', 'resize'], statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
+  row('', 'v1', 'Namespace', 'namespaces', CLUSTER, { metadataChecksOnUpdate: 2, shortNames: ['ns'], subresources: ['status', 'finalize'], nameRule: 'label', finalizersField: 'spec.finalizers', terminatingPhase: 'Terminating' }),
+  row('', 'v1', 'Pod', 'pods', NS, { metadataChecksOnUpdate: 2, shortNames: ['po'], categories: ALL, subresources: [...S, 'ephemeralcontainers', 'resize'], statusKeepsMetadata: ['ownerReferences'], indexedFields: ['spec.nodeName'], connectSubresources: ['exec', 'attach', 'portforward', 'proxy'] }),
   row('', 'v1', 'PodTemplate', 'podtemplates', NS, { hasSpec: true }),
   // Services validate as DNS-1035 labels; 'label' plus the extra check in validate.ts.
   row('', 'v1', 'Service', 'services', NS, { shortNames: ['svc'], categories: ALL, subresources: S, nameRule: 'label', connectSubresources: ['proxy'] }),
-  row('', 'v1', 'ConfigMap', 'configmaps', NS, { shortNames: ['cm'] }),
+  row('', 'v1', 'ConfigMap', 'configmaps', NS, { metadataChecksOnUpdate: 2, shortNames: ['cm'] }),
   row('', 'v1', 'Secret', 'secrets', NS),
   row('', 'v1', 'ServiceAccount', 'serviceaccounts', NS, { shortNames: ['sa'] }),
   // A node agent registers its Node with capacity, allocatable, addresses and nodeInfo: the reference keeps them.
-  row('', 'v1', 'Node', 'nodes', CLUSTER, { shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
-  row('', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
+  row('', 'v1', 'Node', 'nodes', CLUSTER, { metadataChecksOnUpdate: 2, shortNames: ['no'], subresources: S, connectSubresources: ['proxy'], statusOnCreate: true }),
+  // core/v1 Events are checked for no more than the common path-segment rule (events.k8s.io/v1 wants a subdomain)
+  row('', 'v1', 'Event', 'events', NS, { nameRule: 'path-segment', shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
   row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { shortNames: ['pvc'], subresources: S }),
@@ -81,12 +86,13 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),
   // Computed on every read (strategies/componentstatus.ts), never stored.
   row('', 'v1', 'ComponentStatus', 'componentstatuses', CLUSTER, { shortNames: ['cs'], verbs: ['get', 'list'], deprecated: 'v1 ComponentStatus is deprecated in v1.19+' }),
-  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  // v1's default, kept by the reference for compatibility: a deletion without a policy orphans the pods
+  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { metadataChecksOnUpdate: 2, shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true, defaultPropagation: { policy: 'Orphan' } }),
   // apps/v1
   row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true, statusKeepsMetadata: ['labels'] }),
-  row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { metadataChecksOnUpdate: 2, shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
   row('apps', 'v1', 'StatefulSet', 'statefulsets', NS, { shortNames: ['sts'], categories: ALL, subresources: SCALE, hasSpec: true }),
-  row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
+  row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { metadataChecksOnUpdate: 2, shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
   row('apps', 'v1', 'ControllerRevision', 'controllerrevisions', NS),
   // autoscaling: v2 (listed first: preferred, and the storage version) and v1, one set of objects
   // converted between the two (conversions/autoscaling.ts).
@@ -94,14 +100,17 @@ export const CATALOG: Row[] = [
   row('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
   row('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
   // batch/v1
-  row('batch', 'v1', 'Job', 'jobs', NS, { categories: ALL, subresources: S, hasSpec: true }),
+  row('batch', 'v1', 'Job', 'jobs', NS, {
+    metadataChecksOnUpdate: 2, categories: ALL, subresources: S, hasSpec: true,
+    defaultPropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
+  }),
   row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),
   // named groups
   row('coordination.cluster.io', 'v1', 'Lease', 'leases', NS, { conditionalUpdateOnly: true }),
   row('networking.cluster.io', 'v1', 'Ingress', 'ingresses', NS, { shortNames: ['ing'], subresources: S, hasSpec: true }),
   row('networking.cluster.io', 'v1', 'IngressClass', 'ingressclasses', CLUSTER, { hasSpec: true }),
   row('networking.cluster.io', 'v1', 'NetworkPolicy', 'networkpolicies', NS, { shortNames: ['netpol'], hasSpec: true }),
-  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { shortNames: ['pdb'], subresources: S, hasSpec: true, conditionalUpdateOnly: true }),
+  row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { nameRule: 'path-segment', shortNames: ['pdb'], subresources: S, hasSpec: true, conditionalUpdateOnly: true }),
   row('scheduling.cluster.io', 'v1', 'PriorityClass', 'priorityclasses', CLUSTER, { shortNames: ['pc'] }),
   row('storage.cluster.io', 'v1', 'StorageClass', 'storageclasses', CLUSTER, { shortNames: ['sc'] }),
   row('storage.cluster.io', 'v1', 'CSIDriver', 'csidrivers', CLUSTER, { conditionalUpdateOnly: true }),
@@ -117,10 +126,10 @@ export const CATALOG: Row[] = [
   row('flowcontrol.apiserver.cluster.io', 'v1beta3', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', CLUSTER, { subresources: S, hasSpec: true }),
   row('events.cluster.io', 'v1', 'Event', 'events', NS, { shortNames: ['ev'] }),
   // RBAC: no short names in the reference; names are path segments ("system:controller:x").
-  row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { nameRule: 'path-segment' }),
-  row('rbac.authorization.cluster.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', CLUSTER, { nameRule: 'path-segment' }),
-  row('rbac.authorization.cluster.io', 'v1', 'Role', 'roles', NS, { nameRule: 'path-segment' }),
-  row('rbac.authorization.cluster.io', 'v1', 'RoleBinding', 'rolebindings', NS, { nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'ClusterRole', 'clusterroles', CLUSTER, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', CLUSTER, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'Role', 'roles', NS, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
+  row('rbac.authorization.cluster.io', 'v1', 'RoleBinding', 'rolebindings', NS, { metadataChecksOnUpdate: 3, nameRule: 'path-segment' }),
   // Webhook configurations. The reference release this catalog follows serves only v1; the older
   // v1beta1 (same objects, other defaults) is an opt-in types plugin,
   // plugins/admission/webhook-common/v1beta1-types.ts, sharing these rows' storage.

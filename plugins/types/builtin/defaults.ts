@@ -254,10 +254,17 @@ function cronJob(o: KObject): void {
 
 function service(o: KObject): void {
   const spec = child(o, 'spec');
+  // plain string fields: "" is unset, as Go's defaulting sees it
+  if (spec.type === '') delete spec.type;
+  if (spec.sessionAffinity === '') delete spec.sessionAffinity;
+  if (spec.externalTrafficPolicy === '') delete spec.externalTrafficPolicy;
   def(spec, 'type', 'ClusterIP');
   def(spec, 'sessionAffinity', 'None');
   if (spec.sessionAffinity === 'ClientIP') def(child(child(spec, 'sessionAffinityConfig'), 'clientIP'), 'timeoutSeconds', 10800);
+  // no affinity, no affinity configuration (the reference's defaulting clears it)
+  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
   for (const p of list(spec.ports)) {
+    if (p.protocol === '') delete p.protocol;
     def(p, 'protocol', 'TCP');
     if ((unset(p.targetPort) || p.targetPort === 0 || p.targetPort === '') && typeof p.port === 'number') p.targetPort = p.port;
   }
@@ -417,6 +424,15 @@ function priorityLevel(o: KObject, brand: Brand): void {
   }
 }
 
+/** A binding's roleRef, and its User and Group subjects, default to the RBAC group. */
+function binding(o: KObject, brand: Brand): void {
+  const group = `rbac.authorization.${brand.domain}`;
+  // roleRef is a struct in the reference: defaulted even when absent
+  const ref = child(o as J, 'roleRef');
+  if (!ref.apiGroup) ref.apiGroup = group;
+  for (const s of list(o.subjects)) if (!s.apiGroup && (s.kind === 'User' || s.kind === 'Group')) s.apiGroup = group;
+}
+
 /** Defaulters by row key (see catalog.ts rowKey). */
 export const DEFAULTERS: Record<string, Defaulter> = {
   pods: pod,
@@ -447,6 +463,10 @@ export const DEFAULTERS: Record<string, Defaulter> = {
     def(o, 'volumeBindingMode', 'Immediate');
   },
   'csidrivers.storage.cluster.io': csiDriver,
+  'rolebindings.rbac.authorization.cluster.io': binding,
+  'clusterrolebindings.rbac.authorization.cluster.io': binding,
+  // parameters without a scope refer to a cluster-scoped object
+  'ingressclasses.networking.cluster.io': (o) => { const p = at(o, 'spec.parameters'); if (isObj(p)) def(p, 'scope', 'Cluster'); },
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
   'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),
 };

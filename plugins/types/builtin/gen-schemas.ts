@@ -97,10 +97,11 @@ export class Converter {
       const m = markers(n);
       if (!Object.keys(m).length) return { type: 'ref', ref: neutralName(target) };
       // A marker written on a reference belongs to the field, not to the shared definition, and our
-      // Schema has no markers on refs: the field gets its own copy of the (object) definition.
+      // Schema has no markers on refs: the field gets its own copy of the (object) definition, which
+      // names the definition so the documents can publish the reference the reference publishes.
       const inner = this.node(this.defs[target], target);
       if (inner.type !== 'object') throw new Error(`${where}: markers on a reference to a non-object ${target}`);
-      return { ...inner, ...m } as Schema;
+      return { ...inner, ...m, definition: neutralName(target) } as Schema;
     }
     const type = n.type as string | undefined;
     if (type === 'object' || (!type && (n.properties || n.additionalProperties))) {
@@ -168,20 +169,27 @@ export function generate(swagger: Json): Record<string, Schema> {
   return new Converter(defs).run([...roots.values()]);
 }
 
-function main(argv: string[]) {
+/**
+ * A generator's command line: `<input> [output]`, the output by default the source tree's copy of
+ * `file` (dist/plugins/types/builtin → plugins/types/builtin), written one definition per line
+ * (compact, and a catalog change reads as a small diff). Returns the path written.
+ */
+export function writeGenerated(argv: string[], usage: string, file: string, make: (input: string) => Record<string, unknown>): string {
   const [input, output] = argv;
   if (!input) {
-    process.stderr.write('usage: node dist/plugins/types/builtin/gen-schemas.js <swagger.json> [schemas.json]\n');
+    process.stderr.write(`usage: ${usage}\n`);
     process.exit(2);
   }
-  // Default output: the source tree's copy (dist/plugins/types/builtin → plugins/types/builtin).
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const target = output ?? path.resolve(here, '../../../../plugins/types/builtin/schemas.json');
-  const schemas = generate(JSON.parse(readFileSync(input, 'utf8')) as Json);
-  // One definition per line: compact, and a catalog change reads as a small diff.
-  const text = '{\n' + Object.entries(schemas).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',\n') + '\n}\n';
-  writeFileSync(target, text);
-  process.stdout.write(`${target}: ${Object.keys(schemas).length} definitions, ${text.length} bytes\n`);
+  const target = output ?? path.resolve(here, '../../../../plugins/types/builtin', file);
+  const data = make(readFileSync(input, 'utf8'));
+  writeFileSync(target, '{\n' + Object.entries(data).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',\n') + '\n}\n');
+  process.stdout.write(`${target}: ${Object.keys(data).length} definitions\n`);
+  return target;
+}
+
+function main(argv: string[]) {
+  writeGenerated(argv, 'node dist/plugins/types/builtin/gen-schemas.js <swagger.json> [schemas.json]', 'schemas.json', (text) => generate(JSON.parse(text) as Json));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));

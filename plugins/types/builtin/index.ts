@@ -55,6 +55,8 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (r.statusKeepsMetadata) t.statusKeepsMetadata = [...r.statusKeepsMetadata];
     if (r.conditionalUpdateOnly) t.unconditionalUpdate = false;
     if (r.statusOnCreate) t.statusOnCreate = true;
+    if (r.metadataChecksOnUpdate !== undefined) t.metadataChecksOnUpdate = r.metadataChecksOnUpdate;
+    if (r.defaultPropagation) t.defaultPropagation = { ...r.defaultPropagation };
     if (r.verbs) t.verbs = [...r.verbs];
     if (r.deprecated) Object.assign(t, { deprecated: true, deprecationWarning: r.deprecated });
     if (computed[key]) t.computed = computed[key];

@@ -5,9 +5,10 @@
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { seccompAnnotationCauses } from './validation/pod-security.js';
+import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, required, selectorCauses, type Validator } from './causes.js';
+import { resourceRequirementsCauses } from './validation/pod-resources.js';
 import { tolerationsCauses } from './validation/pod-scheduling.js';
-import { metadataAgain } from './validation/workloads.js';
-import { canon, dnsLabelErrors, dnsSubdomainErrors, forbidden, invalid, required, selectorCauses, type Validator } from './causes.js';
+import { validateLabels } from '../../../kernel/api/validation.js';
 
 // ---------------------------------------------------------------- pods
 
@@ -122,8 +123,6 @@ export const pod: Validator = (o, old, brand, subresource) => {
   }
   // Sub-resources with their own rules on the spec (binding, ephemeral containers) are not pod updates.
   if (old && (subresource === undefined || subresource === 'resize')) out.push(...podSpecUpdateCauses(spec, isObj(old.spec) ? old.spec : {}, subresource));
-  // ValidatePodUpdate checks the metadata twice more (as new metadata, and as an update).
-  if (old && subresource === undefined) out.push(...metadataAgain(o, 2));
   return out;
 };
 
@@ -137,6 +136,10 @@ export const priorityClass: Validator = (o, old) => {
   if (!name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
     out.push(forbidden('value', `maximum allowed value of a user defined priority is ${HIGHEST_USER_PRIORITY}`));
   }
+  // an update is checked for its immutable fields only (the reference validates no more there)
+  const pp = o.preemptionPolicy;
+  if (!old && pp === '') out.push(required('preemptionPolicy'));
+  else if (!old && pp !== undefined && pp !== null && pp !== 'PreemptLowerPriority' && pp !== 'Never') out.push(notSupported('preemptionPolicy', pp, ['PreemptLowerPriority', 'Never']));
   if (old) {
     if (o.value !== old.value) out.push(forbidden('value', 'may not be changed in an update.'));
     if ((o.preemptionPolicy ?? null) !== (old.preemptionPolicy ?? null)) out.push(invalid('preemptionPolicy', o.preemptionPolicy ?? null, 'field is immutable'));
@@ -147,44 +150,45 @@ export const priorityClass: Validator = (o, old) => {
 // ---------------------------------------------------------------- storage
 
 /** CSIStorageCapacity: a storage class name, non-negative quantities, a valid topology selector; all immutable but capacity. */
-export const csiStorageCapacity: Validator = (o: KObject, old) => {
-  const out: FieldCause[] = [];
-  const sc = typeof o.storageClassName === 'string' ? o.storageClassName : '';
-  for (const m of dnsSubdomainErrors(sc)) out.push(invalid('storageClassName', sc, m));
-  if (isObj(o.nodeTopology)) out.push(...selectorCauses(o.nodeTopology, 'nodeTopology'));
-  for (const k of ['capacity', 'maximumVolumeSize']) {
-    const v = o[k];
-    if ((typeof v === 'string' && v.trim().startsWith('-')) || (typeof v === 'number' && v < 0)) out.push(invalid(k, v, 'must be greater than or equal to 0'));
-  }
-  if (old) {
-    for (const k of ['nodeTopology', 'storageClassName']) if (canon(o[k] ?? null) !== canon(old[k] ?? null)) out.push(invalid(k, o[k] ?? null, 'field is immutable'));
-  }
-  return out;
-};
 
 // ---------------------------------------------------------------- rbac, node, apps
 
-/** A binding's roleRef cannot change (the reference prints it as its Go struct). */
-const binding: Validator = (o, old) => {
-  if (!old || canon(o.roleRef ?? null) === canon(old.roleRef ?? null)) return [];
-  const r = isObj(o.roleRef) ? o.roleRef : {};
-  const shown = `rbac.RoleRef{APIGroup:${JSON.stringify(String(r.apiGroup ?? ''))}, Kind:${JSON.stringify(String(r.kind ?? ''))}, Name:${JSON.stringify(String(r.name ?? ''))}}`;
-  return [invalid('roleRef', o.roleRef, 'cannot change roleRef', shown)];
-};
-
 /** A RuntimeClass handler is a DNS label and immutable. */
+/** A RuntimeClass: handler (a DNS label, immutable), overhead as a pod's limits, scheduling's node selector and tolerations. */
 const runtimeClass: Validator = (o, old) => {
   const h = typeof o.handler === 'string' ? o.handler : '';
-  const out = dnsLabelErrors(h).map((m) => invalid('handler', h, m));
-  if (old && o.handler !== old.handler) out.push(invalid('handler', o.handler ?? '', 'field is immutable'));
+  const own = dnsLabelErrors(h).map((m) => invalid('handler', h, m));
+  if (isObj(o.overhead)) own.push(...resourceRequirementsCauses({ limits: o.overhead.podFixed }, 'overhead'));
+  if (isObj(o.scheduling)) {
+    const sch = o.scheduling;
+    if (sch.nodeSelector !== undefined && sch.nodeSelector !== null) own.push(...validateLabels(sch.nodeSelector, 'scheduling.nodeSelector'));
+    // the reference's path repeats "tolerations" for the toleration rules (not for duplicates)
+    own.push(...tolerationsCauses(sch.tolerations, 'scheduling.tolerations.tolerations'));
+    const seen = new Set<string>();
+    list(sch.tolerations).forEach((t, i) => {
+      const k = JSON.stringify([t.key ?? '', t.operator ?? '', t.value ?? '', t.effect ?? '']);
+      if (seen.has(k)) own.push(duplicate(`scheduling.tolerations[${i}]`, t)); else seen.add(k);
+    });
+  }
+  if (old && o.handler !== old.handler) own.push(invalid('handler', o.handler ?? '', 'field is immutable'));
+  return own;
+};
+
+/** A Lease: positive duration, non-negative transitions. */
+const lease: Validator = (o) => {
+  const out: FieldCause[] = [];
+  const spec = isObj(o.spec) ? o.spec : {};
+  if (typeof spec.leaseDurationSeconds === 'number' && spec.leaseDurationSeconds <= 0) out.push(invalid('spec.leaseDurationSeconds', spec.leaseDurationSeconds, 'must be greater than 0'));
+  if (typeof spec.leaseTransitions === 'number' && spec.leaseTransitions < 0) out.push(invalid('spec.leaseTransitions', spec.leaseTransitions, 'must be greater than or equal to 0'));
   return out;
 };
 
 /** A ControllerRevision carries data and a non-negative revision. */
-const controllerRevision: Validator = (o) => {
+const controllerRevision: Validator = (o, old) => {
   const out: FieldCause[] = [];
   if (o.data === undefined || o.data === null) out.push(required('data', 'data is mandatory'));
   if (typeof o.revision === 'number' && o.revision < 0) out.push(invalid('revision', o.revision, 'must be greater than or equal to 0'));
+  if (old && canon(o.data ?? null) !== canon(old.data ?? null)) out.push(invalid('data', o.data ?? null, 'field is immutable'));
   return out;
 };
 
@@ -194,9 +198,7 @@ const controllerRevision: Validator = (o) => {
 export const RULES: Record<string, Validator> = {
   pods: pod,
   'priorityclasses.scheduling.cluster.io': priorityClass,
-  'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
-  'rolebindings.rbac.authorization.cluster.io': binding,
-  'clusterrolebindings.rbac.authorization.cluster.io': binding,
   'runtimeclasses.node.cluster.io': runtimeClass,
+  'leases.coordination.cluster.io': lease,
   'controllerrevisions.apps': controllerRevision,
 };

@@ -8,6 +8,7 @@ import { definitionName } from '../../../kernel/api/openapi/index.js';
 import { kindDefinition } from './gen-schemas.js';
 import { LATER_RELEASES } from './catalog.js';
 import raw from './schemas.json' with { type: 'json' };
+import enums from './enums.json' with { type: 'json' };
 import { referenceDocs } from './descriptions.js';
 
 /** The catalog as written: neutral names, refs between them. */
@@ -30,6 +31,7 @@ function rename(s: Schema, name: (neutral: string) => string): Schema {
       return { ...s, ref: name(s.ref) };
     case 'object': {
       const out = { ...s };
+      if (s.definition) out.definition = name(s.definition);
       if (s.fields) out.fields = Object.fromEntries(Object.entries(s.fields).map(([k, v]) => [k, rename(v, name)]));
       if (s.additional) out.additional = rename(s.additional, name);
       if (s.required) out.required = [...s.required];
@@ -62,7 +64,8 @@ const describers = new Map<string, (definitionName: string) => DefinitionDoc | u
 
 /**
  * The reference's documentation of the built-in definitions by brand name (TypeDef.describe): read
- * from the kubernetes-types package when the first OpenAPI document is built, not at start.
+ * from the kubernetes-types package when the first OpenAPI document is built, not at start, with the
+ * allowed values of enum fields from enums.json (gen-enums.ts).
  */
 export function brandDescriber(brand: Brand): (definitionName: string) => DefinitionDoc | undefined {
   let d = describers.get(brand.name);
@@ -78,11 +81,27 @@ export function brandDescriber(brand: Brand): (definitionName: string) => Defini
         }
       }
       const n = neutral.get(def);
-      return n === undefined ? undefined : referenceDocs()?.get(n);
+      if (n === undefined) return undefined;
+      const doc = referenceDocs()?.get(n);
+      const values = (enums as Record<string, Record<string, string[]>>)[n];
+      return values ? withEnums(doc ?? { fields: {} }, values) : doc;
     };
     describers.set(brand.name, d);
   }
   return d;
+}
+
+/**
+ * A definition's documentation with its enum fields' values, listed under each field's description
+ * as the reference's documents list them (kubectl explain shows descriptions, not enum lists).
+ */
+function withEnums(doc: DefinitionDoc, values: Record<string, string[]>): DefinitionDoc {
+  const fields = { ...doc.fields };
+  for (const [f, vs] of Object.entries(values)) {
+    const list = [...new Set(vs)].map((v) => ` - \`${JSON.stringify(v)}\``).join('\n');
+    fields[f] = `${fields[f] ? `${fields[f]}\n\n` : ''}Possible enum values:\n${list}`;
+  }
+  return { ...doc, fields, enums: values };
 }
 
 /**

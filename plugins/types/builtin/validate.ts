@@ -9,6 +9,13 @@ import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { labelDomain } from './catalog.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { dnsSubdomainErrors, type Validator, goStrings, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './causes.js';
+import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
+import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
+import { webhookConfiguration } from './validation/webhooks.js';
+import { service } from './validation/services.js';
+import { endpointSlice } from './validation/discovery.js';
+import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol.js';
+import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
 import { podSpecCauses } from './validation/pod.js';
 import { WORKLOAD_VALIDATORS } from './validation/workloads.js';
 import { JOB_VALIDATORS } from './validation/jobs.js';
@@ -21,41 +28,6 @@ const PROTOCOLS = ['SCTP', 'TCP', 'UDP']; // sorted, as the reference lists them
 // ---------------------------------------------------------------- services
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
-
-function service(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  // Services need DNS-1035 labels (a letter first). The catalog's 'label' rule lets the kernel check
-  // DNS-1123 labels; this adds only what 1035 forbids beyond that, so nothing is reported twice.
-  const name = o.metadata?.name;
-  if (typeof name === 'string' && name && dnsLabelErrors(name).length === 0) {
-    for (const m of dns1035Errors(name)) out.push(invalid('metadata.name', name, m));
-  }
-  const spec = isObj(o.spec) ? o.spec : {};
-  oneOf(out, 'spec.type', spec.type, SERVICE_TYPES, true);
-  oneOf(out, 'spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None'], true);
-  const headless = spec.clusterIP === 'None';
-  const ports = list(spec.ports);
-  if (ports.length === 0 && !headless && spec.type !== 'ExternalName') out.push(required('spec.ports'));
-  if (spec.type === 'ExternalName' && !spec.externalName) out.push(required('spec.externalName'));
-  const names = new Set<string>();
-  ports.forEach((port, i) => {
-    const pp = `spec.ports[${i}]`;
-    if (typeof port.name !== 'string' || port.name === '') {
-      if (ports.length > 1) out.push(required(`${pp}.name`));
-    } else {
-      for (const m of dnsLabelErrors(port.name)) out.push(invalid(`${pp}.name`, port.name, m));
-      if (names.has(port.name)) out.push(duplicate(`${pp}.name`, port.name));
-      names.add(port.name);
-    }
-    if (!validPort(port.port)) out.push(invalid(`${pp}.port`, port.port, PORT_RANGE));
-    oneOf(out, `${pp}.protocol`, port.protocol, PROTOCOLS, true);
-    const tp = port.targetPort;
-    if (typeof tp === 'number' && !validPort(tp)) out.push(invalid(`${pp}.targetPort`, tp, PORT_RANGE));
-    if (typeof tp === 'string') for (const m of portNameErrors(tp)) out.push(invalid(`${pp}.targetPort`, tp, m));
-    if (spec.type === 'ClusterIP' && port.nodePort) out.push(forbidden(`${pp}.nodePort`, "may not be used when `type` is 'ClusterIP'"));
-  });
-  return out;
-}
 
 // ---------------------------------------------------------------- config maps and secrets
 
@@ -132,164 +104,6 @@ function persistentVolumeClaim(o: KObject): FieldCause[] {
   return out;
 }
 
-function ingress(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  list(at(o, 'spec.rules')).forEach((rule, i) => list(at(rule, 'http.paths')).forEach((path, j) => {
-    const f = `spec.rules[${i}].http.paths[${j}].pathType`;
-    if (path.pathType === undefined || path.pathType === null || path.pathType === '') out.push(required(f, 'pathType must be specified'));
-    else oneOf(out, f, path.pathType, ['Exact', 'ImplementationSpecific', 'Prefix']);
-  }));
-  return out;
-}
-
-// ---------------------------------------------------------------- admission webhook configurations
-
-/** AdmissionReview versions this server can send. */
-const REVIEW_VERSIONS = ['v1', 'v1beta1'];
-const WEBHOOK_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
-const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
-const ALL_SIDE_EFFECTS = ['None', 'NoneOnDryRun', 'Some', 'Unknown'];
-
-
-function wildcardMixed(out: FieldCause[], field: string, v: unknown, what: string): void {
-  if (Array.isArray(v) && v.length > 1 && v.includes('*')) out.push(invalid(field, v, `if '*' is present, must not specify other ${what}`, goStrings(v)));
-}
-
-function webhookRuleCauses(r: J, p: string): FieldCause[] {
-  const out: FieldCause[] = [];
-  const ops = Array.isArray(r.operations) ? r.operations : [];
-  if (!ops.length) out.push(required(`${p}.operations`));
-  wildcardMixed(out, `${p}.operations`, ops, 'operations');
-  ops.forEach((op: unknown, i: number) => { if (!WEBHOOK_OPERATIONS.includes(op as string)) out.push(notSupported(`${p}.operations[${i}]`, op, WEBHOOK_OPERATIONS)); });
-  const groups = Array.isArray(r.apiGroups) ? r.apiGroups : [];
-  if (!groups.length) out.push(required(`${p}.apiGroups`));
-  wildcardMixed(out, `${p}.apiGroups`, groups, 'API groups');
-  const versions = Array.isArray(r.apiVersions) ? r.apiVersions : [];
-  if (!versions.length) out.push(required(`${p}.apiVersions`));
-  wildcardMixed(out, `${p}.apiVersions`, versions, 'API versions');
-  versions.forEach((v: unknown, i: number) => { if (v === '' || v === null) out.push(required(`${p}.apiVersions[${i}]`)); });
-  const res = Array.isArray(r.resources) ? r.resources : [];
-  const rp = `${p}.resources`;
-  if (!res.length) out.push(required(rp));
-  const wildSub = new Set<string>(); // "x/*" seen
-  const wildRes = new Set<string>(); // "*/x" seen
-  let doubleWild = false, singleWild = false, plain = false;
-  res.forEach((rs: unknown, i: number) => {
-    if (rs === '' || typeof rs !== 'string') { out.push(required(`${rp}[${i}]`)); return; }
-    if (rs === '*/*') doubleWild = true;
-    if (rs === '*') singleWild = true;
-    const slash = rs.indexOf('/');
-    if (slash < 0) { plain = rs !== '*'; return; }
-    const name = rs.slice(0, slash), sub = rs.slice(slash + 1);
-    if (wildSub.has(name)) out.push(invalid(`${rp}[${i}]`, rs, `if '${name}/*' is present, must not specify ${rs}`));
-    if (wildRes.has(sub)) out.push(invalid(`${rp}[${i}]`, rs, `if '*/${sub}' is present, must not specify ${rs}`));
-    if (sub === '*') wildSub.add(name);
-    if (name === '*') wildRes.add(sub);
-  });
-  if (res.length > 1 && doubleWild) out.push(invalid(rp, res, "if '*/*' is present, must not specify other resources", goStrings(res)));
-  if (singleWild && plain) out.push(invalid(rp, res, "if '*' is present, must not specify other resources without subresources", goStrings(res)));
-  if (r.scope !== undefined && r.scope !== null) oneOf(out, `${p}.scope`, r.scope, ['*', 'Cluster', 'Namespaced']);
-  return out;
-}
-
-const URL_FORM = '; desired format: https://host[/path]';
-
-function webhookClientCauses(cc: J, p: string): FieldCause[] {
-  const out: FieldCause[] = [];
-  const hasUrl = cc.url !== undefined && cc.url !== null;
-  const hasSvc = isObj(cc.service);
-  if (hasUrl === hasSvc) return [required(p, 'exactly one of url or service is required')];
-  if (hasUrl) {
-    const up = `${p}.url`;
-    let u: URL;
-    try { u = new URL(String(cc.url)); } catch (e) { return [required(up, `url must be a valid URL: ${(e as Error).message}${URL_FORM}`)]; }
-    if (u.protocol !== 'https:') out.push(invalid(up, u.protocol.replace(/:$/, ''), `'https' is the only allowed URL scheme${URL_FORM}`));
-    if (!u.host) out.push(invalid(up, u.host, `host must be specified${URL_FORM}`));
-    if (u.username || u.password) out.push(invalid(up, u.password ? `${u.username}:${u.password}` : u.username, 'user information is not permitted in the URL'));
-    if (u.hash) out.push(invalid(up, u.hash.slice(1), 'fragments are not permitted in the URL'));
-    if (u.search) out.push(invalid(up, u.search.slice(1), 'query parameters are not permitted in the URL'));
-    return out;
-  }
-  const svc = cc.service as J;
-  const sp = `${p}.service`;
-  if (!svc.name) out.push(required(`${sp}.name`, 'service name is required'));
-  if (!svc.namespace) out.push(required(`${sp}.namespace`, 'service namespace is required'));
-  if (!validPort(svc.port)) out.push(invalid(`${sp}.port`, svc.port, `port is not valid: ${PORT_RANGE}`));
-  const path = svc.path;
-  if (typeof path === 'string' && path !== '' && path !== '/') {
-    if (path === '//') out.push(invalid(`${sp}.path`, path, 'segment[0] may not be empty'));
-    else {
-      if (!path.startsWith('/')) out.push(invalid(`${sp}.path`, path, "must start with a '/'"));
-      let rest = path.startsWith('/') ? path.slice(1) : path;
-      if (rest.endsWith('/')) rest = rest.slice(0, -1);
-      rest.split('/').forEach((step, i) => {
-        if (!step) out.push(invalid(`${sp}.path`, path, `segment[${i}] may not be empty`));
-        else for (const f of dnsSubdomainErrors(step)) out.push(invalid(`${sp}.path`, path, `segment[${i}]: ${f}`));
-      });
-    }
-  }
-  return out;
-}
-
-/** Whether every webhook of a configuration names only review versions this server knows. */
-function allReviewVersionsKnown(o: KObject | undefined): boolean {
-  return list(o?.webhooks).every((w) => Array.isArray(w.admissionReviewVersions) && w.admissionReviewVersions.some((v: unknown) => REVIEW_VERSIONS.includes(v as string)));
-}
-
-/**
- * Mutating and validating webhook configurations, v1 and v1beta1 (told apart by apiVersion): v1
- * wants unique webhook names, sideEffects None or NoneOnDryRun, and admissionReviewVersions set.
- */
-function webhookConfiguration(mutating: boolean): Validator {
-  return (o, old) => {
-    const out: FieldCause[] = [];
-    const v1 = !(typeof o.apiVersion === 'string' && o.apiVersion.endsWith('/v1beta1'));
-    // On update, a configuration that already named an unknown version may keep it (as the reference allows).
-    const requireKnownVersion = !old || allReviewVersionsKnown(old);
-    const names = new Set<string>();
-    list(o.webhooks).forEach((w, i) => {
-      const p = `webhooks[${i}]`;
-      const name = typeof w.name === 'string' ? w.name : '';
-      if (!name) out.push(required(`${p}.name`));
-      else {
-        const errs = dnsSubdomainErrors(name);
-        if (errs.length) out.push(invalid(`${p}.name`, name, errs.join(',')));
-        else if (name.split('.').length < 3) out.push(invalid(`${p}.name`, name, 'should be a domain with at least three segments separated by dots'));
-      }
-      list(w.rules).forEach((r, j) => out.push(...webhookRuleCauses(r, `${p}.rules[${j}]`)));
-      if (w.failurePolicy !== undefined && w.failurePolicy !== null) oneOf(out, `${p}.failurePolicy`, w.failurePolicy, ['Fail', 'Ignore']);
-      if (w.matchPolicy !== undefined && w.matchPolicy !== null) oneOf(out, `${p}.matchPolicy`, w.matchPolicy, ['Equivalent', 'Exact']);
-      if (isObj(w.namespaceSelector)) out.push(...selectorCauses(w.namespaceSelector, `${p}.namespaceSelector`));
-      if (isObj(w.objectSelector)) out.push(...selectorCauses(w.objectSelector, `${p}.objectSelector`));
-      out.push(...webhookClientCauses(isObj(w.clientConfig) ? w.clientConfig : {}, `${p}.clientConfig`));
-      const se = w.sideEffects;
-      if (se === undefined || se === null || se === '') out.push(required(`${p}.sideEffects`, `must specify one of ${(v1 ? NO_SIDE_EFFECTS : ALL_SIDE_EFFECTS).join(', ')}`));
-      else oneOf(out, `${p}.sideEffects`, se, v1 ? NO_SIDE_EFFECTS : ALL_SIDE_EFFECTS);
-      const t = w.timeoutSeconds;
-      if (t !== undefined && t !== null && (typeof t !== 'number' || t < 1 || t > 30)) out.push(invalid(`${p}.timeoutSeconds`, t, 'the timeout value must be between 1 and 30 seconds'));
-      if (mutating && w.reinvocationPolicy !== undefined && w.reinvocationPolicy !== null) oneOf(out, `${p}.reinvocationPolicy`, w.reinvocationPolicy, ['IfNeeded', 'Never']);
-      const arv = `${p}.admissionReviewVersions`;
-      const versions: unknown[] = Array.isArray(w.admissionReviewVersions) ? w.admissionReviewVersions : [];
-      if (!versions.length) out.push(required(arv, `must specify one of ${REVIEW_VERSIONS.join(', ')}`));
-      else {
-        const seen = new Set<unknown>();
-        let known = false;
-        versions.forEach((v, k) => {
-          if (seen.has(v)) { out.push(invalid(`${arv}[${k}]`, v, 'duplicate version')); return; }
-          seen.add(v);
-          for (const e of dns1035Errors(String(v))) out.push(invalid(`${arv}[${k}]`, v, e));
-          if (REVIEW_VERSIONS.includes(v as string)) known = true;
-        });
-        if (!known && requireKnownVersion) out.push(invalid(arv, versions, `must include at least one of ${REVIEW_VERSIONS.join(', ')}`, goStrings(versions)));
-      }
-      if (v1 && name) {
-        if (names.has(name)) out.push(duplicate(`${p}.name`, name));
-        names.add(name);
-      }
-    });
-    return out;
-  };
-}
 
 /** Validators by row key (see catalog.ts rowKey). */
 export const VALIDATORS: Record<string, Validator> = {
@@ -304,6 +118,20 @@ export const VALIDATORS: Record<string, Validator> = {
   events: validateCoreEvent,
   'events.events.cluster.io': validateEventsV1,
   'ingresses.networking.cluster.io': ingress,
+  'ingressclasses.networking.cluster.io': ingressClass,
+  'roles.rbac.authorization.cluster.io': role,
+  'endpointslices.discovery.cluster.io': endpointSlice,
+  'flowschemas.flowcontrol.apiserver.cluster.io': flowSchema,
+  'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': priorityLevelConfiguration,
+  'storageclasses.storage.cluster.io': storageClass,
+  'csinodes.storage.cluster.io': csiNode,
+  'csidrivers.storage.cluster.io': csiDriver,
+  'csistoragecapacities.storage.cluster.io': csiStorageCapacity,
+  'volumeattachments.storage.cluster.io': volumeAttachment,
+  'clusterroles.rbac.authorization.cluster.io': clusterRole,
+  'rolebindings.rbac.authorization.cluster.io': roleBinding,
+  'clusterrolebindings.rbac.authorization.cluster.io': clusterRoleBinding,
+  'networkpolicies.networking.cluster.io': networkPolicy,
   'mutatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(true),
   'validatingwebhookconfigurations.admissionregistration.cluster.io': webhookConfiguration(false),
 };

@@ -131,10 +131,12 @@ export function csrType(brand: Brand): TypeDef {
   // Protobuf both ways, as the reference (a node agent's TLS bootstrap and kubectl 1.32+ send it).
   return withProtobuf({
     group, version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest',
-    namespaced: false, shortNames: ['csr'], nameRule: 'subdomain',
+    namespaced: false, shortNames: ['csr'], nameRule: 'path-segment', // the reference checks no more than the common path-segment rule
     subresources: ['status', 'approval'],
     statusField: 'status',
     subresourceFields: { approval: 'status.conditions' },
+    // the reference's approval strategy resets spec and status but for the conditions, never metadata
+    subresourcesWritingMetadata: ['approval'],
     subresourceInfo: { approval: { verbs: ['get', 'patch', 'update'] } },
     // the reference's selectable field besides metadata.name (node agents list their own signer's requests)
     fieldSelectors: { 'spec.signerName': (o) => String(specOf(o).signerName ?? '') },

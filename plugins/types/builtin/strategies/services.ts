@@ -253,6 +253,19 @@ function normalizeClusterIPs(spec: J): void {
 }
 
 /**
+ * A type change leaves behind what only the old type used, as the reference's dropTypeDependentFields
+ * does, when the client kept it unchanged: the external traffic policy (NodePort and LoadBalancer),
+ * the load balancer's node-port allocation switch and class.
+ */
+function dropTypeDependentFields(spec: J, ospec: J): void {
+  const external = (t: unknown) => t === 'NodePort' || t === 'LoadBalancer';
+  if (external(ospec.type) && !external(spec.type) && spec.externalTrafficPolicy === ospec.externalTrafficPolicy) delete spec.externalTrafficPolicy;
+  if (ospec.type === 'LoadBalancer' && spec.type !== 'LoadBalancer') {
+    for (const k of ['allocateLoadBalancerNodePorts', 'loadBalancerClass']) if (JSON.stringify(spec[k]) === JSON.stringify(ospec[k])) delete spec[k];
+  }
+}
+
+/**
  * The reference's initIPFamilyFields: ipFamilyPolicy (from the old object on update, else
  * RequireDualStack for headless selector-less services, else SingleStack), ipFamilies inferred from
  * clusterIPs and completed from the cluster's families, with its refusals.
@@ -260,6 +273,17 @@ function normalizeClusterIPs(spec: J): void {
 function initFamilies(al: ServiceAllocator, svc: KObject, old: KObject | undefined): void {
   const spec = specOf(svc);
   if (spec.type === 'ExternalName') return;
+  // The reference validates what the client sent before it allocates: set values ("" included) must be known.
+  const sent: FieldCause[] = [];
+  const POLICIES = ['PreferDualStack', 'RequireDualStack', 'SingleStack'];
+  if (spec.ipFamilyPolicy !== undefined && spec.ipFamilyPolicy !== null && !POLICIES.includes(spec.ipFamilyPolicy)) sent.push({ reason: 'FieldValueNotSupported', field: 'spec.ipFamilyPolicy', message: `Unsupported value: ${JSON.stringify(spec.ipFamilyPolicy)}: supported values: ${POLICIES.map((p) => JSON.stringify(p)).join(', ')}` });
+  const seen = new Set<unknown>();
+  (Array.isArray(spec.ipFamilies) ? spec.ipFamilies : []).forEach((f: unknown, i: number) => {
+    if (f !== 'IPv4' && f !== 'IPv6') sent.push({ reason: 'FieldValueNotSupported', field: `spec.ipFamilies[${i}]`, message: `Unsupported value: ${JSON.stringify(f)}: supported values: "IPv4", "IPv6"` });
+    else if (seen.has(f)) sent.push({ reason: 'FieldValueDuplicate', field: `spec.ipFamilies[${i}]`, message: `Duplicate value: ${JSON.stringify(f)}` });
+    seen.add(f);
+  });
+  if (sent.length) throw invalidService(svc, sent);
   const ospec = old && isObj(old.spec) ? old.spec : undefined;
   if (empty(spec.ipFamilyPolicy)) {
     if (ospec && !empty(ospec.ipFamilyPolicy)) spec.ipFamilyPolicy = ospec.ipFamilyPolicy;
@@ -370,6 +394,7 @@ export function serviceStrategy(al: ServiceAllocator): TypeStrategy {
       if (ctx.subresource) return; // status writes keep the old spec
       const spec = specOf(obj);
       const ospec: J = isObj(old.spec) ? old.spec : {};
+      dropTypeDependentFields(spec, ospec);
       const wasExternal = ospec.type === 'ExternalName';
       // A PUT that leaves out what was allocated keeps it (the reference's patchAllocatedValues).
       if (!wasExternal && spec.type !== 'ExternalName' && empty(spec.clusterIP) && !(Array.isArray(spec.clusterIPs) && spec.clusterIPs.length)) {

@@ -8,7 +8,7 @@ import { selectorMatches } from '../../../lib/label-selector.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { labelDomain } from '../catalog.js';
 import { canon, duplicate, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from '../causes.js';
-import { metadataAgain, podTemplateSpecCauses } from './workloads.js';
+import { podTemplateSpecCauses } from './workloads.js';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 
 const obj = (v: unknown): J => (isObj(v) ? v : {});
@@ -204,7 +204,7 @@ const job: Validator = (o, old, brand, subresource) => {
   const oldLabels = labelsOf(obj(obj(obj(old.spec).template).metadata).labels);
   const d = batchDomain(brand);
   const prefixed = `${d}/job-name` in oldLabels && `${d}/controller-uid` in oldLabels;
-  return [...metadataAgain(o, 2), ...jobCauses(o, brand, prefixed), ...jobUpdateCauses(o, old)];
+  return [...jobCauses(o, brand, prefixed), ...jobUpdateCauses(o, old)];
 };
 
 // ---------------------------------------------------------------- cron jobs
@@ -273,7 +273,7 @@ function cronJob(o: KObject, old: KObject | undefined, _brand: Brand, subresourc
   const name = o.metadata?.name;
   // Job names get an 11-character suffix; on create the reference caps cron job names to keep them labels.
   if (!old && typeof name === 'string' && name.length > 52) out.push(invalid('metadata.name', name, 'must be no more than 52 characters'));
-  return old ? [...metadataAgain(o, 1), ...out] : out;
+  return out;
 }
 
 /** Validators by row key (see catalog.ts rowKey). */

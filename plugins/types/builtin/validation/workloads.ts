@@ -4,8 +4,8 @@
 // ReplicationController strategies validate the whole object and then the update, so every cause of
 // their spec appears twice on update; and a StatefulSet's pod spec is not validated at all (only its
 // template's labels, annotations and restart policy).
-import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
-import { metadataContentCauses, validateAnnotations, validateLabels, validateLabelSelector } from '../../../../kernel/api/validation.js';
+import type { FieldCause } from '../../../../kernel/contracts/index.js';
+import { validateAnnotations, validateLabels, validateLabelSelector } from '../../../../kernel/api/validation.js';
 import { selectorMatches } from '../../../lib/label-selector.js';
 import { isObj, type J } from '../../../lib/json.js';
 import { canon, forbidden, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from '../causes.js';
@@ -243,18 +243,8 @@ function replicationControllerSpecCauses(spec: J): FieldCause[] {
 }
 
 /**
- * On update the server checks the metadata's labels, annotations and owner references twice; the
- * reference's update validation of a kind checks them again, `times` more (once per ValidateObjectMeta
- * or ValidateObjectMetaUpdate it calls).
- */
-export function metadataAgain(o: KObject, times: number): FieldCause[] {
-  const causes = metadataContentCauses(o.metadata);
-  return Array.from({ length: times }, () => causes).flat();
-}
-
-/**
  * A validator from a kind's spec rules. `twice`: its strategy validates the object, then the update,
- * so on update each spec cause is reported twice. `selectorFixed`: apps/v1 selectors are immutable.
+ * so on update each spec cause is reported twice (its metadata too: the catalog's metadataChecksOnUpdate). `selectorFixed`: apps/v1 selectors are immutable.
  */
 function kind(specCauses: (spec: J) => FieldCause[], opts: { twice?: boolean; selectorFixed?: boolean; update?: (spec: J, old: J) => FieldCause[] } = {}): Validator {
   return (o, old, _brand, subresource) => {
@@ -265,7 +255,6 @@ function kind(specCauses: (spec: J) => FieldCause[], opts: { twice?: boolean; se
     if (!old) return causes;
     const oldSpec = obj(old.spec);
     return [
-      ...metadataAgain(o, opts.twice ? 2 : 1),
       ...(opts.twice ? [...causes, ...causes] : causes),
       ...(opts.update?.(spec, oldSpec) ?? []),
       ...(opts.selectorFixed ? immutableSelector(spec, oldSpec) : []),
@@ -275,7 +264,7 @@ function kind(specCauses: (spec: J) => FieldCause[], opts: { twice?: boolean; se
 
 /** Validators by row key (see catalog.ts rowKey). */
 export const WORKLOAD_VALIDATORS: Record<string, Validator> = {
-  podtemplates: (o, old) => [...(old ? metadataAgain(o, 1) : []), ...podTemplateSpecCauses(obj(o.template), 'template')],
+  podtemplates: (o) => podTemplateSpecCauses(obj(o.template), 'template'),
   replicationcontrollers: kind(replicationControllerSpecCauses, { twice: true }),
   'replicasets.apps': kind(replicaSetSpecCauses, { twice: true, selectorFixed: true }),
   'deployments.apps': kind(deploymentSpecCauses, { selectorFixed: true }),
