@@ -4,11 +4,10 @@
 // running Job's pod template is immutable.
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
-import { selectorMatches } from '../../../lib/label-selector.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { labelDomain } from '../catalog.js';
 import { canon, duplicate, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from '../causes.js';
-import { podTemplateSpecCauses } from './workloads.js';
+import { labelsMismatch, parseSelector, podTemplateSpecCauses } from './workloads.js';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 
 const obj = (v: unknown): J => (isObj(v) ? v : {});
@@ -105,18 +104,10 @@ function jobSpecWithSelectorCauses(spec: J): FieldCause[] {
   if (!isSet(sel)) out.push(required('spec.selector'));
   else out.push(...validateLabelSelector(sel, 'spec.selector'));
   const labels = obj(obj(spec.template).metadata).labels;
-  if (parses(sel) && !matches(sel, labelsOf(labels))) {
+  if (labelsMismatch(parseSelector(sel), labels)) {
     out.push(invalid('spec.template.metadata.labels', labels, '`selector` does not match template `labels`', goMap(labels)));
   }
   return out;
-}
-
-/** Whether LabelSelectorAsSelector accepts the selector (an absent one parses to "nothing"). */
-const parses = (sel: unknown) => !isSet(sel) || (isObj(sel) && validateLabelSelector(sel, 'x').length === 0);
-/** An absent selector matches nothing; an empty one everything. */
-function matches(sel: unknown, labels: Record<string, string>): boolean {
-  if (!isObj(sel)) return false;
-  return selectorMatches(sel, labels);
 }
 
 /** validateGeneratedSelector: a generated selector's labels are on the template and select this job. */
@@ -136,7 +127,7 @@ function generatedSelectorCauses(o: KObject, brand: Brand, prefixed: boolean): F
     if (!(k in labels)) out.push(required(f, `must be '${v}'`));
     else if (labels[k] !== v) out.push(invalid(f, labels, `must be '${v}'`, goMap(labels)));
   }
-  if (parses(spec.selector) && !matches(spec.selector, expected)) out.push(invalid('spec.selector', spec.selector, '`selector` not auto-generated', goSelector(obj(spec.selector))));
+  if (labelsMismatch(parseSelector(spec.selector), expected)) out.push(invalid('spec.selector', spec.selector, '`selector` not auto-generated', goSelector(obj(spec.selector))));
   return out;
 }
 

@@ -32,9 +32,9 @@ export function podTemplateSpecCauses(tpl: J, p: string): FieldCause[] {
  * The selector as the reference's LabelSelectorAsSelector sees it: 'nothing' when absent (matches no
  * labels), 'everything' when empty, 'bad' when it does not parse, else the selector itself.
  */
-type Parsed = 'nothing' | 'everything' | 'bad' | J;
+export type Parsed = 'nothing' | 'everything' | 'bad' | J;
 
-function parseSelector(sel: unknown): Parsed {
+export function parseSelector(sel: unknown): Parsed {
   if (sel === undefined || sel === null) return 'nothing';
   if (!isObj(sel)) return 'bad';
   if (Object.keys(labelsOf(sel.matchLabels)).length + (Array.isArray(sel.matchExpressions) ? sel.matchExpressions.length : 0) === 0) return 'everything';
@@ -42,7 +42,7 @@ function parseSelector(sel: unknown): Parsed {
 }
 
 /** Whether the template's labels fail the selector (an empty selector selects everything; an absent one nothing). */
-function labelsMismatch(parsed: Parsed, labels: unknown): boolean {
+export function labelsMismatch(parsed: Parsed, labels: unknown): boolean {
   if (parsed === 'everything' || parsed === 'bad') return false;
   return parsed === 'nothing' || !selectorMatches(parsed, labelsOf(labels));
 }
@@ -72,7 +72,7 @@ function immutableSelector(spec: J, old: J): FieldCause[] {
 function replicatedTemplateCauses(tpl: J, parsed: Parsed, p: string, kind: string): FieldCause[] {
   const out: FieldCause[] = [];
   const labels = obj(tpl.metadata).labels;
-  if (parsed !== 'everything' && labelsMismatch(parsed, labels)) out.push(mismatch(p, labels));
+  if (labelsMismatch(parsed, labels)) out.push(mismatch(p, labels));
   out.push(...podTemplateSpecCauses(tpl, p));
   out.push(...alwaysRestartCauses(obj(tpl.spec), `${p}.spec`, kind));
   return out;
@@ -215,7 +215,7 @@ function statefulSetSpecCauses(spec: J): FieldCause[] {
   const meta = obj(tpl.metadata);
   if (parsed !== 'bad') {
     // The reference leaves a StatefulSet's pod spec unvalidated (volume claim templates would fail volume mounts).
-    if (parsed !== 'everything' && labelsMismatch(parsed, meta.labels)) out.push(mismatch('spec.template', meta.labels));
+    if (labelsMismatch(parsed, meta.labels)) out.push(mismatch('spec.template', meta.labels));
     out.push(...validateLabels(meta.labels, 'spec.template.labels'), ...validateAnnotations(meta.annotations, 'spec.template.annotations'));
   }
   out.push(...alwaysRestartCauses(obj(tpl.spec), 'spec.template.spec', 'StatefulSet'));
