@@ -72,21 +72,12 @@ export interface TypeDef {
   hasSpec?: boolean;
   /** Fields a write to the main resource may not change via the status sub-resource, and vice versa: the status field name. */
   statusField?: string;
-  /**
-   * metadata fields a write to the status sub-resource does not change (its strategy resets them from
-   * the stored object): e.g. ["labels"] for Deployments. Other metadata changes there apply, as in the reference.
-   */
+  /** Metadata a status write does not change (its strategy resets it; Deployments: ["labels"]); other metadata changes apply. */
   statusKeepsMetadata?: string[];
-  /** A create keeps the status it carries (the reference's Node strategy: a node agent registers its node with its status); otherwise a create starts from a fresh status. */
-  statusOnCreate?: boolean;
+  statusOnCreate?: boolean; // a create keeps the status it carries (Node: a node agent registers with it)
   /** The policy of a deletion naming none, if not Background (the reference's DefaultGarbageCollectionPolicy: v1 RCs, Jobs), with a warning to send. */
   defaultPropagation?: { policy: 'Orphan'; warning?: string };
-  /**
-   * How many times the reference's update strategy validates the object's metadata beyond the two
-   * checks every update gets (default 1): its syntax errors (labels, annotations...) are reported
-   * that many more times, as the reference lists them.
-   */
-  metadataChecksOnUpdate?: number;
+  metadataChecksOnUpdate?: number; // the update strategy's own metadata passes, beyond every update's two (default 1)
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   /** Fill defaults in place (pure). */
@@ -105,10 +96,7 @@ export interface TypeDef {
   protobuf?: { catalog: ProtoCatalog; message: string };
   /** A virtual type: not stored, only `create`, answered by this handler (access reviews, TokenReview). */
   virtual?: VirtualHandler;
-  /**
-   * A computed type: not stored, read-only (`get` and `list`; set `verbs` to match). Each read asks
-   * this for the current objects (componentstatuses: health probes); label and field selectors apply.
-   */
+  /** A computed type, read-only (set `verbs` to get, list): each read asks it for the objects (componentstatuses); selectors apply. */
   computed?: () => Promise<KObject[]>;
   /**
    * Discovery facts of sub-resources that differ from the defaults (verbs, and the kind of objects a

@@ -149,10 +149,10 @@ t.test('what Go accepts and uWS cannot parse is stashed behind a stand-in head',
   t.equal(x.head.target, '/x?a=1');
   x = s('GET /x HTTP/1.1\r\nHost: x\r\nX-Long: a\r\n  b \r\n\tc\r\n\r\n');
   t.same(x.head.headers[1], ['x-long', 'a b c'], 'folded lines joined as Go does');
-  x = s('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
-  t.same(x.head.headers, [['host', 'x'], ['transfer-encoding', 'chunked']], 'Transfer-Encoding wins over Content-Length');
-  t.match(x.out, /transfer-encoding: chunked\r\n/);
-  t.notMatch(x.out, /content-length/);
+  // Both framings is the smuggling shape: refused, the connection closed (RFC 9112 6.1).
+  const smuggle = one('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+  t.match(String(smuggle.refused), /400/, 'Transfer-Encoding with Content-Length is refused');
+  t.equal(smuggle.stashed.length, 0, 'and nothing of it is passed on');
   x = s(`GET /x HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 60 }, (_, i) => `X-H${i}: ${i}\r\n`).join('')}\r\n`);
   t.equal(x.head.headers.length, 61, 'more header lines than uWS takes');
   x = s('OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n');

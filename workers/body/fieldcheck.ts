@@ -6,7 +6,7 @@
 import YAML from 'yaml';
 import type { Schema } from '../../kernel/contracts/index.js';
 import { duplicateKeys } from './decode.js';
-import { formatQuantity, parseQuantity, QUANTITY_FORMAT_ERROR } from '../../kernel/api/quantity.js';
+import { formatQuantity, parseQuantity, QUANTITY_FORMAT_ERROR } from './quantity.js';
 
 export type Defs = Readonly<Record<string, Schema>> | undefined;
 

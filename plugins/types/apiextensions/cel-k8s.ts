@@ -5,7 +5,7 @@
 //   quantity: isQuantity(string), quantity(string), sign, isInteger, asInteger, asApproximateFloat,
 //             add, sub (a quantity or an int), isGreaterThan, isLessThan, compareTo
 import type { CelMap, CelValue } from '@bufbuild/cel';
-import { cel } from './cel-lib.js';
+import { cel } from '../../lib/cel-lib.js';
 
 const URL_TAG = '\u0000url';
 const QTY_TAG = '\u0000quantity';

@@ -12,7 +12,7 @@ import type { FieldCause } from '../../../kernel/contracts/index.js';
 import { fieldError, goQuote } from '../../../kernel/api/validation.js';
 import type { Props } from './schema.js';
 import { urlAndQuantityLibraries } from './cel-k8s.js';
-import { cel, celStrings, type Cel } from './cel-lib.js';
+import { cel, celStrings, type Cel } from '../../lib/cel-lib.js';
 import { celName } from './cel-names.js';
 import { costMessage, estimateCost, maxCardinality } from './cel-cost.js';
 import { isObj } from '../../lib/json.js';

@@ -5,7 +5,7 @@ import type { FieldCause, KObject, TableColumn } from '../../../kernel/contracts
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { defaultV2, hpaConversion, withoutRoundTrip } from './conversions/autoscaling.js';
 import { quantity } from './quantity.js';
-import { forbidden, invalid, notSupported, required, show } from './causes.js';
+import { forbidden, invalid, notSupported, required, show } from './validation/causes.js';
 
 const isV1 = (o: KObject) => o.apiVersion === 'autoscaling/v1';
 /** The object in its v2 form (a copy when it was v1). */
@@ -93,6 +93,8 @@ function metric(out: FieldCause[], p: string, m: J): void {
   }
   const expected = FIELD[m.type];
   if (expected && !isObj(m[expected])) out.push(required(`${p}.${expected}`, 'must populate information for the given metric source'));
+  // the reference's switch over the type reports an unknown one a second time
+  if (!expected) out.push(notSupported(`${p}.type`, m.type ?? '', SOURCES));
   if (present.length !== 1) for (const k of present) if (k !== expected) out.push(forbidden(`${p}.${k}`, 'must populate the given metric source only'));
 }
 

@@ -6,7 +6,7 @@
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { validateQualifiedName } from '../../../kernel/api/validation.js';
-import { canon, invalid, required } from './causes.js';
+import { canon, invalid, required } from './validation/causes.js';
 import { eventToCore } from './conversions/events.js';
 import { isObj, type J } from '../../lib/json.js';
 

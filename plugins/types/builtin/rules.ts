@@ -5,7 +5,7 @@
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { seccompAnnotationCauses } from './validation/pod-security.js';
-import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, required, selectorCauses, type Validator } from './causes.js';
+import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, required, selectorCauses, type Validator } from './validation/causes.js';
 import { resourceRequirementsCauses } from './validation/pod-resources.js';
 import { tolerationsCauses } from './validation/pod-scheduling.js';
 import { validateLabels } from '../../../kernel/api/validation.js';

@@ -8,11 +8,12 @@ import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { labelDomain } from './catalog.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
-import { dnsSubdomainErrors, type Validator, goStrings, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './causes.js';
+import { dnsSubdomainErrors, type Validator, goStrings, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './validation/causes.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { webhookConfiguration } from './validation/webhooks.js';
 import { service } from './validation/services.js';
+import { podDisruptionBudget } from './validation/policy.js';
 import { endpointSlice } from './validation/discovery.js';
 import { flowSchema, priorityLevelConfiguration } from './validation/flowcontrol.js';
 import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment } from './validation/storage.js';
@@ -120,6 +121,7 @@ export const VALIDATORS: Record<string, Validator> = {
   'ingresses.networking.cluster.io': ingress,
   'ingressclasses.networking.cluster.io': ingressClass,
   'roles.rbac.authorization.cluster.io': role,
+  'poddisruptionbudgets.policy': podDisruptionBudget,
   'endpointslices.discovery.cluster.io': endpointSlice,
   'flowschemas.flowcontrol.apiserver.cluster.io': flowSchema,
   'prioritylevelconfigurations.flowcontrol.apiserver.cluster.io': priorityLevelConfiguration,

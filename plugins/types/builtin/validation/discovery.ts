@@ -3,7 +3,7 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, isDNS1123Subdomain, isValidLabelValue, validateLabels, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list } from '../../../lib/json.js';
-import { duplicate, invalid, notSupported, required, type Validator } from '../causes.js';
+import { duplicate, invalid, notSupported, required, type Validator } from './causes.js';
 import { ipBytes, nonSpecialIPErrors } from './net.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');

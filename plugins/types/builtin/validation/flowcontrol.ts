@@ -4,7 +4,7 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { duplicate, forbidden, goStrings, invalid, notSupported, required, type Validator } from '../causes.js';
+import { duplicate, forbidden, goStrings, invalid, notSupported, required, type Validator } from './causes.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(str) : []);

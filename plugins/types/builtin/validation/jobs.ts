@@ -6,7 +6,7 @@ import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js'
 import { isDNS1123Label, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { labelDomain } from '../catalog.js';
-import { canon, duplicate, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from '../causes.js';
+import { canon, duplicate, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from './causes.js';
 import { labelsMismatch, parseSelector, podTemplateSpecCauses } from './workloads.js';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 

@@ -1,7 +1,7 @@
 // Addresses as the reference parses them (Go's net package, "sloppy": IPv4 octets may carry leading
 // zeros), for the rules of Services, network policies, endpoints and nodes.
 import { isIPv6 } from 'node:net';
-import { regexError } from '../causes.js';
+import { regexError } from './causes.js';
 import { isDNS1123Subdomain } from '../../../../kernel/api/validation.js';
 
 /** An address's bytes: 4 for IPv4, 16 for IPv6; undefined when it is none. */

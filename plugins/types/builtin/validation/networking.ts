@@ -4,7 +4,7 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { FIELD_IMMUTABLE, isDNS1123Label, isDNS1123Subdomain, isPathSegmentName, validateLabelSelector } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { forbidden, invalid, notSupported, PORT_RANGE, portNameErrors, regexError, required, tooLong, type Validator } from '../causes.js';
+import { forbidden, invalid, notSupported, PORT_RANGE, portNameErrors, regexError, required, tooLong, type Validator } from './causes.js';
 import { cidrContains, hostErrors, isIP, parseCidr } from './net.js';
 
 const obj = (v: unknown): J => (isObj(v) ? v : {});

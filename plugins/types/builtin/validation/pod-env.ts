@@ -2,9 +2,9 @@
 // downwardAPI volumes share, with the reference's paths and messages.
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Subdomain, isQualifiedName } from '../../../../kernel/api/validation.js';
-import { formatQuantity, parseQuantity, sign } from '../../../../kernel/api/quantity.js';
+import { formatQuantity, parseQuantity, sign } from '../../../../workers/body/quantity.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { configKeyErrors, forbidden, invalid, notSupported, regexError, required } from '../causes.js';
+import { configKeyErrors, forbidden, invalid, notSupported, regexError, required } from './causes.js';
 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

@@ -5,9 +5,9 @@
 // Quantities come from kernel/api/quantity.ts; the stored text is already canonical.
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isQualifiedName } from '../../../../kernel/api/validation.js';
-import { compareQuantity, formatQuantity, nanoOf, parseQuantity, sign, type Quantity } from '../../../../kernel/api/quantity.js';
+import { compareQuantity, formatQuantity, nanoOf, parseQuantity, sign, type Quantity } from '../../../../workers/body/quantity.js';
 import { isObj } from '../../../lib/json.js';
-import { forbidden, invalid, required } from '../causes.js';
+import { forbidden, invalid, required } from './causes.js';
 
 const CONTAINER_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'];
 /** The reference's standard resource names (what a name without a domain may be), quota names included. */

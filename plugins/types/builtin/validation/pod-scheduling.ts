@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { duplicate, forbidden, goStrings, invalid, notSupported, required } from '../causes.js';
+import { duplicate, forbidden, goStrings, invalid, notSupported, required } from './causes.js';
 import { str } from './pod-env.js';
 
 /** Go's net.ParseIP as the reference uses it (ParseIPSloppy: IPv4 octets may carry leading zeros). */

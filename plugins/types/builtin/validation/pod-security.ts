@@ -3,7 +3,7 @@
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Subdomain } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { duplicate, forbidden, invalid, notSupported, required } from '../causes.js';
+import { duplicate, forbidden, invalid, notSupported, required } from './causes.js';
 import { str } from './pod-env.js';
 import { localDescendingPathCauses } from './pod-volumes.js';
 

@@ -5,9 +5,9 @@
 // sources (nfs, iscsi, csi, ...) are counted as sources; their own fields are not checked.
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../../../../kernel/api/validation.js';
-import { parseQuantity, sign } from '../../../../kernel/api/quantity.js';
+import { parseQuantity, sign } from '../../../../workers/body/quantity.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { forbidden, invalid, notSupported, required } from '../causes.js';
+import { forbidden, invalid, notSupported, required } from './causes.js';
 import { objectFieldSelectorCauses, resourceFieldSelectorCauses, str, VOLUME_FIELD_PATHS } from './pod-env.js';
 
 /** Volume sources in the reference's order, with the path each one's own errors use (a few differ). */

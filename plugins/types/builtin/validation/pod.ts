@@ -5,7 +5,7 @@
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, isDNS1123Subdomain, validateLabels } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { duplicate, forbidden, invalid, notSupported, oneOf, portNameErrors, required, show } from '../causes.js';
+import { duplicate, forbidden, invalid, notSupported, oneOf, portNameErrors, required, show } from './causes.js';
 import { envCauses, envFromCauses, str } from './pod-env.js';
 import { overheadCauses, resourceRequirementsCauses } from './pod-resources.js';
 import { affinityCauses, dnsConfigCauses, hostAliasesCauses, readinessGatesCauses, schedulingGatesCauses, tolerationsCauses, topologySpreadCauses } from './pod-scheduling.js';

@@ -6,7 +6,7 @@ import type { Brand } from '../../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Subdomain, isPathSegmentName, validateLabelSelector } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { canon, goStrings, invalid, notSupported, required, type Validator } from '../causes.js';
+import { canon, goStrings, invalid, notSupported, required, type Validator } from './causes.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const len = (v: unknown) => (Array.isArray(v) ? v.length : 0);

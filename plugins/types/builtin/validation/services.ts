@@ -5,7 +5,7 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { validateLabels, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list } from '../../../lib/json.js';
-import { dns1035Errors, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, oneOf, PORT_RANGE, portNameErrors, required, validPort } from '../causes.js';
+import { dns1035Errors, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, oneOf, PORT_RANGE, portNameErrors, required, validPort } from './causes.js';
 import { isIP, nonSpecialIPErrors, parseCidr } from './net.js';
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];

@@ -3,11 +3,11 @@
 // Their strategies validate an update as the object and then the update rules (CSINode and
 // VolumeAttachment: the update rules validate the object again, so each of its causes comes twice).
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
-import { canon } from '../causes.js';
+import { canon } from './causes.js';
 import { isDNS1123Subdomain, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
-import { parseQuantity, sign } from '../../../../kernel/api/quantity.js';
+import { parseQuantity, sign } from '../../../../workers/body/quantity.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { duplicate, forbidden, invalid, notSupported, required, tooLong, type Validator } from '../causes.js';
+import { duplicate, forbidden, invalid, notSupported, required, tooLong, type Validator } from './causes.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const isSet = (v: unknown): boolean => v !== undefined && v !== null;

@@ -5,8 +5,8 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { cel } from '../../apiextensions/cel-lib.js';
-import { dns1035Errors, dnsSubdomainErrors, duplicate, goStrings, invalid, notSupported, PORT_RANGE, required, validPort, type Validator } from '../causes.js';
+import { cel } from '../../../lib/cel-lib.js';
+import { dns1035Errors, dnsSubdomainErrors, duplicate, goStrings, invalid, notSupported, PORT_RANGE, required, validPort, type Validator } from './causes.js';
 
 const isSet = (v: unknown): boolean => v !== undefined && v !== null;
 /** A pointer enum: absent is fine (defaulted), anything set, "" included, must be one of `valid`. */

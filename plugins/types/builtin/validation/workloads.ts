@@ -8,7 +8,7 @@ import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { validateAnnotations, validateLabels, validateLabelSelector } from '../../../../kernel/api/validation.js';
 import { selectorMatches } from '../../../lib/label-selector.js';
 import { isObj, type J } from '../../../lib/json.js';
-import { canon, forbidden, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from '../causes.js';
+import { canon, forbidden, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from './causes.js';
 import { podSpecCauses } from './pod.js';
 import { seccompAnnotationCauses } from './pod-security.js';
 

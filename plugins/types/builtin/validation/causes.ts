@@ -1,9 +1,9 @@
 // The vocabulary of the built-in types' validators: cause builders with the reference's reasons and
 // messages ("Required value", "Invalid value: <v>: <detail>"), values printed as Go prints them,
 // and the name and selector checks several types share.
-import type { Brand } from '../../../kernel/contracts/brand.js';
-import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
-import { isObj, list, type J } from '../../lib/json.js';
+import type { Brand } from '../../../../kernel/contracts/brand.js';
+import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
+import { isObj, list, type J } from '../../../lib/json.js';
 
 export type Validator = (obj: KObject, old: KObject | undefined, brand: Brand, subresource?: string) => FieldCause[];
 
@@ -155,4 +155,22 @@ export function dnsSubdomainErrors(v: string): string[] {
     errs.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*', 'example.com'));
   }
   return errs;
+}
+
+// ---------------------------------------------------------------- int or percent
+
+const PERCENT = '[0-9]+%';
+
+/** The reference's ValidatePositiveIntOrPercent (an IntOrString: a non-negative int or "N%"). */
+export function intOrPercentCauses(v: unknown, p: string): FieldCause[] {
+  const goValue = typeof v === 'string' ? `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(v)}}` : `intstr.IntOrString{Type:0, IntVal:${String(v)}, StrVal:""}`;
+  if (typeof v === 'string') return new RegExp(`^${PERCENT}$`).test(v) ? [] : [invalid(p, v, regexError("a valid percent string must be a numeric string followed by an ending '%'", PERCENT, '1%', '93%'), goValue)];
+  if (typeof v === 'number' && v < 0) return [invalid(p, v, 'must be greater than or equal to 0')];
+  return [];
+}
+
+/** The reference's IsNotMoreThan100Percent. */
+export function notOver100PercentCauses(v: unknown, p: string): FieldCause[] {
+  if (typeof v !== 'string' || !new RegExp(`^${PERCENT}$`).test(v) || Number(v.slice(0, -1)) <= 100) return [];
+  return [invalid(p, v, 'must not be greater than 100%', `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(v)}}`)];
 }

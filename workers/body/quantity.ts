@@ -1,7 +1,8 @@
 // resource.Quantity, the wire type of every amount in the API ("100m", "1.5Gi", "2e3"): parsed with
-// the reference's grammar and errors, and printed in its canonical form. It is generic API machinery
-// like metav1.Time: the typed decode (workers/body/fieldcheck.ts) refuses a malformed quantity with
-// these messages and stores the canonical text; quota, limit ranges and validation compare exactly.
+// the reference's grammar and errors, and printed in its canonical form. Pure API machinery like
+// metav1.Time, kept beside its first user, the typed decode (fieldcheck.ts), which refuses a malformed
+// quantity with these messages and stores the canonical text; quota, limit ranges and validation
+// (plugins) use it to compare exactly.
 //
 // A value is m × 10^e (m a bigint), which is exact for every quantity the grammar admits: amounts
 // finer than a nano-unit are rounded away from zero to one, as the reference does, and decimal
