@@ -273,9 +273,10 @@ t.test('default-on admission plugins (kubernetes brand)', async (t) => {
       t.equal((await post('/api/v1/namespaces/default/persistentvolumeclaims', pvc(`r-${name}`, '1Gi', { storageClassName: name }))).status, 201);
     }
     const grow = (name: string, storage: string) => patch(`/api/v1/namespaces/default/persistentvolumeclaims/${name}`, { spec: { resources: { requests: { storage } } } });
+    // validation runs before validating admission: an unbound claim's spec is immutable (the reference's 422)
     const unbound = await grow('r-expandable', '2Gi');
-    t.equal(unbound.status, 403);
-    t.equal(unbound.json.message, 'persistentvolumeclaims "r-expandable" is forbidden: Only bound persistent volume claims can be expanded');
+    t.equal(unbound.status, 422);
+    t.match(unbound.json.message, /spec: Forbidden: spec is immutable after creation except resources.requests for bound claims/);
     for (const name of ['r-expandable', 'r-fixed']) {
       t.equal((await patch(`/api/v1/namespaces/default/persistentvolumeclaims/${name}/status`, { status: { phase: 'Bound' } })).status, 200);
     }

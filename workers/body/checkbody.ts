@@ -14,6 +14,8 @@ export interface CheckJsonTask {
   definitions?: Readonly<Record<string, Schema>>;
   /** Whether unknown and duplicate fields are wanted (fieldValidation is not Ignore). */
   fields: boolean;
+  /** Decoded into Go types by the reference (not a custom resource): base64 and times are parsed. */
+  typed?: boolean;
 }
 
 export type CheckJsonResult =
@@ -27,6 +29,7 @@ export interface MergedCheck {
   /** The type's definitions; sent to a worker once, by key, like a merge's. */
   definitions?: Readonly<Record<string, Schema>>;
   fields: boolean;
+  typed?: boolean;
   /** The patch's text, for duplicate keys (not for JSON patches). */
   raw?: string;
 }
@@ -34,7 +37,7 @@ export type MergedFindings = { typeError?: string; unknown: string[]; duplicates
 
 /** In place, as fieldValidation() in order: the typed-decode check, then unknown and duplicate fields, then pruning (not when the type check failed: that object is refused, and quoted whole). */
 export function checkMerged(value: unknown, check: MergedCheck, definitions: Readonly<Record<string, Schema>> | undefined): MergedFindings {
-  const typeError = decodeTypeError(value, check.schema, definitions, check.raw);
+  const typeError = decodeTypeError(value, check.schema, definitions, check.raw, check.typed);
   if (typeError) return { typeError, unknown: [], duplicates: [] };
   const unknown = check.fields ? checkFields(value, check.schema, definitions).unknown.slice(0, 100) : [];
   const duplicates = check.fields && check.raw !== undefined && /^\s*[{[]/.test(check.raw) ? findDuplicateFields(check.raw) : [];
@@ -50,7 +53,7 @@ export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [] };
   const { schema, definitions } = task;
   dropNullFields(obj, schema, definitions);
-  const typeError = decodeTypeError(obj, schema, definitions, task.text);
+  const typeError = decodeTypeError(obj, schema, definitions, task.text, task.typed);
   if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [] };
   const unknown = task.fields ? checkFields(obj, schema, definitions).unknown.slice(0, 100) : [];
   const duplicates = task.fields && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : [];

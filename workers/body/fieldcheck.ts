@@ -3,6 +3,7 @@
 // fields, the typed decoder's type errors, and duplicate keys of JSON and YAML texts. Pure
 // functions with no kernel state: the event loop runs them on small bodies, the worker pool on
 // large ones (checkbody.ts). kernel/api/fieldvalidation.ts builds the messages from their findings.
+import { base64ErrorOffset, rfc3339Error, RFC3339_MICRO } from './godecode.js';
 import YAML from 'yaml';
 import type { Schema } from '../../kernel/contracts/index.js';
 import { duplicateKeys } from './decode.js';
@@ -146,7 +147,7 @@ const jsonKind = (v: unknown) => (typeof v === 'string' ? 'string' : typeof v ==
  * (`quantities must match the regular expression ...`), and every quantity that parses is rewritten,
  * in place, to the canonical text the reference stores ("1000m" → "1"). Undefined when the object decodes.
  */
-export function decodeTypeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string): string | undefined {
+export function decodeTypeError(obj: unknown, schema: Schema | undefined, definitions?: Defs, body?: string, typed = false): string | undefined {
   /** The Go type a schema decodes into ("string", "int32", "[]v1.Container", "map[string]string"); undefined: not checked. */
   const goType = (s: Schema | undefined, hops = 0): string | undefined => {
     if (!s || hops > 64) return undefined;
@@ -167,11 +168,9 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
       case 'object': {
         if (s.fields) return inlinedName(s);
         if (!s.additional) return undefined;
-        // a map of quantities is core/v1's named ResourceList
-        if (isQuantity(s.additional, definitions ?? {})) return 'v1.ResourceList';
-        const e = goType(s.additional, hops + 1);
-        return e && `map[string]${e}`;
-      }
+        // the core group's map of quantities is its own named type
+        if (isQuantity(s.additional, definitions)) return 'v1.ResourceList';
+        const e = goType(s.additional, hops + 1); return e && `map[string]${e}`; }
       default: return undefined;
     }
   };
@@ -194,10 +193,10 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     for (let hops = 0; s && s.type === 'ref' && hops < 64; hops++) {
       const name = s.ref.slice(s.ref.lastIndexOf('.') + 1);
       if (name === 'IntOrString') { s = { type: 'int-or-string' }; break; }
-      // Time and MicroTime decode a string with Go's time.Parse; its error ends the decoding
-      if (name === 'Time' || name === 'MicroTime') {
+      // a typed time is a string, then an RFC 3339 time: either failure ends the decoding
+      if (typed && (name === 'Time' || name === 'MicroTime')) {
         if (typeof value !== 'string') throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type string`);
-        const err = timeParseError(value, name === 'MicroTime');
+        const err = rfc3339Error(value, name === 'MicroTime' ? RFC3339_MICRO : undefined);
         if (err) throw new AbortDecode(err);
         return;
       }
@@ -215,11 +214,13 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     // The Go type is named only in an error: not worked out for every value that decodes.
     const mismatch = () => { const want = goType(declared); if (want && !first) first = `json: cannot unmarshal ${jsonKind(value)} into ${where(outer, path)} of type ${want}`; };
     switch (s.type) {
-      case 'string':
-        if (typeof value !== 'string') mismatch();
-        // []byte: Go's decoder reads base64 and saves its error like a type mismatch
-        else if (s.format === 'byte' && !first) { const at = base64ErrorAt(value); if (at !== undefined) first = `illegal base64 data at input byte ${at}`; }
+      case 'string': {
+        if (typeof value !== 'string') return mismatch();
+        // a typed []byte is standard base64
+        const bad = typed && s.format === 'byte' ? base64ErrorOffset(value) : undefined;
+        if (bad !== undefined) first ??= `illegal base64 data at input byte ${bad}`;
         return;
+      }
       case 'boolean': if (typeof value !== 'boolean') mismatch(); return;
       case 'number': if (typeof value !== 'number') mismatch(); return;
       case 'integer': {
@@ -257,69 +258,6 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     throw e;
   }
   return first;
-}
-
-const B64 = /[A-Za-z0-9+/]/;
-
-/**
- * Where Go's padded standard base64 decoder gives up on a text (its CorruptInputError offset);
- * undefined when it decodes. Line breaks are skipped, as Go skips them.
- */
-export function base64ErrorAt(src: string): number | undefined {
-  let si = 0;
-  const n = src.length;
-  const skipBreaks = () => { while (si < n && (src[si] === '\n' || src[si] === '\r')) si++; };
-  for (;;) {
-    for (let j = 0; j < 4; j++) {
-      if (si === n) return j === 0 ? undefined : si - j;
-      const c = src[si++]!;
-      if (B64.test(c)) continue;
-      if (c === '\n' || c === '\r') { j--; continue; }
-      if (c !== '=') return si - 1;
-      // padding: only after two or three characters of a quantum, and then the end
-      if (j < 2) return si - 1;
-      if (j === 2) {
-        skipBreaks();
-        if (si === n) return n;
-        if (src[si] !== '=') return si - 1;
-        si++;
-      }
-      skipBreaks();
-      return si < n ? si : undefined;
-    }
-  }
-}
-
-/** Layout elements of RFC 3339 as Go's time.Parse meets them: [layout text, what the value must show]. */
-const TIME_ELEMENTS: [string, RegExp][] = [
-  ['2006', /^\d{4}/], ['-', /^-/], ['01', /^\d{2}/], ['-', /^-/], ['02', /^\d{2}/], ['T', /^T/],
-  ['15', /^\d{2}/], [':', /^:/], ['04', /^\d{2}/], [':', /^:/], ['05', /^\d{2}/],
-];
-
-/**
- * Go's time.Parse error for a metav1.Time (RFC 3339) or MicroTime (RFC 3339 with microseconds)
- * text, worded as Go words it (`parsing time "x" as "...": cannot parse "x" as "2006"`);
- * undefined when it parses. A MicroTime without its fraction is taken, as our own writers send it.
- */
-export function timeParseError(v: string, micro: boolean): string | undefined {
-  const layout = micro ? '2006-01-02T15:04:05.000000Z07:00' : '2006-01-02T15:04:05Z07:00';
-  let rest = v;
-  const fail = (elem: string) => `parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(rest)} as ${JSON.stringify(elem)}`;
-  for (const [elem, re] of TIME_ELEMENTS) {
-    const m = re.exec(rest);
-    if (!m) return fail(elem);
-    rest = rest.slice(m[0].length);
-  }
-  const frac = /^\.\d+/.exec(rest);
-  if (frac) rest = rest.slice(frac[0].length);
-  if (!/^(Z|[+-]\d{2}:\d{2})$/.test(rest)) return rest === '' ? fail('Z07:00') : `parsing time ${JSON.stringify(v)}: extra text: ${JSON.stringify(rest)}`;
-  const [y, mo, d, h, mi, se] = v.match(/\d+/g)!.map(Number) as number[];
-  if (mo! < 1 || mo! > 12) return `parsing time ${JSON.stringify(v)}: month out of range`;
-  if (d! < 1 || d! > 31 || d! > new Date(Date.UTC(y!, mo!, 0)).getUTCDate()) return `parsing time ${JSON.stringify(v)}: day out of range`;
-  if (h! > 23) return `parsing time ${JSON.stringify(v)}: hour out of range`;
-  if (mi! > 59) return `parsing time ${JSON.stringify(v)}: minute out of range`;
-  if (se! > 59) return `parsing time ${JSON.stringify(v)}: second out of range`;
-  return undefined;
 }
 
 /** A type's own decoder failed (a quantity, an IntOrString): the whole decoding ends with its message. */

@@ -35,7 +35,7 @@ export class RegistryBody extends RegistryWatch {
    */
   private async decodeOnWorker(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
     const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
-    const r = await checkJsonOnWorker({ op: 'check-json', text: raw.toString('utf8'), schema: t.type.schema!, definitions: t.type.definitions, fields }, defsKey(t.type));
+    const r = await checkJsonOnWorker({ op: 'check-json', text: raw.toString('utf8'), schema: t.type.schema!, definitions: t.type.definitions, fields, typed: !t.type.unstructured }, defsKey(t.type));
     if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${r.message}`);
     const obj = JSON.parse(r.json) as unknown;
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
@@ -56,7 +56,7 @@ export class RegistryBody extends RegistryWatch {
     // The body as text, once (a body checked on a worker was JSON, and is not copied into a string again here).
     const text = raw && !done ? raw.toString('utf8') : undefined;
     // A value the typed decoding cannot hold (a wrong JSON type, a number out of range) is a decode error, whatever the mode.
-    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, text) : undefined;
+    const typeError = done ? done.typeError : t.type.schema ? decodeTypeError(obj, t.type.schema, t.type.definitions, text, !t.type.unstructured) : undefined;
     if (typeError && patch !== undefined) {
       // A patched object that does not decode is an Invalid on the field "patch", as the reference words it.
       throw errors.invalid('', '', '', [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${goQuote(JSON.stringify(obj))}: ${typeError}` }]);

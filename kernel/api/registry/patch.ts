@@ -53,7 +53,7 @@ export class RegistryPatch extends RegistryWrites {
         : ct === 'application/merge-patch+json' ? { op: 'merge-patch', doc: cur, patch }
         : { op: 'strategic', doc: cur, patch, schema: type.schema, definitions: type.definitions };
       const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
-      const check = type.schema ? { schema: type.schema, definitions: type.definitions, fields, raw: ct === 'application/json-patch+json' ? undefined : text } : undefined;
+      const check = type.schema ? { schema: type.schema, definitions: type.definitions, fields, typed: !type.unstructured, raw: ct === 'application/json-patch+json' ? undefined : text } : undefined;
       const r = await runMerge(task, size, key, check);
       if (!r.ok) throw mergeError(r.error);
       const out = (r as { value: unknown }).value;

@@ -8,7 +8,6 @@
 // list every replica whose Lease is live (renewed within its duration), so a replica that dies leaves
 // them within about the lease duration, and one that stops cleanly leaves them at once.
 import { createHash } from 'node:crypto';
-import { nonSpecialIPErrors } from '../../types/builtin/validation/net.js';
 import os from 'node:os';
 import { isIP } from 'node:net';
 import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
@@ -57,7 +56,6 @@ const plugin: PluginModule<'controller'> = {
     let pending: NodeJS.Timeout | undefined;
     let running: Promise<void> | undefined;
     let stopped = false;
-    let warnedSpecial = false;
     const unwatch: (() => void)[] = [];
     const leaseType = host.type(`coordination.${host.brand.domain}`, 'leases');
     const nsType = host.type('', 'namespaces');
@@ -139,13 +137,6 @@ const plugin: PluginModule<'controller'> = {
         spec.type = 'ClusterIP';
         s.metadata!.labels = { ...s.metadata!.labels, ...labels };
       });
-      // Endpoints may not name loopback, link-local or unspecified addresses (the reference refuses to
-      // write its own with --advertise-address 127.0.0.1 too): the Service alone is kept then.
-      if (all.flatMap((m) => m.addresses).some((a) => nonSpecialIPErrors(a).length)) {
-        if (!warnedSpecial) host.log.warn('apiserver-service: the advertised address cannot be an endpoint (loopback, link-local or unspecified); the Service has no Endpoints or EndpointSlice', { addresses: all.flatMap((m) => m.addresses) });
-        warnedSpecial = true;
-        return;
-      }
       const subsets = ports.map((p) => ({ addresses: ipsAt(p).map((ip) => ({ ip })), ports: [{ name: 'https', port: p, protocol: 'TCP' }] }));
       // The Endpoints and the EndpointSlice are written together (one commit of the log, not two).
       const endpointsWritten = ensure(host.type('', 'endpoints'), {

@@ -277,7 +277,8 @@ function service(o: KObject): void {
 }
 
 function endpoints(o: KObject): void {
-  for (const s of list(o.subsets)) for (const p of list(s.ports)) def(p, 'protocol', 'TCP');
+  // a plain string field: "" is unset too
+  for (const s of list(o.subsets)) for (const p of list(s.ports)) if (unset(p.protocol) || p.protocol === '') p.protocol = 'TCP';
 }
 
 function endpointSlice(o: KObject): void {
@@ -324,6 +325,11 @@ function limitRange(o: KObject): void {
 }
 
 function node(o: KObject): void {
+  // The reference's conversion: podCIDR, when set, is authoritative and the first of podCIDRs.
+  const spec = o.spec;
+  if (isObj(spec) && typeof spec.podCIDR === 'string' && spec.podCIDR) {
+    if (!Array.isArray(spec.podCIDRs) || spec.podCIDRs[0] !== spec.podCIDR) spec.podCIDRs = [spec.podCIDR];
+  } else if (isObj(spec) && Array.isArray(spec.podCIDRs) && typeof spec.podCIDRs[0] === 'string') spec.podCIDR = spec.podCIDRs[0];
   const status = o.status;
   if (isObj(status) && isObj(status.capacity) && unset(status.allocatable)) status.allocatable = { ...status.capacity };
 }
@@ -353,7 +359,8 @@ function csiDriver(o: KObject): void {
 
 /** stringData is a write-only convenience: its values are folded into data (base64), winning over data. */
 function secret(o: J): void {
-  def(o, 'type', 'Opaque');
+  // a plain string field: "" is unset too
+  if (unset(o.type) || o.type === '') o.type = 'Opaque';
   const sd = o.stringData;
   if (sd && typeof sd === 'object' && !Array.isArray(sd)) {
     const data = (o.data && typeof o.data === 'object' && !Array.isArray(o.data) ? o.data : {}) as Record<string, unknown>;

@@ -20,6 +20,9 @@ import { csiDriver, csiNode, csiStorageCapacity, storageClass, volumeAttachment 
 import { podSpecCauses } from './validation/pod.js';
 import { WORKLOAD_VALIDATORS } from './validation/workloads.js';
 import { JOB_VALIDATORS } from './validation/jobs.js';
+import { persistentVolume, persistentVolumeClaim } from './validation/persistentvolumes.js';
+import { limitRange, resourceQuota } from './validation/quota.js';
+import { endpoints, namespace, node } from './validation/core.js';
 
 
 // ---------------------------------------------------------------- pods
@@ -95,16 +98,6 @@ function secret(o: KObject, old: KObject | undefined, brand: Brand): FieldCause[
   return out;
 }
 
-// ---------------------------------------------------------------- storage and networking
-
-function persistentVolumeClaim(o: KObject): FieldCause[] {
-  const out: FieldCause[] = [];
-  const spec = isObj(o.spec) ? o.spec : {};
-  if (!Array.isArray(spec.accessModes) || spec.accessModes.length === 0) out.push(required('spec.accessModes', 'at least 1 access mode is required'));
-  if (at(spec, 'resources.requests.storage') === undefined) out.push(required('spec.resources[storage]'));
-  return out;
-}
-
 
 /** Validators by row key (see catalog.ts rowKey). */
 export const VALIDATORS: Record<string, Validator> = {
@@ -115,6 +108,12 @@ export const VALIDATORS: Record<string, Validator> = {
   configmaps: configMap,
   secrets: secret,
   persistentvolumeclaims: persistentVolumeClaim,
+  persistentvolumes: persistentVolume,
+  limitranges: limitRange,
+  resourcequotas: resourceQuota,
+  endpoints,
+  nodes: node,
+  namespaces: namespace,
   'horizontalpodautoscalers.autoscaling': validateHpa,
   events: validateCoreEvent,
   'events.events.cluster.io': validateEventsV1,

@@ -1,6 +1,7 @@
 // The per-type strategies of the built-in catalog, by row key ("services", "pods", "jobs.batch"):
 // the hooks that need state or other objects, which rows of data cannot express, and the
 // create-only sub-resources (pods/binding, pods/eviction) they serve.
+import { randomUUID } from 'node:crypto';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../kernel/contracts/index.js';
 import { componentStatuses } from './componentstatus.js';
@@ -23,6 +24,8 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
     'jobs.batch': jobStrategy(host),
     'statefulsets.apps': statefulSetStrategy,
     'horizontalpodautoscalers.autoscaling': hpaStrategy,
+    // the reference names a LimitRange created without a name (or generateName) with a fresh UUID
+    limitranges: { beginCreate: (obj) => { if (obj.metadata && !obj.metadata.name) obj.metadata.name = randomUUID(); } },
   };
   return {
     byKey: (key: string): TypeStrategy | undefined => table[key],

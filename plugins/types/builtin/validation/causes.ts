@@ -44,8 +44,8 @@ export const tooLong = (field: string, max: number): FieldCause => ({ reason: 'F
 export function invalid(field: string, value: unknown, detail: string, shown = show(value)): FieldCause {
   return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${shown}${detail ? `: ${detail}` : ''}` };
 }
-export function notSupported(field: string, value: unknown, valid: string[]): FieldCause {
-  return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${show(value)}: supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` };
+export function notSupported(field: string, value: unknown, valid: string[], shown = show(value)): FieldCause {
+  return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${shown}: supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` };
 }
 
 /** Required when empty, else one of `valid`. */

@@ -35,7 +35,7 @@ function sliceCauses(o: KObject): FieldCause[] {
       if (type === 'IPv4' || type === 'IPv6') {
         const b = ipBytes(text);
         if (!b || (type === 'IPv4') !== (b.length === 4 || (b.slice(0, 10).every((x) => x === 0) && b[10] === 255 && b[11] === 255))) out.push(invalid(ap, text, `must be a valid ${type} address`));
-        for (const m of nonSpecialIPErrors(text)) out.push(invalid(ap, text, m));
+        for (const m of nonSpecialIPErrors(text, true)) out.push(invalid(ap, text, m));
       } else if (type === 'FQDN') out.push(...fqdnErrors(text, ap));
     });
     if (isSet(e.nodeName)) for (const m of isDNS1123Subdomain(str(e.nodeName))) out.push(invalid(`${p}.nodeName`, str(e.nodeName), m));

@@ -59,14 +59,18 @@ export function wildcardSubdomainErrors(v: string): string[] {
 /** A host name: wildcard rules when it has a '*', else a DNS subdomain. */
 export const hostErrors = (v: string) => (v.includes('*') ? wildcardSubdomainErrors(v) : isDNS1123Subdomain(v));
 
-/** The reference's ValidateNonSpecialIP messages (an address endpoints may not point at). */
-export function nonSpecialIPErrors(s: string): string[] {
+/**
+ * The reference's ValidateNonSpecialIP messages (an address endpoints may not point at). With
+ * `allowLoopback`, unlike the reference, a loopback address passes: endpoints (Endpoints and
+ * EndpointSlices) of a single-host control plane, its own service's and aggregated APIs', are on loopback.
+ */
+export function nonSpecialIPErrors(s: string, allowLoopback = false): string[] {
   const b = ipBytes(s);
   if (!b) return ['must be a valid IP address'];
   const v4 = b.length === 4 ? b : b.slice(0, 10).every((x) => x === 0) && b[10] === 255 && b[11] === 255 ? b.slice(12) : undefined;
   const out: string[] = [];
-  if (b.every((x) => x === 0) || (v4 && v4.every((x) => x === 0))) out.push('may not be unspecified (0.0.0.0)');
-  if (v4 ? v4[0] === 127 : b.slice(0, 15).every((x) => x === 0) && b[15] === 1) out.push('may not be in the loopback range (127.0.0.0/8, ::1/128)');
+  if (b.every((x) => x === 0) || (v4 && v4.every((x) => x === 0))) out.push(`may not be unspecified (${s})`);
+  if (!allowLoopback && (v4 ? v4[0] === 127 : b.slice(0, 15).every((x) => x === 0) && b[15] === 1)) out.push('may not be in the loopback range (127.0.0.0/8, ::1/128)');
   if (v4 ? v4[0] === 169 && v4[1] === 254 : b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) out.push('may not be in the link-local range (169.254.0.0/16, fe80::/10)');
   if (v4 ? v4[0] === 224 && v4[1] === 0 && v4[2] === 0 : b[0] === 0xff && (b[1]! & 0x0f) === 2) out.push('may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)');
   return out;

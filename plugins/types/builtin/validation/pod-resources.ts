@@ -25,11 +25,17 @@ const isExtended = (name: string) => !isNative(name) && !name.startsWith('reques
 const overcommitAllowed = (name: string) => isNative(name) && !isHugePages(name);
 const isStandard = (name: string) => STANDARD_RESOURCES.has(name) || name.startsWith(`requests.${HUGEPAGES}`) || isHugePages(name);
 
-/** validateContainerResourceName: a qualified name; without a domain a container resource; with one, native or extended. */
-export function containerResourceNameCauses(name: string, f: string): FieldCause[] {
+/** validateResourceName: a qualified name; without a domain, a standard resource. */
+export function resourceNameCauses(name: string, f: string): FieldCause[] {
   const out = isQualifiedName(name).map((m) => invalid(f, name, m));
+  if (!out.length && !name.includes('/') && !isStandard(name)) out.push(invalid(f, name, 'must be a standard resource type or fully qualified'));
+  return out;
+}
+
+/** validateContainerResourceName: a resource name; without a domain a container resource; with one, native or extended. */
+export function containerResourceNameCauses(name: string, f: string): FieldCause[] {
+  const out = resourceNameCauses(name, f);
   const plain = !name.includes('/');
-  if (!out.length && plain && !isStandard(name)) out.push(invalid(f, name, 'must be a standard resource type or fully qualified'));
   if (plain) {
     if (!CONTAINER_RESOURCES.includes(name) && !isHugePages(name)) out.push(invalid(f, name, 'must be a standard resource for containers'));
   } else if (!isNative(name) && !isExtended(name)) out.push(invalid(f, name, "doesn't follow extended resource name standard"));
@@ -37,7 +43,7 @@ export function containerResourceNameCauses(name: string, f: string): FieldCause
 }
 
 /** Go's %#v of a resource.Quantity, which the reference prints for a fractional integer resource. */
-function goQuantity(q: Quantity): string {
+export function goQuantity(q: Quantity): string {
   const text = formatQuantity(q);
   return `resource.Quantity{i:resource.int64Amount{value:${q.m}, scale:${q.e}}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:${JSON.stringify(text)}, Format:${JSON.stringify(q.format)}}`;
 }

@@ -130,6 +130,13 @@ function nodeSelectorTermCauses(term: unknown, p: string): FieldCause[] {
   ];
 }
 
+/** ValidateNodeSelector: at least one term, each term's requirements. */
+export function nodeSelectorCauses(sel: J, p: string): FieldCause[] {
+  const terms = list(sel.nodeSelectorTerms);
+  if (!terms.length) return [required(`${p}.nodeSelectorTerms`, 'must have at least one node selector term')];
+  return terms.flatMap((t, i) => nodeSelectorTermCauses(t, `${p}.nodeSelectorTerms[${i}]`));
+}
+
 function weightCauses(w: unknown, p: string): FieldCause[] {
   const n = typeof w === 'number' ? w : 0;
   return n <= 0 || n > 100 ? [invalid(p, n, 'must be in the range 1-100')] : [];
@@ -163,12 +170,7 @@ export function affinityCauses(affinity: unknown, p: string): FieldCause[] {
   if (isObj(na)) {
     const np = `${p}.nodeAffinity`;
     const req = na.requiredDuringSchedulingIgnoredDuringExecution;
-    if (isObj(req)) {
-      const tp = `${np}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`;
-      const terms = list(req.nodeSelectorTerms);
-      if (!terms.length) out.push(required(tp, 'must have at least one node selector term'));
-      terms.forEach((t, i) => out.push(...nodeSelectorTermCauses(t, `${tp}[${i}]`)));
-    }
+    if (isObj(req)) out.push(...nodeSelectorCauses(req, `${np}.requiredDuringSchedulingIgnoredDuringExecution`));
     list(na.preferredDuringSchedulingIgnoredDuringExecution).forEach((t, i) => {
       const tp = `${np}.preferredDuringSchedulingIgnoredDuringExecution[${i}]`;
       out.push(...weightCauses(t.weight, `${tp}.weight`), ...nodeSelectorTermCauses(t.preference, `${tp}.preference`));

@@ -119,6 +119,14 @@ function projectedCauses(pr: J, p: string): FieldCause[] {
   return out;
 }
 
+/** A hostPath source (of a pod volume or a PersistentVolume): a path without backsteps, a known type. */
+export function hostPathCauses(s: J, p: string): FieldCause[] {
+  if (!str(s.path)) return [required(`${p}.path`)];
+  const out = noBackstepCauses(s.path, `${p}.path`);
+  if (s.type !== undefined && s.type !== null && !HOST_PATH_TYPES.includes(s.type)) out.push(notSupported(`${p}.type`, s.type, HOST_PATH_TYPES));
+  return out;
+}
+
 /** The rules of one source; `v` is the whole volume (its name matters to some). */
 function sourceCauses(key: string, s: J, p: string, v: J, podName: string | undefined): FieldCause[] {
   switch (key) {
@@ -126,12 +134,7 @@ function sourceCauses(key: string, s: J, p: string, v: J, podName: string | unde
       const q = s.sizeLimit === undefined || s.sizeLimit === null ? undefined : parseQuantity(s.sizeLimit);
       return q && typeof q !== 'string' && sign(q) < 0 ? [forbidden(`${p}.sizeLimit`, 'SizeLimit field must be a valid resource quantity')] : [];
     }
-    case 'hostPath': {
-      if (!str(s.path)) return [required(`${p}.path`)];
-      const out = noBackstepCauses(s.path, `${p}.path`);
-      if (s.type !== undefined && s.type !== null && !HOST_PATH_TYPES.includes(s.type)) out.push(notSupported(`${p}.type`, s.type, HOST_PATH_TYPES));
-      return out;
-    }
+    case 'hostPath': return hostPathCauses(s, p);
     case 'secret': return keyedSourceCauses(s, p, 'secretName');
     case 'configMap': return keyedSourceCauses(s, p, 'name');
     case 'persistentVolumeClaim': return str(s.claimName) ? [] : [required(`${p}.claimName`)];
