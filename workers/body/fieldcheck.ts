@@ -166,12 +166,21 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
       case 'boolean': return 'bool';
       case 'array': { const e = goType(s.items, hops + 1); return e && `[]${e}`; }
       case 'object': {
-        if (s.fields || !s.additional) return undefined;
+        if (s.fields) return inlinedName(s);
+        if (!s.additional) return undefined;
         // the core group's map of quantities is its own named type
         if (isQuantity(s.additional, definitions)) return 'v1.ResourceList';
         const e = goType(s.additional, hops + 1); return e && `map[string]${e}`; }
       default: return undefined;
     }
+  };
+  /** A definition copied into a field (to carry the field's merge markers) is named as the definition it copies. */
+  const inlinedName = (s: Extract<Schema, { type: 'object' }>): string | undefined => {
+    const fields = JSON.stringify(s.fields);
+    const name = Object.keys(definitions ?? {}).find((k) => { const d = definitions![k]; return d?.type === 'object' && JSON.stringify(d.fields) === fields; });
+    if (!name) return undefined;
+    const dots = name.split('.');
+    return `${dots[dots.length - 2]}.${dots[dots.length - 1]}`;
   };
   const where = (struct: string, path: string) => (struct ? `Go struct field ${struct}.${path}` : 'Go value');
   // Go's decoder saves the first type mismatch and goes on; an error of a type's own decoder (a

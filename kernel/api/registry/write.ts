@@ -228,8 +228,9 @@ export class RegistryWrites extends RegistryBody {
     if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, () => body);
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
-    if (body.metadata!.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata!.name}) does not match the name on the URL (${t.name})`);
-    body.metadata!.name = t.name;
+    // The body names its object, and the same one as the URL.
+    if (!body.metadata?.name) throw errors.badRequest(`the name of the object (${t.name} based on URL) was undeterminable: name must be provided`);
+    if (body.metadata.name !== t.name) throw errors.badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${t.name})`);
     // Types whose strategy disallows unconditional updates want the version the client read.
     if (!body.metadata!.resourceVersion && t.type.unconditionalUpdate === false) {
       if (!this.current(t.type, t.namespace, t.name)) throw errors.notFound(t.type.group, t.type.resource, t.name);

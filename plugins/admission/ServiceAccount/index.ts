@@ -133,7 +133,7 @@ const plugin: PluginModule<'admission'> = {
         const pod = a.object as J;
         if (pod.metadata?.annotations?.[mirrorKey] !== undefined) return; // the node agent would reject a changed spec
         const spec: J = pod.spec ?? (pod.spec = {});
-        if (!spec.serviceAccountName) spec.serviceAccountName = DEFAULT;
+        if (!spec.serviceAccountName) spec.serviceAccountName = spec.serviceAccount = DEFAULT; // with its deprecated alias, as the reference writes both
         const sa = await lookup(a, spec.serviceAccountName);
         const automount = spec.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true;
         if (mountToken && automount) mount(spec);

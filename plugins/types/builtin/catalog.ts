@@ -87,12 +87,12 @@ export const CATALOG: Row[] = [
   // Computed on every read (strategies/componentstatus.ts), never stored.
   row('', 'v1', 'ComponentStatus', 'componentstatuses', CLUSTER, { shortNames: ['cs'], verbs: ['get', 'list'], deprecated: 'v1 ComponentStatus is deprecated in v1.19+' }),
   // v1's default, kept by the reference for compatibility: a deletion without a policy orphans the pods
-  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true, defaultPropagation: { policy: 'Orphan' } }),
+  row('', 'v1', 'ReplicationController', 'replicationcontrollers', NS, { metadataChecksOnUpdate: 2, shortNames: ['rc'], categories: ALL, subresources: SCALE, hasSpec: true, defaultPropagation: { policy: 'Orphan' } }),
   // apps/v1
   row('apps', 'v1', 'Deployment', 'deployments', NS, { shortNames: ['deploy'], categories: ALL, subresources: SCALE, hasSpec: true, statusKeepsMetadata: ['labels'] }),
-  row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
+  row('apps', 'v1', 'ReplicaSet', 'replicasets', NS, { metadataChecksOnUpdate: 2, shortNames: ['rs'], categories: ALL, subresources: SCALE, hasSpec: true }),
   row('apps', 'v1', 'StatefulSet', 'statefulsets', NS, { shortNames: ['sts'], categories: ALL, subresources: SCALE, hasSpec: true }),
-  row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
+  row('apps', 'v1', 'DaemonSet', 'daemonsets', NS, { metadataChecksOnUpdate: 2, shortNames: ['ds'], categories: ALL, subresources: S, hasSpec: true }),
   row('apps', 'v1', 'ControllerRevision', 'controllerrevisions', NS),
   // autoscaling: v2 (listed first: preferred, and the storage version) and v1, one set of objects
   // converted between the two (conversions/autoscaling.ts).
@@ -101,7 +101,7 @@ export const CATALOG: Row[] = [
   row('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', NS, { shortNames: ['hpa'], categories: ALL, subresources: S }),
   // batch/v1
   row('batch', 'v1', 'Job', 'jobs', NS, {
-    categories: ALL, subresources: S, hasSpec: true,
+    metadataChecksOnUpdate: 2, categories: ALL, subresources: S, hasSpec: true,
     defaultPropagation: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
   }),
   row('batch', 'v1', 'CronJob', 'cronjobs', NS, { shortNames: ['cj'], categories: ALL, subresources: S, hasSpec: true }),

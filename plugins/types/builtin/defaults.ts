@@ -20,6 +20,11 @@ function def(o: J, k: string, v: unknown): void {
   if (unset(o[k])) o[k] = v;
 }
 
+/** A default of a plain (non-pointer) field in the reference's Go types, whose zero value ("" or 0) counts as unset too. */
+function defPlain(o: J, k: string, v: string | number): void {
+  if (unset(o[k]) || o[k] === '' || o[k] === 0) o[k] = v;
+}
+
 /** The object at o[k], created when unset. A non-object value is left alone (validation reports it). */
 function child(o: J, k: string): J {
   if (unset(o[k])) o[k] = {};
@@ -49,29 +54,29 @@ export function imagePullPolicy(image: unknown): 'Always' | 'IfNotPresent' {
 }
 
 function httpGet(h: J): void {
-  def(h, 'path', '/');
-  def(h, 'scheme', 'HTTP');
+  defPlain(h, 'path', '/');
+  defPlain(h, 'scheme', 'HTTP');
 }
 
 function probe(p: J): void {
-  def(p, 'timeoutSeconds', 1);
-  def(p, 'periodSeconds', 10);
-  def(p, 'successThreshold', 1);
-  def(p, 'failureThreshold', 3);
+  defPlain(p, 'timeoutSeconds', 1);
+  defPlain(p, 'periodSeconds', 10);
+  defPlain(p, 'successThreshold', 1);
+  defPlain(p, 'failureThreshold', 3);
   if (isObj(p.httpGet)) httpGet(p.httpGet);
   if (isObj(p.grpc)) def(p.grpc, 'service', '');
 }
 
 function fieldRefs(items: unknown): void {
-  for (const it of list(items)) if (isObj(it.fieldRef)) def(it.fieldRef, 'apiVersion', 'v1');
+  for (const it of list(items)) if (isObj(it.fieldRef)) defPlain(it.fieldRef, 'apiVersion', 'v1');
 }
 
 function container(c: J): void {
-  def(c, 'imagePullPolicy', imagePullPolicy(c.image));
-  def(c, 'terminationMessagePath', '/dev/termination-log');
-  def(c, 'terminationMessagePolicy', 'File');
+  defPlain(c, 'imagePullPolicy', imagePullPolicy(c.image));
+  defPlain(c, 'terminationMessagePath', '/dev/termination-log');
+  defPlain(c, 'terminationMessagePolicy', 'File');
   def(c, 'resources', {});
-  for (const p of list(c.ports)) def(p, 'protocol', 'TCP');
+  for (const p of list(c.ports)) defPlain(p, 'protocol', 'TCP');
   fieldRefs(list(c.env).map((e) => e.valueFrom).filter(isObj));
   for (const k of ['livenessProbe', 'readinessProbe', 'startupProbe']) if (isObj(c[k])) probe(c[k]);
   for (const k of ['postStart', 'preStop']) {
@@ -93,9 +98,13 @@ function volume(v: J): void {
 
 /** Pod spec defaults, shared by pods and every pod template. */
 export function podSpec(spec: J): void {
-  def(spec, 'restartPolicy', 'Always'); // also in job templates: validation then demands OnFailure or Never
-  def(spec, 'dnsPolicy', 'ClusterFirst');
-  def(spec, 'schedulerName', 'default-scheduler');
+  // serviceAccount is the deprecated alias of serviceAccountName: read when the new field is empty, and written back as its copy.
+  if (!spec.serviceAccountName && typeof spec.serviceAccount === 'string' && spec.serviceAccount) spec.serviceAccountName = spec.serviceAccount;
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName) spec.serviceAccount = spec.serviceAccountName;
+  else delete spec.serviceAccount;
+  defPlain(spec, 'restartPolicy', 'Always'); // also in job templates: validation then demands OnFailure or Never
+  defPlain(spec, 'dnsPolicy', 'ClusterFirst');
+  defPlain(spec, 'schedulerName', 'default-scheduler');
   def(spec, 'terminationGracePeriodSeconds', 30);
   def(spec, 'securityContext', {});
   for (const c of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) container(c);
@@ -153,7 +162,7 @@ function deployment(o: KObject): void {
   const spec = child(o, 'spec');
   def(spec, 'replicas', 1);
   const strategy = child(spec, 'strategy');
-  def(strategy, 'type', 'RollingUpdate');
+  defPlain(strategy, 'type', 'RollingUpdate');
   if (strategy.type === 'RollingUpdate') {
     const ru = child(strategy, 'rollingUpdate');
     def(ru, 'maxUnavailable', '25%');
@@ -173,21 +182,21 @@ function replicaSet(o: KObject): void {
 function statefulSet(o: KObject): void {
   const spec = child(o, 'spec');
   def(spec, 'replicas', 1);
-  def(spec, 'podManagementPolicy', 'OrderedReady');
+  defPlain(spec, 'podManagementPolicy', 'OrderedReady');
   const us = child(spec, 'updateStrategy');
-  def(us, 'type', 'RollingUpdate');
+  defPlain(us, 'type', 'RollingUpdate');
   if (us.type === 'RollingUpdate') def(child(us, 'rollingUpdate'), 'partition', 0);
   def(spec, 'revisionHistoryLimit', 10);
   const retention = child(spec, 'persistentVolumeClaimRetentionPolicy');
-  def(retention, 'whenDeleted', 'Retain');
-  def(retention, 'whenScaled', 'Retain');
+  defPlain(retention, 'whenDeleted', 'Retain');
+  defPlain(retention, 'whenScaled', 'Retain');
   template(spec);
 }
 
 function daemonSet(o: KObject): void {
   const spec = child(o, 'spec');
   const us = child(spec, 'updateStrategy');
-  def(us, 'type', 'RollingUpdate');
+  defPlain(us, 'type', 'RollingUpdate');
   if (us.type === 'RollingUpdate') {
     const ru = child(us, 'rollingUpdate');
     def(ru, 'maxUnavailable', 1);
@@ -211,7 +220,7 @@ function replicationController(o: KObject): void {
 
 }
 
-function job(o: KObject, brand: Brand): void {
+function job(o: KObject): void {
   const spec = child(o, 'spec');
   const meta = child(o, 'metadata');
   if (unset(spec.completions) && unset(spec.parallelism)) {
@@ -222,36 +231,23 @@ function job(o: KObject, brand: Brand): void {
   def(spec, 'backoffLimit', 6);
   def(spec, 'completionMode', 'NonIndexed');
   def(spec, 'suspend', false);
+  for (const rule of list(at(spec, 'podFailurePolicy.rules'))) for (const c of list(rule.onPodConditions)) defPlain(c, 'status', 'True');
   template(spec);
-  // The job takes its template's labels when it has none; the reference shares one map, so the
-  // generated labels below end up on the job too.
+  // The job takes its template's labels when it has none. The reference shares one map, so on create
+  // the labels its strategy then generates on the template (strategies/jobs.ts) end up on the job
+  // too: that strategy copies them there, after generating.
   const tmeta = child(child(spec, 'template'), 'metadata');
-  const copyLabels = isObj(tmeta.labels) && empty(meta.labels);
-  // The reference generates the selector at create time from the uid (unless manualSelector);
-  // done here when the uid is already known.
-  if (spec.manualSelector !== true && empty(spec.selector) && typeof meta.uid === 'string' && meta.uid) {
-    const d = `batch.${labelDomain(brand)}`;
-    const tl = child(tmeta, 'labels');
-    def(tl, 'controller-uid', meta.uid);
-    def(tl, `${d}/controller-uid`, meta.uid);
-    if (meta.name) {
-      def(tl, 'job-name', meta.name);
-      def(tl, `${d}/job-name`, meta.name);
-    }
-    spec.selector = { matchLabels: { [`${d}/controller-uid`]: meta.uid } };
-  }
-  if (copyLabels) meta.labels = { ...tmeta.labels };
+  if (!isNew(o) && isObj(tmeta.labels) && empty(meta.labels)) meta.labels = { ...tmeta.labels };
 }
 
 function cronJob(o: KObject): void {
   const spec = child(o, 'spec');
-  def(spec, 'concurrencyPolicy', 'Allow');
+  defPlain(spec, 'concurrencyPolicy', 'Allow');
   def(spec, 'suspend', false);
   def(spec, 'successfulJobsHistoryLimit', 3);
   def(spec, 'failedJobsHistoryLimit', 1);
   // Only the pod template inside jobTemplate is defaulted, not the job spec itself.
-  const jt = at(spec, 'jobTemplate.spec');
-  if (isObj(jt)) template(jt);
+  template(child(child(spec, 'jobTemplate'), 'spec'));
 }
 
 // ---------------------------------------------------------------- services and networking

@@ -20,31 +20,77 @@ const UPDATABLE = [
   '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
 ];
 
+const INT32_MAX = 2147483647;
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+const given = (v: unknown) => v !== undefined && v !== null;
+
+/** ValidateContainerUpdates: the same number of containers, each with an image without surrounding blanks. */
+function containerUpdateCauses(spec: J, old: J, k: string): { causes: FieldCause[]; stop: boolean } {
+  const now = list(spec[k]);
+  if (now.length !== list(old[k]).length) return { causes: [forbidden(`spec.${k}`, 'pod updates may not add or remove containers')], stop: true };
+  const causes: FieldCause[] = [];
+  now.forEach((c, i) => {
+    const image = text(c.image);
+    if (!image) causes.push(required(`spec.${k}[${i}].image`));
+    if (image.trim() !== image) causes.push(invalid(`spec.${k}[${i}].image`, image, 'must not have leading or trailing whitespace'));
+  });
+  return { causes, stop: false };
+}
+
+/** A toleration as Go compares it: unset strings are empty. */
+const tolerationKey = (t: J) => canon({ key: text(t.key), operator: text(t.operator), value: text(t.value), effect: text(t.effect) });
+
+/** validateOnlyAddedTolerations: every old toleration is still there (its tolerationSeconds may change); then the new list's rules. */
+function tolerationUpdateCauses(spec: J, old: J): FieldCause[] {
+  const now = new Set(list(spec.tolerations).map(tolerationKey));
+  if (list(old.tolerations).some((t) => !now.has(tolerationKey(t)))) return [forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds')];
+  return tolerationsCauses(spec.tolerations, 'spec.tolerations');
+}
+
+/** validateOnlyDeletedSchedulingGates: an update may only remove gates. */
+function schedulingGateUpdateCauses(spec: J, old: J): FieldCause[] {
+  const had = new Set(list(old.schedulingGates).map((g) => g.name));
+  return list(spec.schedulingGates).flatMap((g, i) => (had.has(g.name) ? [] : [forbidden(`spec.schedulingGates[${i}].name`, `only deletion is allowed, but found new scheduling gate '${text(g.name)}'`)]));
+}
+
 /**
- * A pod update may change only container images, activeDeadlineSeconds, tolerations (additions) and
- * a negative terminationGracePeriodSeconds; the resize sub-resource only container resources. The
- * reference appends a Go diff of the two specs to the message; ours ends after the list.
+ * ValidatePodUpdate's spec rules: containers may not be added or removed, activeDeadlineSeconds may
+ * only be set or lowered, tolerations only added; beyond those, only container images and a negative
+ * terminationGracePeriodSeconds may change. The resize sub-resource changes only container
+ * resources. The reference appends a Go diff of the two specs to the message; ours ends after the list.
  */
 function podSpecUpdateCauses(spec: J, old: J, subresource: string | undefined): FieldCause[] {
-  const munged: J = structuredClone(spec);
-  const oldContainers = (k: string) => list(old[k]);
-  const keepFromOld = (k: string, fields: string[]) => list(munged[k]).forEach((c, i) => {
-    for (const f of fields) {
-      const v = oldContainers(k)[i]?.[f];
-      if (v === undefined) delete c[f]; else c[f] = v;
-    }
-  });
   if (subresource === 'resize') {
-    keepFromOld('containers', ['resources', 'resizePolicy']);
-  } else {
-    keepFromOld('containers', ['image']);
-    keepFromOld('initContainers', ['image']);
-    for (const k of ['activeDeadlineSeconds', 'tolerations']) if (old[k] === undefined) delete munged[k]; else munged[k] = old[k];
-    if (typeof old.terminationGracePeriodSeconds === 'number' && old.terminationGracePeriodSeconds < 0 && munged.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = old.terminationGracePeriodSeconds;
+    const munged: J = structuredClone(spec);
+    list(munged.containers).forEach((c, i) => {
+      for (const f of ['resources', 'resizePolicy']) {
+        const v = list(old.containers)[i]?.[f];
+        if (v === undefined) delete c[f]; else c[f] = v;
+      }
+    });
+    return canon(munged) === canon(old) ? [] : [forbidden('spec', 'only cpu and memory resources are mutable')];
   }
-  if (canon(munged) === canon(old)) return [];
-  if (subresource === 'resize') return [forbidden('spec', 'only cpu and memory resources are mutable')];
-  return [forbidden('spec', `pod updates may not change fields other than ${UPDATABLE.join(',')}`)];
+  const out: FieldCause[] = [];
+  for (const k of ['containers', 'initContainers']) {
+    const r = containerUpdateCauses(spec, old, k);
+    out.push(...r.causes);
+    if (r.stop) return out;
+  }
+  const ads = spec.activeDeadlineSeconds, oldAds = old.activeDeadlineSeconds;
+  if (given(ads)) {
+    if (typeof ads === 'number' && (ads < 0 || ads > INT32_MAX)) return [...out, invalid('spec.activeDeadlineSeconds', ads, `must be between 0 and ${INT32_MAX}, inclusive`)];
+    if (typeof oldAds === 'number' && typeof ads === 'number' && oldAds < ads) return [...out, invalid('spec.activeDeadlineSeconds', ads, 'must be less than or equal to previous value')];
+  } else if (given(oldAds)) out.push(invalid('spec.activeDeadlineSeconds', null, 'must not update from a positive integer to nil value', '"null"'));
+  out.push(...tolerationUpdateCauses(spec, old), ...schedulingGateUpdateCauses(spec, old));
+  const munged: J = structuredClone(spec);
+  for (const k of ['containers', 'initContainers']) list(munged[k]).forEach((c, i) => {
+    const v = list(old[k])[i]?.image;
+    if (v === undefined) delete c.image; else c.image = v;
+  });
+  for (const k of ['activeDeadlineSeconds', 'tolerations', 'schedulingGates']) if (old[k] === undefined) delete munged[k]; else munged[k] = old[k];
+  if (typeof old.terminationGracePeriodSeconds === 'number' && old.terminationGracePeriodSeconds < 0 && munged.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = old.terminationGracePeriodSeconds;
+  if (canon(munged) !== canon(old)) out.push(forbidden('spec', `pod updates may not change fields other than ${UPDATABLE.join(',')}`));
+  return out;
 }
 
 /**

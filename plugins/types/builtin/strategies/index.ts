@@ -7,6 +7,7 @@ import type { KObject, PluginHost, TypeDef, TypeStrategy } from '../../../../ker
 import { componentStatuses } from './componentstatus.js';
 import { hpaStrategy } from './autoscaling.js';
 import { jobStrategy } from './jobs.js';
+import { statefulSetStrategy } from './workloads.js';
 import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js';
 import { podHandlers, podStrategy } from './pods.js';
 import { withProtobuf } from '../../../lib/protobuf-catalog.js';
@@ -21,6 +22,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
     services: serviceStrategy(services),
     pods: podStrategy(host),
     'jobs.batch': jobStrategy(host),
+    'statefulsets.apps': statefulSetStrategy,
     'horizontalpodautoscalers.autoscaling': hpaStrategy,
     // the reference names a LimitRange created without a name (or generateName) with a fresh UUID
     limitranges: { beginCreate: (obj) => { if (obj.metadata && !obj.metadata.name) obj.metadata.name = randomUUID(); } },

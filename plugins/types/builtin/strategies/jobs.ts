@@ -2,7 +2,7 @@
 // uid and the pod template carries the uid and name labels (the current and the legacy keys), as
 // the reference's job registry does on create.
 import type { PluginHost, TypeStrategy } from '../../../../kernel/contracts/index.js';
-import { isObj, type J } from '../../../lib/json.js';
+import { at, isObj, type J } from '../../../lib/json.js';
 
 export function jobStrategy(host: PluginHost): TypeStrategy {
   return {
@@ -10,9 +10,14 @@ export function jobStrategy(host: PluginHost): TypeStrategy {
       const uidKey = `batch.${host.brand.keyDomain}/controller-uid`;
       const nameKey = `batch.${host.brand.keyDomain}/job-name`;
       const spec: J = isObj(obj.spec) ? obj.spec : (obj.spec = {});
-      if (spec.manualSelector === true) return;
+      // A job without labels of its own shows its template's (the reference's defaulting shares the map).
+      const copyLabels = () => {
+        const tl = at(spec, 'template.metadata.labels');
+        if (isObj(tl) && (!obj.metadata!.labels || !Object.keys(obj.metadata!.labels).length)) obj.metadata!.labels = { ...tl };
+      };
+      if (spec.manualSelector === true) return copyLabels();
       const uid = obj.metadata!.uid!;
-      const name = obj.metadata!.name!;
+      const name = obj.metadata!.name ?? ''; // a create without a name is refused later, with these labels as the reference makes them
       const template: J = isObj(spec.template) ? spec.template : (spec.template = {});
       const tmd: J = isObj(template.metadata) ? template.metadata : (template.metadata = {});
       const labels: Record<string, string> = isObj(tmd.labels) ? tmd.labels : (tmd.labels = {});
@@ -23,8 +28,7 @@ export function jobStrategy(host: PluginHost): TypeStrategy {
       const sel: J = isObj(spec.selector) ? spec.selector : (spec.selector = {});
       const ml: Record<string, string> = isObj(sel.matchLabels) ? sel.matchLabels : (sel.matchLabels = {});
       ml[uidKey] ??= uid;
-      // A job without labels of its own shows its template's, as the reference's defaulting does on read.
-      if (!obj.metadata!.labels || !Object.keys(obj.metadata!.labels).length) obj.metadata!.labels = { ...labels };
+      copyLabels();
     },
   };
 }
