@@ -144,10 +144,11 @@ export const flowSchema: Validator = (o: KObject) => {
 /** Bits of entropy a shuffle-sharding hand needs: ceil(log2(deck) × hand). */
 const entropyBits = (deck: number, hand: number) => Math.ceil(Math.log2(deck) * hand);
 
-function limitedCauses(l: J, p: string): FieldCause[] {
+function limitedCauses(l: J, p: string, zeroAllowed: boolean): FieldCause[] {
   const out: FieldCause[] = [];
   const shares = num(l.nominalConcurrencyShares);
-  if (shares <= 0) out.push(invalid(`${p}.nominalConcurrencyShares`, shares, 'must be positive'));
+  // v1 (a later release's) takes a zero share; v1beta3 reads a zero as unset (defaulting) and wants a positive one
+  if (zeroAllowed ? shares < 0 : shares <= 0) out.push(invalid(`${p}.nominalConcurrencyShares`, shares, zeroAllowed ? 'must be a non-negative integer' : 'must be positive'));
   const lr = obj(l.limitResponse);
   const lp = `${p}.limitResponse`;
   if (lr.type === 'Reject') {
@@ -184,7 +185,12 @@ export const priorityLevelConfiguration: Validator = (o: KObject) => {
   } else if (spec.type === 'Limited') {
     if (isSet(spec.exempt)) out.push(forbidden('spec.exempt', 'must be nil if the type is Limited'));
     if (!isSet(spec.limited)) out.push(required('spec.limited', 'must not be empty when type is Limited'));
-    else out.push(...limitedCauses(obj(spec.limited), 'spec.limited'));
+    else {
+      // a zero share is a value in v1, and in v1beta3 on an object a v1 writer left one in (its preserve-zero annotation)
+      const zeroAllowed = (typeof o.apiVersion === 'string' && o.apiVersion.endsWith('/v1'))
+        || Object.keys(o.metadata?.annotations ?? {}).some((k) => k.endsWith('/v1beta3-preserve-zero-concurrency-shares'));
+      out.push(...limitedCauses(obj(spec.limited), 'spec.limited', zeroAllowed));
+    }
   } else out.push(notSupported('spec.type', spec.type ?? '', ['Exempt', 'Limited']));
   return [...out, ...conditionsCauses(o.status)];
 };
