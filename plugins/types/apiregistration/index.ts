@@ -20,12 +20,15 @@ function definitions(brand: Brand): Record<string, Schema> {
   const i32: Schema = { type: 'integer', format: 'int32' };
   return {
     ...brandDefinitions(brand),
+    // spec and its service are named definitions, as the reference's (its decode errors name them)
+    [defName(brand, 'ServiceReference')]: { type: 'object', fields: { name: s, namespace: s, port: i32 } },
+    [defName(brand, 'APIServiceSpec')]: { type: 'object', fields: {
+      caBundle: { type: 'string', format: 'byte' }, group: s, groupPriorityMinimum: i32, insecureSkipTLSVerify: { type: 'boolean' },
+      service: { type: 'ref', ref: defName(brand, 'ServiceReference') }, version: s, versionPriority: i32,
+    } },
     [defName(brand, 'APIService')]: { type: 'object', fields: {
       apiVersion: s, kind: s, metadata: { type: 'ref', ref: definitionName(brand, 'meta.v1.ObjectMeta') },
-      spec: { type: 'object', fields: {
-        caBundle: { type: 'string', format: 'byte' }, group: s, groupPriorityMinimum: i32, insecureSkipTLSVerify: { type: 'boolean' },
-        service: { type: 'object', fields: { name: s, namespace: s, port: i32 } }, version: s, versionPriority: i32,
-      } },
+      spec: { type: 'ref', ref: defName(brand, 'APIServiceSpec') },
       status: { type: 'object', fields: { conditions: { type: 'array', listType: 'map', mapKeys: ['type'], items: { type: 'object', fields: { lastTransitionTime: { type: 'string', format: 'date-time' }, message: s, reason: s, status: s, type: s } } } } },
     } },
   };
