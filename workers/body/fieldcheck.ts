@@ -206,7 +206,8 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
     }
     if (!s) return;
     // IntOrString decodes a string, or else its int32: anything else ends the decoding (its own decoder's error).
-    if (s.type === 'int-or-string') {
+    // (a custom resource's int-or-string is its schema's to check: 422, not a decode error)
+    if (s.type === 'int-or-string' && typed) {
       if (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value) && value >= INT_RANGE.int32[0] && value <= INT_RANGE.int32[1])) return;
       const shown = typeof value === 'number' ? ` ${numberLiteral(body, value) ?? String(value)}` : '';
       throw new AbortDecode(`json: cannot unmarshal ${jsonKind(value)}${shown} into ${where(outer, path)} of type int32`);
@@ -233,15 +234,15 @@ export function decodeTypeError(obj: unknown, schema: Schema | undefined, defini
       }
       case 'array':
         if (!Array.isArray(value)) return mismatch();
-        if (isQuantity(s.items, definitions)) { for (let i = 0; i < value.length; i++) value[i] = quantityText(value[i]); return; }
+        if (typed && isQuantity(s.items, definitions)) { for (let i = 0; i < value.length; i++) value[i] = quantityText(value[i]); return; }
         for (const v of value) walk(v, s.items, path, struct);
         return;
       case 'object': {
         if (!isObject(value)) return mismatch();
-        const quantities = !s.fields && isQuantity(s.additional, definitions);
+        const quantities = typed && !s.fields && isQuantity(s.additional, definitions);
         for (const k of Object.keys(value)) {
           const f = s.fields?.[k];
-          if (quantities || (f && isQuantity(f, definitions))) { value[k] = quantityText(value[k]); continue; }
+          if (quantities || (typed && f && isQuantity(f, definitions))) { value[k] = quantityText(value[k]); continue; }
           // a map's values are reported at the map's own path (Go's field stack has no keys)
           if (f) walk(value[k], f, join(path, k), struct);
           else if (s.additional) walk(value[k], s.additional, path, struct);
