@@ -76,3 +76,22 @@ t.test('quantities and node status (kubernetes brand)', async (t) => {
     t.notOk(svc.json.status?.loadBalancer?.ingress, 'a Service drops the status it was created with');
   });
 });
+
+// The issue's attack: with a quota of cpu=2, a pod requesting -3 was admitted and let four more in.
+t.test('a negative request is refused before quota sees it; the quota then holds', async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes' });
+  const ns = 'quota-ns';
+  t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status, 201);
+  t.equal((await s.request('POST', `/api/v1/namespaces/${ns}/resourcequotas`, { body: { metadata: { name: 'q' }, spec: { hard: { cpu: '2' } } } })).status, 201);
+  const podIn = (name: string, cpu: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu }, limits: { cpu } } }] } });
+  // the quota controller must have observed the quota (status.hard) before admission charges it
+  for (let i = 0; i < 100 && !(await s.get(`/api/v1/namespaces/${ns}/resourcequotas/q`)).json.status?.hard; i++) await new Promise((r) => setTimeout(r, 100));
+  const neg = await s.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podIn('neg', '-3') });
+  t.equal(neg.status, 422, `a negative request is invalid: ${neg.text.slice(0, 200)}`);
+  t.ok(neg.json.details.causes.some((c: any) => c.field === 'spec.containers[0].resources.requests[cpu]' && c.reason === 'FieldValueInvalid'), 'the request is named');
+  const codes: number[] = [];
+  for (let i = 0; i < 4; i++) codes.push((await s.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: podIn(`p${i}`, '1') })).status);
+  t.same(codes, [201, 201, 403, 403], 'two pods of one cpu fit a quota of two, the next two are refused');
+  const used = (await s.get(`/api/v1/namespaces/${ns}/resourcequotas/q`)).json.status?.used;
+  t.equal(used?.cpu, '2', 'the quota counts two');
+});
