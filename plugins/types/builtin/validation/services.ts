@@ -32,7 +32,7 @@ function portCauses(port: Record<string, any>, pp: string, requireName: boolean,
   return out;
 }
 
-export function service(o: KObject): FieldCause[] {
+export function service(o: KObject, old?: KObject): FieldCause[] {
   const out: FieldCause[] = [];
   // Services need DNS-1035 labels (a letter first). The catalog's 'label' rule lets the kernel check
   // DNS-1123 labels; this adds only what 1035 forbids beyond that, so nothing is reported twice.
@@ -100,6 +100,12 @@ export function service(o: KObject): FieldCause[] {
   if (isSet(spec.loadBalancerClass)) {
     if (spec.type === 'LoadBalancer') out.push(...validateQualifiedName(String(spec.loadBalancerClass), 'spec.loadBalancerClass'));
     else out.push(forbidden('spec.loadBalancerClass', "may only be used when `type` is 'LoadBalancer'"));
+  }
+  // An update checks the class against the old one (and its name once more, as the reference's second call does).
+  const ospec = old && isObj(old.spec) ? old.spec : undefined;
+  if (ospec && ospec.type === 'LoadBalancer' && spec.type === 'LoadBalancer') {
+    if ((ospec.loadBalancerClass ?? null) !== (spec.loadBalancerClass ?? null)) out.push(invalid('spec.loadBalancerClass', spec.loadBalancerClass ?? 'null', 'may not change once set'));
+    if (isSet(spec.loadBalancerClass)) out.push(...validateQualifiedName(String(spec.loadBalancerClass), 'spec.loadBalancerClass'));
   }
   const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
   const etp = spec.externalTrafficPolicy;
