@@ -16,6 +16,11 @@ export interface CheckJsonTask {
   fields: boolean;
   /** Decoded into Go types by the reference (not a custom resource): base64 and times are parsed. */
   typed?: boolean;
+  /**
+   * The text is the JSON of an object decoded from Protobuf, not a client's JSON: checked as that
+   * object is inline (no null fields dropped, no duplicate keys, numbers quoted by value, not as written).
+   */
+  decoded?: boolean;
 }
 
 export type CheckJsonResult =
@@ -52,11 +57,11 @@ export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
   // Not an object: the caller's own check answers it.
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [] };
   const { schema, definitions } = task;
-  dropNullFields(obj, schema, definitions);
-  const typeError = decodeTypeError(obj, schema, definitions, task.text, task.typed);
+  if (!task.decoded) dropNullFields(obj, schema, definitions);
+  const typeError = decodeTypeError(obj, schema, definitions, task.decoded ? undefined : task.text, task.typed);
   if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [] };
   const unknown = task.fields ? checkFields(obj, schema, definitions).unknown.slice(0, 100) : [];
-  const duplicates = task.fields && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : [];
+  const duplicates = task.fields && !task.decoded && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : [];
   pruneUnknown(obj, schema, definitions);
   return { ok: true, json: JSON.stringify(obj), unknown, duplicates };
 }

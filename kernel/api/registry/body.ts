@@ -14,28 +14,32 @@ import { warningValue } from '../../ops/warnings.js';
 import { checked, defsKey } from './util.js';
 import type { Target } from './base.js';
 import { RegistryWatch } from './watch.js';
+import { stringifySliced } from '../../watch/slicer.js';
 
 export class RegistryBody extends RegistryWatch {
   /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */
   async decode(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
-    if (this.isProtobuf(req)) return decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
-    const ct = (req.header('content-type') ?? 'application/json').split(';')[0].trim().toLowerCase();
-    if (t.type.schema && (t.subresource === '' || t.subresource === 'status') && checksJsonOnWorker(raw.length) && (ct === 'application/json' || ct === '' || ct === '*/*')) {
-      return this.decodeOnWorker(req, t, raw);
+    const onWorker = !!t.type.schema && (t.subresource === '' || t.subresource === 'status') && checksJsonOnWorker(raw.length);
+    if (this.isProtobuf(req)) {
+      const obj = decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
+      // A large one's field checks (passes over every key) go to a worker too, as its JSON, written in slices.
+      return onWorker ? this.checkOnWorker(req, t, await stringifySliced(obj), true) : obj;
     }
+    const ct = (req.header('content-type') ?? 'application/json').split(';')[0].trim().toLowerCase();
+    if (onWorker && (ct === 'application/json' || ct === '' || ct === '*/*')) return this.checkOnWorker(req, t, raw.toString('utf8'));
     const obj = await decodeBody(req.header('content-type'), raw, this.ctx.maxBodyBytes);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
     return obj;
   }
 
   /**
-   * A large JSON body: decode() and fieldValidation()'s passes over every key run on a worker
-   * (workers/body/checkbody.ts), which sends back the pruned object's JSON and its findings; those wait
-   * in `checked` for fieldValidation().
+   * A large JSON body (or a large Protobuf body's object as JSON, `decoded`): decode() and
+   * fieldValidation()'s passes over every key run on a worker (workers/body/checkbody.ts), which sends
+   * back the pruned object's JSON and its findings; those wait in `checked` for fieldValidation().
    */
-  private async decodeOnWorker(req: KRequest, t: Target, raw: Buffer): Promise<KObject> {
+  private async checkOnWorker(req: KRequest, t: Target, text: string, decoded = false): Promise<KObject> {
     const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
-    const r = await checkJsonOnWorker({ op: 'check-json', text: raw.toString('utf8'), schema: t.type.schema!, definitions: t.type.definitions, fields, typed: !t.type.unstructured }, defsKey(t.type));
+    const r = await checkJsonOnWorker({ op: 'check-json', text, schema: t.type.schema!, definitions: t.type.definitions, fields, typed: !t.type.unstructured, decoded }, defsKey(t.type));
     if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${r.message}`);
     const obj = JSON.parse(r.json) as unknown;
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
@@ -50,7 +54,7 @@ export class RegistryBody extends RegistryWatch {
    */
   fieldValidation(req: KRequest, t: Target, obj: KObject, raw: Buffer | undefined, patch?: unknown, apply = false): Record<string, string> {
     const mode = req.query.get('fieldValidation') || 'Warn';
-    // Checked already on a worker (decodeOnWorker, or with a patch's merge), pruned there too.
+    // Checked already on a worker (checkOnWorker, or with a patch's merge), pruned there too.
     const done = checked.get(obj);
     if (done) checked.delete(obj);
     // The body as text, once (a body checked on a worker was JSON, and is not copied into a string again here).

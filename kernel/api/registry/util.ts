@@ -71,7 +71,7 @@ export function resetFields(type: TypeDef, subresource: string): FieldsV1 | unde
   return undefined;
 }
 
-/** Findings of bodies checked on a worker (Registry.decodeOnWorker), by the decoded object, until fieldValidation takes them. */
+/** Findings of bodies checked on a worker (Registry.checkOnWorker), by the decoded object, until fieldValidation takes them. */
 export const checked = new WeakMap<object, { typeError?: string; unknown: string[]; duplicates: string[] }>();
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */

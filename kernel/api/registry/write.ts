@@ -7,7 +7,7 @@ import type { AdmissionAttributes, KObject, Operation, TypeDef, UserInfo, WriteF
 import { errors, StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
 import { storageKey } from '../../store/cache.js';
-import { giveTurn } from '../../watch/slicer.js';
+import { giveTurn, stringifySliced } from '../../watch/slicer.js';
 import { gv, storedApiVersion } from '../catalog.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation.js';
 import { checkWriteOptions } from '../options.js';
@@ -136,7 +136,7 @@ export class RegistryWrites extends RegistryBody {
     if (large) {
       const token = `capi-rv-${randomBytes(12).toString('hex')}`;
       obj.metadata!.resourceVersion = token;
-      const text = JSON.stringify(obj);
+      const text = await stringifySliced(obj);
       const at = text.indexOf(`"${token}"`);
       if (at >= 0 && text.indexOf(token, at + token.length) < 0) around = [Buffer.from(text.slice(0, at)), Buffer.from(text.slice(at + token.length + 2))];
       await giveTurn();
@@ -161,6 +161,8 @@ export class RegistryWrites extends RegistryBody {
     const dryRun = checkWriteOptions(req.query, this.ctx.brand, 'CreateOptions');
     const raw = await req.body(this.ctx.maxBodyBytes);
     const obj = await this.decode(req, t, raw);
+    // Decoding and field checks of a large body each take long (when not done on a worker): other requests run in between.
+    if (raw.length >= LARGE_WRITE_BYTES) await giveTurn();
     const warnings = this.fieldValidation(req, t, obj, this.isProtobuf(req) ? undefined : raw);
     const fm = { ...this.fieldManager(req), size: raw.length };
     const { result: out, warned } = await collectWarnings(t, (t) => this.createObject(t, obj, user, dryRun, fm));
@@ -204,7 +206,7 @@ export class RegistryWrites extends RegistryBody {
       if (dryRun) {
         // A dry run answers what the real create would: an existing name is a conflict.
         if (!generate && this.current(type, md.namespace ?? '', md.name!)) throw errors.alreadyExists(type.group, type.resource, md.name!);
-        return { ok: false, value: Buffer.from(JSON.stringify(obj)) };
+        return { ok: false, value: Buffer.from(large ? await stringifySliced(obj) : JSON.stringify(obj)) };
       }
       for (let attempt = 0; ; attempt++) {
         const r = await this.commit('create', storageKey(type, md.namespace ?? '', md.name!), await this.toStored(type, obj), 0, large);
@@ -226,6 +228,7 @@ export class RegistryWrites extends RegistryBody {
     // The body must name its object (the reference's checkName: the URL alone does not do).
     if (!body.metadata?.name) throw errors.badRequest(`the name of the object (${t.name} based on URL) was undeterminable: name must be provided`);
     if (t.subresource === 'scale') return this.updateScale(req, res, t, user, dryRun, () => body);
+    if (raw.length >= LARGE_WRITE_BYTES) await giveTurn();
     const warnings = this.fieldValidation(req, t, body, this.isProtobuf(req) ? undefined : raw);
     this.checkTypeMeta(t, body);
     // The body names its object, and the same one as the URL.
