@@ -5,7 +5,6 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { isDNS1123Label, validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { labelDomain } from '../catalog.js';
 import { canon, duplicate, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from './causes.js';
 import { labelsMismatch, parseSelector, podTemplateSpecCauses } from './workloads.js';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
@@ -13,7 +12,7 @@ import type { Brand } from '../../../../kernel/contracts/brand.js';
 const obj = (v: unknown): J => (isObj(v) ? v : {});
 const isSet = (v: unknown) => v !== undefined && v !== null;
 /** The prefix of the batch labels (batch.kubernetes.io for the kubernetes brand). */
-const batchDomain = (brand: Brand) => `batch.${labelDomain(brand)}`;
+const batchDomain = (brand: Brand) => `batch.${brand.keyDomain}`;
 const quoted = (vs: string[]) => `[${vs.map((v) => JSON.stringify(v)).join(' ')}]`;
 
 // ---------------------------------------------------------------- pod failure policy
