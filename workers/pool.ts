@@ -2,7 +2,7 @@
 // on piscina worker threads so one big write never stalls the event loop; small ones run inline,
 // where a thread hop would cost more than the work (see docs/benchmarks.md for the measurement).
 import { Piscina } from 'piscina';
-import { stringifySliced } from '../kernel/watch/slicer.js';
+import { stringifySliced } from './stringify.js';
 import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
 import { decodeYaml, encodeYaml, type YamlDecoded } from './body/decode.js';
 import type { CheckJsonResult, CheckJsonTask, MergedCheck, MergedFindings } from './body/checkbody.js';

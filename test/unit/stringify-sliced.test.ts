@@ -1,7 +1,8 @@
-// stringifySliced (kernel/watch/slicer.ts) writes a large object's JSON in time slices: its text must
+// stringifySliced (workers/stringify.ts) writes a large object's JSON in time slices: its text must
 // be JSON.stringify's, byte for byte, or a stored object would change with its size.
 import t from 'tap';
-import { Slicer, stringifySliced } from '../../kernel/watch/slicer.js';
+import { Slicer } from '../../kernel/watch/slicer.js';
+import { stringifySliced } from '../../workers/stringify.js';
 
 t.test('the same text as JSON.stringify', async (t) => {
   const odd = JSON.parse('{"__proto__":{"x":1},"2":"two","1":"one","b":"b","0":"zero"}');

@@ -14,7 +14,7 @@ import { warningValue } from '../../ops/warnings.js';
 import { checked, defsKey } from './util.js';
 import type { Target } from './base.js';
 import { RegistryWatch } from './watch.js';
-import { stringifySliced } from '../../watch/slicer.js';
+import { stringifySliced } from '../../../workers/stringify.js';
 
 export class RegistryBody extends RegistryWatch {
   /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */

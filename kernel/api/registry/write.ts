@@ -7,7 +7,8 @@ import type { AdmissionAttributes, KObject, Operation, TypeDef, UserInfo, WriteF
 import { errors, StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
 import { storageKey } from '../../store/cache.js';
-import { giveTurn, stringifySliced } from '../../watch/slicer.js';
+import { giveTurn } from '../../watch/slicer.js';
+import { stringifySliced } from '../../../workers/stringify.js';
 import { gv, storedApiVersion } from '../catalog.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation.js';
 import { checkWriteOptions } from '../options.js';
