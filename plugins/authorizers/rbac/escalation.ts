@@ -12,7 +12,6 @@ export const PRIVILEGED_GROUP = 'system:masters';
 
 const FULL_AUTHORITY: PolicyRule[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }];
 
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Whether an update changes only what the garbage collector writes (owner references, finalizers). */
 function onlyGCFields(obj: KObject, old: KObject): boolean {

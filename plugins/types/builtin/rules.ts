@@ -2,10 +2,10 @@
 // what a pod update may change (and what its resize sub-resource may), the
 // immutable PriorityClass fields, and CSIStorageCapacity. Each returns the reference's causes; they
 // are combined with validate.ts's validators by row key in index.ts.
-import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
+import type { FieldCause } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { seccompAnnotationCauses } from './validation/pod-security.js';
-import { canon, dnsLabelErrors, dnsSubdomainErrors, duplicate, forbidden, invalid, notSupported, required, selectorCauses, type Validator } from './validation/causes.js';
+import { canon, dnsLabelErrors, duplicate, forbidden, invalid, notSupported, required, type Validator } from './validation/causes.js';
 import { resourceRequirementsCauses } from './validation/pod-resources.js';
 import { tolerationsCauses } from './validation/pod-scheduling.js';
 import { validateLabels } from '../../../kernel/api/validation.js';

@@ -7,8 +7,8 @@ import { validateCoreEvent, validateEventsV1 } from './events.js';
 import type { Brand } from '../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../kernel/contracts/index.js';
 import { labelDomain } from './catalog.js';
-import { at, isObj, list, type J } from '../../lib/json.js';
-import { dnsSubdomainErrors, type Validator, goStrings, required, forbidden, duplicate, tooLong, invalid, notSupported, oneOf, PORT_RANGE, regexError, dnsLabelErrors, dns1035Errors, portNameErrors, configKeyErrors, validPort, base64Length, selectorCauses, canon, labelsOf } from './validation/causes.js';
+import { isObj } from '../../lib/json.js';
+import { type Validator, required, forbidden, tooLong, invalid, configKeyErrors, base64Length, canon, labelsOf } from './validation/causes.js';
 import { ingress, ingressClass, networkPolicy } from './validation/networking.js';
 import { clusterRole, clusterRoleBinding, role, roleBinding } from './validation/rbac.js';
 import { webhookConfiguration } from './validation/webhooks.js';
@@ -24,14 +24,6 @@ import { persistentVolume, persistentVolumeClaim } from './validation/persistent
 import { limitRange, resourceQuota } from './validation/quota.js';
 import { endpoints, namespace, node } from './validation/core.js';
 
-
-// ---------------------------------------------------------------- pods
-
-const PROTOCOLS = ['SCTP', 'TCP', 'UDP']; // sorted, as the reference lists them
-
-// ---------------------------------------------------------------- services
-
-const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 
 // ---------------------------------------------------------------- config maps and secrets
 

@@ -121,22 +121,6 @@ export function base64Length(s: string): { bytes: number } | { bad: number } {
   return { bytes: (s.length / 4) * 3 - pad };
 }
 
-// ---------------------------------------------------------------- label selectors
-
-export function selectorCauses(sel: J, p: string): FieldCause[] {
-  const out: FieldCause[] = [];
-  list(sel.matchExpressions).forEach((r, i) => {
-    const rp = `${p}.matchExpressions[${i}]`;
-    const n = Array.isArray(r.values) ? r.values.length : 0;
-    if (r.operator === 'In' || r.operator === 'NotIn') {
-      if (n === 0) out.push(required(`${rp}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
-    } else if (r.operator === 'Exists' || r.operator === 'DoesNotExist') {
-      if (n > 0) out.push(forbidden(`${rp}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-    } else out.push(invalid(`${rp}.operator`, r.operator, 'not a valid selector operator'));
-  });
-  return out;
-}
-
 /** JSON with sorted keys, to compare values regardless of key order. */
 export function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
