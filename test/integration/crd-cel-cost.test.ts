@@ -52,6 +52,14 @@ t.test('CEL rules judged as the reference does when a definition is written', as
     ]);
   });
 
+  await t.test('a syntax error is worded as cel-go words it: "Syntax error", the line and a caret', async (t) => {
+    const r = await s.request('POST', CRDS, { body: crd({}, [{ rule: 'self = 42' }]) });
+    t.equal(r.status, 422, r.text);
+    const [cause] = causesOf(r);
+    // The reference (upstream e2e "contains a syntax error") looks for "Syntax error"; its column is 6 too.
+    t.match(cause, /compilation failed: ERROR: <input>:1:6: Syntax error: .*\n \| self = 42\n \| \.\.\.\.\.\^$/s);
+  });
+
   await t.test('a rule costs as often as the lists above it let it run', async (t) => {
     const item = (maxItems?: number) => ({ items: { type: 'array', ...(maxItems ? { maxItems } : {}), items: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: 'has(self.a) || has(self.b) || has(self.a) || has(self.b) || has(self.a)' }] } } });
     // Cost 10, run for each of the 1,048,576 smallest items a request can hold.
@@ -121,6 +129,19 @@ t.test('CEL rules past their runtime cost limits answer as the reference does', 
     await answers(t, def, 'c2', { xs: list(9000), ys: list(6000), items: [{ v: 0 }] }, [['spec', 'before'], ['spec', OUT]]);
     // About 2,700,000 left, more than the per-call limit: the call's message.
     await answers(t, def, 'e', { xs: list(7000), ys: list(10000), items: [{ v: 0 }] }, [['spec', 'before'], ['spec', `${CANCELLED} big`]]);
+  });
+
+  await t.test('loops count the variables they read: the upstream e2e nested all over 725 items', async (t) => {
+    // The reference's answer to upstream's "exceeds the runtime cost limit" spec, observed on v1.28.7:
+    // its cel-go charges every identifier, so 725 x 725 comparisons overrun the 1,000,000 per call.
+    const def = crd({ x: { type: 'integer' }, largeArray: { type: 'array', maxItems: 725, items: { type: 'integer' } } },
+      [{ rule: 'self.x > 0' }, { rule: 'self.largeArray.all(x, self.largeArray.all(y, y == x))' }]);
+    await establish(s, def);
+    await answers(t, def, 'nested', { largeArray: Array(725).fill(20) }, [
+      ['spec', 'no such key: x evaluating rule: self.x > 0'],
+      ['spec', `${CANCELLED} self.largeArray.all(x, self.largeArray.all(y, y == x))`]]);
+    // A tenth of the items is well inside the limit: the rule holds.
+    t.equal((await write(def, 'small', { x: 1, largeArray: Array(72).fill(20) })).r.status, 201);
   });
 
   await t.test('the budget running out at a list item', async (t) => {

@@ -4,7 +4,8 @@
 //   - at definition time, a static cost estimate per rule (loops multiply by the schema's maxItems /
 //     maxProperties, unbounded collections count as large as a request allows); over 10,000,000 the
 //     definition is refused with the reference's message;
-//   - at run time, every element a rule reads from a list or map costs 1: one rule may spend 1,000,000
+//   - at run time, every element a rule reads from a list or map and every loop variable it reads
+//     costs 1 (a lower bound of the reference's count, which charges each identifier and call): one rule may spend 1,000,000
 //     (the reference's per-call limit), all rules of one object 10,000,000 (its runtime budget).
 // Transition rules (those naming oldSelf) run only on updates, against the correlated old value.
 import type { CelEnv, CelValue } from '@bufbuild/cel';
@@ -12,7 +13,7 @@ import type { FieldCause } from '../../../kernel/contracts/index.js';
 import { fieldError, goQuote } from '../../../kernel/api/validation.js';
 import type { Props } from './schema.js';
 import { urlAndQuantityLibraries } from './cel-k8s.js';
-import { cel, celStrings, type Cel } from '../../lib/cel-lib.js';
+import { cel, celStrings, celSyntaxError, countingVariableReads, type Cel } from '../../lib/cel-lib.js';
 import { celName } from './cel-names.js';
 import { costMessage, estimateCost, maxCardinality } from './cel-cost.js';
 import { isObj } from '../../lib/json.js';
@@ -295,7 +296,8 @@ function compileText(text: string): Compiled {
   let c = programs.get(text);
   if (c === undefined) {
     try {
-      const parsed = cel().parse(text);
+      let parsed: ReturnType<Cel['parse']>;
+      try { parsed = cel().parse(text); } catch (e) { throw new Error(celSyntaxError(text, e)); }
       const expr = parsed.expr as unknown as Expr;
       c = { expr, program: cel().plan(celEnvironment(), parsed), usesOld: usesOldSelf(expr), positions: (parsed.sourceInfo?.positions ?? {}) as Record<string, number>, text };
     } catch (e) { c = e as Error; }
@@ -420,7 +422,7 @@ export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCaus
       const meter = new Meter(Math.min(PER_CALL_LIMIT, budget));
       let result: unknown;
       try {
-        result = r.program({ self: toCel(v, n.props, meter), ...(r.usesOld ? { oldSelf: toCel(o, n.props, meter) } : {}) } as never);
+        result = countingVariableReads(() => meter.tick(), () => r.program({ self: toCel(v, n.props, meter), ...(r.usesOld ? { oldSelf: toCel(o, n.props, meter) } : {}) } as never));
       } catch (e) { result = e; }
       if (overLimit(meter, result)) {
         errs.push(fieldError.invalid(at, type, meter.used > budget ? OUT_OF_BUDGET
@@ -431,7 +433,8 @@ export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCaus
       budget -= meter.used;
       if (result === true) continue;
       if (result !== false) {
-        const msg = cel().isCelError(result) ? String(result.message) : result instanceof Error ? result.message : `rule returned ${String(result)}, not a bool`;
+        // A missing key of an object is the reference's (cel-go's map) "no such key".
+        const msg = cel().isCelError(result) ? String(result.message).replace(/^field not found: /, 'no such key: ') : result instanceof Error ? result.message : `rule returned ${String(result)}, not a bool`;
         errs.push(fieldError.invalid(at, type, `${msg} evaluating rule: ${trimmed(r.src.message) || trimmed(r.rule)}`));
         continue;
       }
@@ -441,7 +444,7 @@ export function evaluateRules(root: Node, obj: unknown, old: unknown): FieldCaus
         const m = new Meter(Math.min(PER_CALL_LIMIT, budget));
         let out: unknown;
         try {
-          out = r.message({ self: toCel(v, n.props, m), ...(r.usesOld ? { oldSelf: toCel(o, n.props, m) } : {}) } as never);
+          out = countingVariableReads(() => m.tick(), () => r.message!({ self: toCel(v, n.props, m), ...(r.usesOld ? { oldSelf: toCel(o, n.props, m) } : {}) } as never));
         } catch (e) { out = e; }
         // Over its limit, the message expression's cause replaces the rule's and ends validation.
         if (overLimit(m, out)) {

@@ -5,7 +5,7 @@
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
 import { validateLabelSelector, validateQualifiedName } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
-import { cel } from '../../../lib/cel-lib.js';
+import { cel, celSyntaxError } from '../../../lib/cel-lib.js';
 import { dns1035Errors, dnsSubdomainErrors, duplicate, goStrings, invalid, notSupported, PORT_RANGE, required, validPort, type Validator } from './causes.js';
 
 const isSet = (v: unknown): boolean => v !== undefined && v !== null;
@@ -205,7 +205,7 @@ function undeclared(e: CelExpr, bound: Set<string>, out: string[]): void {
 /** Why a match condition does not compile as the reference's checker would say; undefined when it does. */
 function compileError(expression: string): string | undefined {
   let parsed: { expr?: CelExpr };
-  try { parsed = cel().parse(expression) as unknown as { expr?: CelExpr }; } catch (e) { return `compilation failed: ERROR: ${(e as Error).message}`; }
+  try { parsed = cel().parse(expression) as unknown as { expr?: CelExpr }; } catch (e) { return `compilation failed: ERROR: ${celSyntaxError(expression, e)}`; }
   if (!parsed.expr) return 'compilation failed';
   const names: string[] = [];
   undeclared(parsed.expr, new Set(), names);
