@@ -256,9 +256,10 @@ export class Server {
 
     step('controllers started');
     addServerChecks(this.health, {
-      storage: this.backend.health ?? { name: 'storage', live: true }, storageReady: () => this.backend.ready?.() !== false,
+      storage: this.backend.health ?? { name: this.brand.storageCheck, live: true }, storageReady: () => this.backend.ready?.() !== false,
       cacheBehind: () => this.cache.rev < this.backend.currentRevision(),
       pluginHooks: [...this.authorizers.map((a) => a.plugin), this.flowControl, ...this.typeProviders, ...this.controllers.map((c) => c.plugin)].flatMap((p) => p?.postStartHooks ?? []),
+      pluginChecks: this.controllers.flatMap((c) => c.plugin.healthChecks ?? []),
       plugins: [['authenticator', this.authenticators], ['authorizer', this.authorizers], ['admission', this.admission.plugins], ['controller', this.controllers]],
       shuttingDown: () => this.shuttingDown,
     });

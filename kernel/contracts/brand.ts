@@ -25,6 +25,8 @@ export interface Brand {
   kubectlManager: string;
   /** Name of the command-line client, used in messages. */
   cli: string;
+  /** The storage check of /healthz, /livez and /readyz when the backend names none ("etcd": tools such as the upstream e2e suite look for it). */
+  storageCheck: string;
   /** The built-in certificate signers' names (Part B, Signers). */
   signers: { apiserverClient: string; apiserverClientNodeAgent: string; nodeAgentServing: string; legacyUnknown: string };
 }
@@ -49,12 +51,8 @@ export const brands: Record<string, Brand> = {
     lastAppliedAnnotation: 'clusterctl.cluster.io/last-applied-configuration',
     kubectlManager: 'clusterctl',
     cli: 'clusterctl',
-    signers: {
-      apiserverClient: 'cluster.io/apiserver-client',
-      apiserverClientNodeAgent: 'cluster.io/apiserver-client-nodeagent',
-      nodeAgentServing: 'cluster.io/nodeagent-serving',
-      legacyUnknown: 'cluster.io/legacy-unknown',
-    },
+    storageCheck: 'storage',
+    signers: { apiserverClient: 'cluster.io/apiserver-client', apiserverClientNodeAgent: 'cluster.io/apiserver-client-nodeagent', nodeAgentServing: 'cluster.io/nodeagent-serving', legacyUnknown: 'cluster.io/legacy-unknown' },
   },
   kubernetes: {
     name: 'kubernetes',
@@ -73,12 +71,8 @@ export const brands: Record<string, Brand> = {
     lastAppliedAnnotation: 'kubectl.kubernetes.io/last-applied-configuration',
     kubectlManager: 'kubectl',
     cli: 'kubectl',
-    signers: {
-      apiserverClient: 'kubernetes.io/kube-apiserver-client',
-      apiserverClientNodeAgent: 'kubernetes.io/kube-apiserver-client-kubelet',
-      nodeAgentServing: 'kubernetes.io/kubelet-serving',
-      legacyUnknown: 'kubernetes.io/legacy-unknown',
-    },
+    storageCheck: 'etcd',
+    signers: { apiserverClient: 'kubernetes.io/kube-apiserver-client', apiserverClientNodeAgent: 'kubernetes.io/kube-apiserver-client-kubelet', nodeAgentServing: 'kubernetes.io/kubelet-serving', legacyUnknown: 'kubernetes.io/legacy-unknown' },
   },
 };
 

@@ -55,6 +55,8 @@ export interface Controller {
    * named check `poststarthook/<name>` of /healthz, /livez and /readyz, passing once the plugin started.
    */
   postStartHooks?: readonly string[];
+  /** Checks of /healthz, /livez and /readyz the reference has under a name of their own ("autoregister-completion"), passing once the plugin started. */
+  healthChecks?: readonly string[];
   /** Called once the server listens, with the port it serves on (the --secure-port 0 case). */
   listening?(info: { port: number }): void | Promise<void>;
 }

@@ -86,7 +86,7 @@ export class Host {
         return fp;
       },
       authenticatorOptions: (plugin) => ctx.config.authentication.find((r) => r.plugin === plugin)?.options ?? (ctx.config.authentication.some((r) => r.plugin === plugin) ? {} : undefined),
-      storageHealth: () => { const b = ctx.backend(); return { name: (b.health ?? { name: 'storage' }).name, healthy: b.ready?.() !== false }; },
+      storageHealth: () => { const b = ctx.backend(); return { name: (b.health ?? { name: ctx.brand.storageCheck }).name, healthy: b.ready?.() !== false }; },
     };
   }
 

@@ -66,6 +66,8 @@ export interface ServerCheckSources {
   cacheBehind(): boolean;
   /** Post-start hooks the plugins stand for ("rbac/bootstrap-roles"). */
   pluginHooks: Iterable<string>;
+  /** Checks the plugins stand for under names of their own ("autoregister-completion"). */
+  pluginChecks: Iterable<string>;
   /** Plugins by kind; those with a readiness of their own get a readiness check. */
   plugins: [string, readonly { name: string; plugin: { ready?(): boolean } }[]][];
   shuttingDown(): boolean;
@@ -74,6 +76,8 @@ export interface ServerCheckSources {
 /** The server's checks: ping, storage, the cache, post-start hooks, plugins' readiness, and shutdown. */
 export function addServerChecks(health: Health, s: ServerCheckSources): void {
   health.add({ name: 'ping', live: true, ready: true, run: () => undefined });
+  // The reference's `log` check fails when its logger stops flushing; ours writes to stderr.
+  health.add({ name: 'log', live: true, ready: true, run: () => (process.stderr.destroyed ? 'log stream closed' : undefined) });
   const sh = s.storage;
   health.add({ name: sh.name, live: sh.live, ready: true, run: () => (s.storageReady() ? undefined : `${sh.name} not ready`) });
   health.add({ name: 'informer-sync', live: false, ready: true, run: () => (s.cacheBehind() ? 'cache behind storage' : undefined) });
@@ -81,6 +85,7 @@ export function addServerChecks(health: Health, s: ServerCheckSources): void {
   // own (admission chain, cache) and those its plugins stand for. All have run once it serves.
   const hooks = ['start-kube-apiserver-admission-initializer', 'generic-apiserver-start-informers', ...s.pluginHooks];
   for (const name of new Set(hooks)) health.add({ name: `poststarthook/${name}`, live: true, ready: true, run: () => undefined });
+  for (const name of new Set(s.pluginChecks)) health.add({ name, live: true, ready: true, run: () => undefined });
   for (const [kind, list] of s.plugins) {
     for (const p of list) if (p.plugin.ready) health.add({ name: `plugin/${kind}/${p.name}`, live: false, ready: true, run: () => (p.plugin.ready!() ? undefined : 'not ready') });
   }

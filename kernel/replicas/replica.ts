@@ -154,7 +154,6 @@ interface Call { items: (m: Extract<ReplicaMessage, { t: 'items' }>) => void; do
 
 /** A read loop's storage backend: the writer's store, through ReplicaSource. */
 export class ReplicaBackend implements StorageBackend {
-  readonly health = { name: 'storage', live: true };
   private nextId = 0;
   private calls = new Map<number, Call>();
   /** Resolves close() once no call is in flight. */

@@ -150,7 +150,9 @@ const plugin: PluginModule<'controller'> = {
     return {
       // Every server keeps these, as the reference's aggregator does in each apiserver.
       perServer: true,
-      postStartHooks: ['start-kube-aggregator-informers', 'apiservice-registration-controller', 'apiservice-status-available-controller', 'kube-apiserver-autoregistration', 'apiservice-openapiv3-controller', 'apiservice-discovery-controller'],
+      postStartHooks: ['start-kube-aggregator-informers', 'apiservice-registration-controller', 'apiservice-status-available-controller', 'kube-apiserver-autoregistration', 'apiservice-openapi-controller', 'apiservice-openapiv3-controller', 'apiservice-discovery-controller'],
+      // The reference's check that every local group-version has its APIService: done by start().
+      healthChecks: ['autoregister-completion'],
       async start() {
         await reconcileLocal(true);
         for (const o of await host.objects.list(type)) {
