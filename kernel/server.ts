@@ -24,7 +24,8 @@ import { settleAfterWrites } from './ops/settle.js';
 import { historyBounds, startCompaction } from './ops/compaction.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
-import { controllerElector, type LeaderElector, type NamedController } from './ops/leader.js';
+import type { NamedController } from './ops/leader.js';
+import { ControllerRunner } from './ops/controllers.js';
 import { prepareDataDir, type DataDirLock } from './ops/datadir.js';
 import { makeLogger, startupSteps, type ServerLogger } from './ops/logging.js';
 import { loadEncryptionConfig } from './ops/encryption.js';
@@ -58,10 +59,9 @@ export class Server {
   private readonly authenticators: NamedAuthenticator[] = [];
   private readonly authorizers: NamedAuthorizer[] = [];
   private admission = new AdmissionChain([]);
-  private controllers: NamedController[] = [];
+  private runner: ControllerRunner | undefined;
+  private get controllers(): NamedController[] { return this.runner?.running ?? []; }
   private typeProviders: TypeProvider[] = [];
-  /** Set when controllers run under leader election. */
-  private elector: LeaderElector | undefined;
   signers: Signer[] = [];
   private listeners: Listener[] = [];
   private stopCompaction: (() => void) | undefined;
@@ -237,22 +237,14 @@ export class Server {
     // Signers are loaded (and so checked) now; the certificates API that calls them comes later.
     this.signers = (await loadAll('signer', cfg.signers, host, { configDir })) as Signer[];
     for (const p of providers) await p.start?.();
-    // With a shared store, controllers run on the Lease holder only (those marked perServer, the
-    // server's own, run everywhere); losing the Lease stops them, winning it again starts fresh instances.
-    const created = await this.named<Controller>('controller', cfg.controllers, host, configDir);
-    step('signers, type providers, controllers loaded');
+    // Controllers: everywhere, on the Lease holder, or stepping aside for an external component (ops/controllers.ts).
     const le = cfg.leaderElection;
-    // a read loop runs what each server keeps for itself; the writer loop runs the rest
-    const elect = !this.role && (le.enabled ?? !!this.backend.latestRevision);
-    this.controllers = this.role ? created.filter((c) => c.plugin.perServer && !c.plugin.oncePerProcess) : elect ? created.filter((c) => c.plugin.perServer) : created;
-    for (const c of this.controllers) await c.plugin.start();
-    if (elect) {
-      const electedRefs = cfg.controllers.filter((_, i) => !created[i].plugin.perServer);
-      const firstTerm = created.filter((c) => !c.plugin.perServer);
-      const running = { get: () => this.controllers, set: (list: NamedController[]) => { this.controllers = list; } };
-      this.elector = controllerElector(host.objects, this.types, this.brand, le, this.log, running, firstTerm, () => this.named<Controller>('controller', electedRefs, host, configDir));
-      this.elector.start();
-    }
+    this.runner = new ControllerRunner({
+      refs: cfg.controllers, load: (refs) => this.named<Controller>('controller', refs, host, configDir), readLoop: !!this.role,
+      elect: !this.role && (le.enabled ?? !!this.backend.latestRevision), timings: le, stepAside: cfg.stepAside,
+      objects: host.objects, types: this.types, brand: this.brand, log: this.log,
+    });
+    await this.runner.start();
 
     step('controllers started');
     addServerChecks(this.health, {
@@ -401,8 +393,7 @@ export class Server {
     if (this.role) for (const l of this.listeners) l.closeConnections?.();
     this.stopCompaction?.();
     this.stopSettling?.();
-    await this.elector?.stop();
-    for (const c of this.controllers) await c.plugin.stop();
+    await this.runner?.stop();
     for (const p of this.typeProviders) await p.stop?.();
     for (const p of [...this.authenticators, ...this.authorizers, ...this.admission.plugins]) await p.plugin.close?.();
     await this.auditor?.close();

@@ -57,6 +57,8 @@ export interface Controller {
   postStartHooks?: readonly string[];
   /** Checks of /healthz, /livez and /readyz the reference has under a name of their own ("autoregister-completion"), passing once the plugin started. */
   healthChecks?: readonly string[];
+  /** An external component doing this controller's work, by its leader Lease ("kube-scheduler"): stopped while that is held (kernel/ops/step-aside.ts). */
+  externalLease?: string;
   /** Called once the server listens, with the port it serves on (the --secure-port 0 case). */
   listening?(info: { port: number }): void | Promise<void>;
 }

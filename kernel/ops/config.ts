@@ -58,6 +58,7 @@ export const configSchema = {
     flowControl: pluginRef,
     featureGates: boolMap,
     runtimeConfig: boolMap,
+    stepAside: boolMap,
     shutdownDelaySeconds: seconds,
     livezGracePeriodSeconds: seconds,
     requestTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
@@ -136,7 +137,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     // the default-on admission plugins that exist in this build, and NodeRestriction, in the reference order
     admission: serverDefaultAdmission().map((plugin) => ({ plugin })),
     // The certificate controllers under the reference's --controllers names.
-    controllers: ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'cluster-authentication-trust', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner', 'event-ttl'].map((plugin) => ({ plugin })),
+    controllers: ['system-namespaces', 'namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'cluster-authentication-trust', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner', 'event-ttl'].map((plugin) => ({ plugin })),
     // the reference controller manager's lease timings
     leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
     signers: ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown'].map((plugin) => ({ plugin })),
@@ -145,6 +146,7 @@ export function defaultConfig(dataDir = DEFAULT_DATA_DIR): Config {
     flowControl: { plugin: 'apf', options: { serverConcurrencyLimit: 600, queueWaitSeconds: 15 } },
     featureGates: {},
     runtimeConfig: {},
+    stepAside: {},
     shutdownDelaySeconds: 0,
     livezGracePeriodSeconds: 0,
     requestTimeoutSeconds: 60,
@@ -235,13 +237,14 @@ export function admissionWarning(f: FileConfig, defaults: PluginRef[] = defaultC
 export function mergeConfig(base: Config, f: FileConfig): Config {
   const c = structuredClone(base);
   const g = structuredClone(f);
-  const { tls, featureGates, runtimeConfig, emulatedVersion, storage, leaderElection, admission: _, enableAdmissionPlugins: _e, disableAdmissionPlugins: _d, replaceAdmissionPlugins: _r, ...rest } = g;
+  const { tls, featureGates, runtimeConfig, stepAside, emulatedVersion, storage, leaderElection, admission: _, enableAdmissionPlugins: _e, disableAdmissionPlugins: _d, replaceAdmissionPlugins: _r, ...rest } = g;
   Object.assign(c, rest);
   c.admission = fileAdmission(c.admission, g);
   if (leaderElection) c.leaderElection = { ...c.leaderElection, ...leaderElection };
   if (tls) c.tls = Object.fromEntries(Object.entries({ ...c.tls, ...tls }).filter(([, v]) => v !== undefined));
   if (featureGates) c.featureGates = { ...c.featureGates, ...featureGates };
   if (runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...runtimeConfig };
+  if (stepAside) c.stepAside = { ...c.stepAside, ...stepAside };
   if (storage) {
     c.storage = storage.plugin === c.storage.plugin ? { plugin: storage.plugin, options: { ...c.storage.options, ...storage.options } } : storage;
   }

@@ -35,6 +35,12 @@ export interface Config {
   flowControl: PluginRef;
   featureGates: Record<string, boolean>;
   runtimeConfig: Record<string, boolean>;
+  /**
+   * Controllers that do an external component's work (plugin `externalLease`: kube-controller-manager,
+   * kube-scheduler) step aside while it runs: by that Lease name, `true` always, `false` never; a
+   * name not listed is detected, by its leader Lease held and renewed in the system namespace.
+   */
+  stepAside: Record<string, boolean>;
   shutdownDelaySeconds: number;
   livezGracePeriodSeconds: number;
   /** --request-timeout: every request that is not long-running (watch, proxy, exec, ...) is answered 504 by then. */

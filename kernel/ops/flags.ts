@@ -285,6 +285,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   const kubelet = given({ kubeletClientCertificate: f.kubeletClientCertificate, kubeletClientKey: f.kubeletClientKey, kubeletCertificateAuthority: f.kubeletCertificateAuthority, kubeletPreferredAddressTypes: f.kubeletPreferredAddressTypes });
   if (Object.keys(kubelet).length) c.types = c.types.map((r) => (r.plugin === 'builtin' ? { ...r, options: { ...r.options, ...kubelet } } : r));
   if (f.runtimeConfig) c.runtimeConfig = { ...c.runtimeConfig, ...f.runtimeConfig };
+  if (f.stepAside) c.stepAside = { ...c.stepAside, ...f.stepAside };
   if (f.featureGates) c.featureGates = { ...c.featureGates, ...f.featureGates };
   if (f.shutdownDelaySeconds !== undefined) c.shutdownDelaySeconds = f.shutdownDelaySeconds;
   if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;

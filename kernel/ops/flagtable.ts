@@ -59,6 +59,7 @@ export interface ParsedFlags {
   defaultNotReadyTolerationSeconds?: number;
   defaultUnreachableTolerationSeconds?: number;
   runtimeConfig?: Record<string, boolean>;
+  stepAside?: Record<string, boolean>;
   featureGates?: Record<string, boolean>;
   shutdownDelaySeconds?: number;
   livezGracePeriodSeconds?: number;
@@ -165,6 +166,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'default-not-ready-toleration-seconds': { key: 'defaultNotReadyTolerationSeconds', kind: 'int', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds adds to pods (default 300).' },
   'default-unreachable-toleration-seconds': { key: 'defaultUnreachableTolerationSeconds', kind: 'int', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds adds to pods (default 300).' },
   'runtime-config': { key: 'runtimeConfig', kind: 'map', help: 'Enable or disable API groups/versions: key[=true|false],... (e.g. batch/v1=false,api/all).' },
+  'step-aside': { key: 'stepAside', kind: 'map', help: 'Our controllers that do an external component\'s work, by its leader Lease name: name[=true|false],... true: always step aside, false: never; unnamed ones step aside while the Lease is held (e.g. kube-controller-manager=false).' },
   'feature-gates': { key: 'featureGates', kind: 'gates', help: 'Feature gates: Name=true|false,...' },
   'shutdown-delay-duration': { key: 'shutdownDelaySeconds', kind: 'duration', help: 'Time to keep serving after a termination signal (e.g. 10s).' },
   'livez-grace-period': { key: 'livezGracePeriodSeconds', kind: 'duration', help: 'Time after start during which /livez does not fail (e.g. 1m).' },

@@ -136,7 +136,8 @@ export function controllerElector(
   const leaseType = types.lookup(`coordination.${brand.domain}`, 'v1', 'leases');
   const nsType = types.lookup('', 'v1', 'namespaces');
   if (!leaseType || !nsType) throw new Error('leader election needs the Lease and Namespace types');
-  const name = `${brand.name === 'kubernetes' ? 'kube' : brand.name}-controller-manager`;
+  // Never the reference's own "kube-controller-manager": that one tells us an external controller manager runs (step-aside.ts).
+  const name = `${brand.name}-controller-manager`;
   let first: NamedController[] | undefined = firstTerm;
   return new LeaderElector(objects, leaseType, nsType, brand.systemNamespace, name, timings, {
     start: async () => {

@@ -34,7 +34,7 @@ t.test('defaults', async (t) => {
     { plugin: 'anonymous' },
   ], 'a careful default: certificates, tokens, service accounts, bootstrap tokens; anonymous last');
   t.same(c.authorization, [{ plugin: 'node' }, { plugin: 'rbac' }], 'Node,RBAC; never always-allow');
-  t.same(c.controllers.map((r) => r.plugin), ['namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'cluster-authentication-trust', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner', 'event-ttl']);
+  t.same(c.controllers.map((r) => r.plugin), ['system-namespaces', 'namespace', 'garbage-collector', 'storage-protection', 'crd', 'apiservice', 'apiserver-service', 'disruption', 'flowcontrol-config', 'root-ca-publisher', 'cluster-authentication-trust', 'csrsigning', 'csrapproving', 'csrcleaner', 'serviceaccount', 'serviceaccount-token', 'tokencleaner', 'bootstrapsigner', 'event-ttl']);
   t.same(c.signers.map((r) => r.plugin), ['apiserver-client', 'apiserver-client-nodeagent', 'nodeagent-serving', 'legacy-unknown']);
   t.same(c.emulatedVersion, { major: '1', minor: '28', gitVersion: 'v1.28.7' });
   t.equal(c.configFile, undefined);

@@ -41,7 +41,8 @@ const plugin: PluginModule<'controller'> = {
         return;
       }
     });
-    return { start: () => loop.start(), stop: () => loop.stop() };
+    // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+    return { externalLease: 'kube-controller-manager', start: () => loop.start(), stop: () => loop.stop() };
   },
 };
 export default plugin;

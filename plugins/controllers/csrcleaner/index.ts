@@ -48,6 +48,8 @@ const plugin: PluginModule<'controller'> = {
       }
     }
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       start() {
         if (!type) { host.log.info('csrcleaner idle: CertificateSigningRequest is not served'); return; }
         const tick = () => { void sweep().finally(() => { if (!stopped) { timer = setTimeout(tick, interval); timer.unref(); } }); };

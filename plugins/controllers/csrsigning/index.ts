@@ -31,7 +31,8 @@ const plugin: PluginModule<'controller'> = {
       }
       await host.objects.update(type, { ...csr, status: { ...statusOf(csr), certificate: Buffer.from(pem).toString('base64') } }, 'status');
     });
-    return { start: () => loop.start(), stop: () => loop.stop() };
+    // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+    return { externalLease: 'kube-controller-manager', start: () => loop.start(), stop: () => loop.stop() };
   },
 };
 export default plugin;

@@ -111,6 +111,8 @@ const plugin: PluginModule<'controller'> = {
     const kick = (ns: string, delay?: number) => queue.add(ns, delay);
 
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         pdbType = host.type('policy', 'poddisruptionbudgets');
         podType = host.type('', 'pods');

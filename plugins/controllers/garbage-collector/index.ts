@@ -445,6 +445,8 @@ const plugin: PluginModule<'controller'> = {
     }
 
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         stopped = false;
         const types = track();

@@ -1,6 +1,6 @@
-// The namespace controller: the system namespaces exist from the first start; when a namespace is
-// being deleted, delete every namespaced object in it, then remove the namespace finalizer so the
-// namespace itself goes.
+// The namespace controller: when a namespace is being deleted, delete every namespaced object in it,
+// then remove the namespace finalizer so the namespace itself goes. (The system namespaces are the
+// `system-namespaces` controller's.)
 import { CONTRACT_VERSION, type KObject, type PluginModule } from '../../../kernel/contracts/index.js';
 
 /** How long to wait before re-checking a namespace whose contents are still going away. */
@@ -67,19 +67,10 @@ const plugin: PluginModule<'controller'> = {
     }
 
     return {
-      postStartHooks: ['start-system-namespaces-controller'],
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         if (!nsType) return;
-        // The namespaces every cluster has exist from the first start (and come back at a start if gone), as the
-        // reference's system-namespaces controller makes them; the node-lease one is not immortal.
-        for (const name of ['default', host.brand.systemNamespace, host.brand.publicNamespace, host.brand.nodeLeaseNamespace]) {
-          if (await host.objects.get(nsType, '', name)) continue;
-          try {
-            await host.objects.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-          } catch (e) {
-            if ((e as { code?: number }).code !== 409) throw e;
-          }
-        }
         unwatch = host.objects.watch(nsType, (type, obj) => {
           if (type !== 'DELETED' && obj.metadata?.deletionTimestamp) enqueue(obj.metadata.name!, GRACE_MS);
         });

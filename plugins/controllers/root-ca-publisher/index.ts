@@ -46,6 +46,8 @@ const plugin: PluginModule<'controller'> = {
     const kick = (ns: string) => queue.add(ns);
 
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         if (!nsType || !cmType) return;
         ca = await readFile(o.rootCAFile ?? path.join(host.dataDir, 'pki', 'ca.crt'), 'utf8');

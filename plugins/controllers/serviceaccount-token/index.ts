@@ -60,6 +60,8 @@ const plugin: PluginModule<'controller'> = {
     }
     const guard = (p: Promise<unknown>) => p.catch((e) => host.log.warn('serviceaccount-token controller', { error: String(e) }));
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         unwatch.push(host.objects.watch(secretType, (ev, o) => { if (ev !== 'DELETED') void guard(syncSecret(o)); }));
         unwatch.push(host.objects.watch(saType, (ev, o) => { if (ev === 'DELETED') void guard(accountDeleted(o)); }));

@@ -23,6 +23,8 @@ const plugin: PluginModule<'controller'> = {
       }
     }
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         unwatch.push(host.objects.watch(nsType, (ev, o) => { if (ev !== 'DELETED') void ensure(o.metadata!.name!); }));
         unwatch.push(host.objects.watch(saType, (ev, o) => { if (ev === 'DELETED' && o.metadata?.name === DEFAULT) void ensure(o.metadata.namespace!); }));

@@ -52,6 +52,8 @@ const plugin: PluginModule<'controller'> = {
     };
 
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       start() {
         if (!pods) return;
         watch(pvcs, pvcFinalizer, (o) => claimInUse(o.metadata?.namespace ?? '', o.metadata!.name!));

@@ -35,6 +35,8 @@ const plugin: PluginModule<'controller'> = {
     }
     const sweep = async () => { for (const s of await host.objects.list(secretType, ns)) await check(s.metadata!.name!).catch((e) => host.log.warn('tokencleaner', { error: String(e) })); };
     return {
+      // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
+      externalLease: 'kube-controller-manager',
       async start() {
         unwatch = host.objects.watch(secretType, (ev, o) => { if (ev !== 'DELETED' && o.metadata?.namespace === ns) void check(o.metadata.name!).catch(() => {}); });
         await sweep();
