@@ -233,5 +233,9 @@ t.test('the reference controller manager against this server', { skip: kcmSkip }
     const ours = s.logs.filter((l) => /^[EW]\d{4}|level=(warn|error)|"level":"(warn|error)"/.test(l));
     t.same(ours, [], `server log:\n${ours.slice(0, 40).join('\n')}`);
     t.equal(kcm.proc.exitCode, null, 'the controller manager is still running');
+    // Ours stepped aside once its Lease was seen, so the two never raced over the same objects.
+    t.ok(s.logs.some((l) => l.includes('an external component runs')), 'our controllers stepped aside');
+    const raced = kcm.log.filter((l) => /kube-root-ca\.crt.*already exists|namespaces? "[^"]+" not found/.test(l));
+    t.same(raced, [], 'no race with our root CA publisher or namespace controller');
   });
 });

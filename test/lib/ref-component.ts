@@ -76,11 +76,14 @@ export async function componentKubeconfig(s: TestServer, CN: string, O: string[]
   return file;
 }
 
-/** kube-controller-manager's flags as kubeadm sets them, one service account per controller. */
+/**
+ * kube-controller-manager's flags as kubeadm sets them, one service account per controller, leader
+ * election on (its default): its Lease is how this server sees it and steps its own controllers aside.
+ */
 export function controllerManagerArgs(s: TestServer, kubeconfig: string): string[] {
   const d = s.dataDir;
   return ['--kubeconfig', kubeconfig, '--authentication-kubeconfig', kubeconfig, '--authorization-kubeconfig', kubeconfig, '--use-service-account-credentials',
     '--service-account-private-key-file', path.join(d, 'pki/apiserver.key'), '--root-ca-file', path.join(d, 'pki/ca.crt'),
     '--cluster-signing-cert-file', path.join(d, 'pki/ca.crt'), '--cluster-signing-key-file', path.join(d, 'pki/ca.key'),
-    '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0', '--controllers=*'];
+    '--leader-elect=true', '--bind-address', '127.0.0.1', '--secure-port', '0', '--controllers=*'];
 }
