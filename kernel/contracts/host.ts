@@ -12,13 +12,7 @@ import type { TypeDef } from './types.js';
 export interface ObjectClient {
   get(type: TypeDef, namespace: string, name: string): Promise<KObject | undefined>;
   list(type: TypeDef, namespace?: string): Promise<KObject[]>;
-  /**
-   * With `subresource`: a create on a create-only sub-resource a plugin serves (pods/binding,
-   * pods/eviction) of the object named by obj.metadata (name, namespace), `obj` being the
-   * sub-resource's body (a Binding, an Eviction); its admission and handler run as for a client's
-   * POST, and the handler's answer (a Status) is returned. 404 when the object or the sub-resource
-   * is not served.
-   */
+  /** With `subresource`: POSTs `obj` (a Binding, an Eviction) to that create-only sub-resource of the object obj.metadata names, as a client would (its admission, then the plugin serving it); returns the answer (a Status). */
   create(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
   update(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
   /** opts: DeleteOptions (propagationPolicy, gracePeriodSeconds, preconditions, dryRun). */
