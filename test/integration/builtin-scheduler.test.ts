@@ -140,6 +140,24 @@ t.test('the built-in scheduler', async (t) => {
     t.equal(await boundTo(s, 'on-n5'), 'n5');
   });
 
+  await t.test('a repeated FailedScheduling is counted in its event\'s series', async (t) => {
+    await create(t, s, pod('never-fits', { nodeSelector: { none: 'x' } }));
+    await unschedulable(s, 'never-fits', () => true);
+    // Relabelling a node is a change worth another try; the message stays the same.
+    let series: any;
+    for (let i = 0; i < 30 && !series; i++) {
+      const r = await s.request('PATCH', '/api/v1/nodes/n1', { body: { metadata: { labels: { tick: String(i) } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+      t.equal(r.status, 200, `relabel ${i}`);
+      await sleep(1000);
+      series = (await eventsOf(s, 'never-fits')).find((e) => e.series)?.series;
+    }
+    if (!series) console.error(s.logs.filter((l) => l.includes('scheduler')).slice(-10).join('\n'), JSON.stringify(await eventsOf(s, 'never-fits'), null, 1).slice(0, 3000));
+    t.match(series, { count: Number, lastObservedTime: /^\d{4}-.*\.\d{6}Z$/ }, 'a series');
+    const evs = await eventsOf(s, 'never-fits');
+    t.ok(evs.length <= 2, `at most one event per version of the pod (${evs.length})`);
+    t.ok(evs.every((e) => e.reason === 'FailedScheduling' && e.note === evs[0].note), 'all FailedScheduling, one message');
+  });
+
   await t.test('a pod for another scheduler is left alone', async (t) => {
     await create(t, s, pod('other', { schedulerName: 'my-scheduler' }));
     // Any pod created after it being bound shows the scheduler has been past it.

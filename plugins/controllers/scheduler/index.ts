@@ -134,7 +134,7 @@ const plugin: PluginModule<'controller'> = {
     }
 
     async function pass() {
-      if (steppingAside()) return;
+      if (!active.size || steppingAside()) return;
       const now = Date.now();
       const pods = await host.objects.list(podType);
       const ready: KObject[] = [];

@@ -47,7 +47,16 @@ export class EventRecorder {
     this.instance = `${controller}-${hostname()}`;
   }
 
+  /** Writes the event; a failure (the namespace terminating) is logged and the event dropped, as the reference's recorder drops it. */
   async record(pod: KObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): Promise<void> {
+    try {
+      await this.write(pod, type, reason, action, note);
+    } catch (e) {
+      this.host.log.warn('scheduler: event not written', { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, reason, error: String(e) });
+    }
+  }
+
+  private async write(pod: KObject, type: string, reason: string, action: string, note: string): Promise<void> {
     if (!this.type) return;
     const m = pod.metadata!;
     const now = Date.now();
@@ -67,11 +76,13 @@ export class EventRecorder {
 
   /** Counts a repeat in the first event's series; false when that event is gone. */
   private async addToSeries(seen: { namespace: string; name: string; count: number; at: number }, now: number): Promise<boolean> {
-    const ev = await this.host.objects.get(this.type!, seen.namespace, seen.name);
+    // Both event APIs store one resource, which the object client reads in the core form: written back in that form.
+    const core = this.host.type('', 'events');
+    const ev = core && (await this.host.objects.get(core, seen.namespace, seen.name));
     if (!ev) return false;
     seen.count++;
     seen.at = now;
-    await this.host.objects.update(this.type!, { ...ev, series: { count: seen.count, lastObservedTime: microTime(now) } });
+    await this.host.objects.update(core, { ...ev, series: { count: seen.count, lastObservedTime: microTime(now) } });
     return true;
   }
 }
