@@ -188,3 +188,31 @@ t.test('the built-in scheduler', async (t) => {
     t.ok(await boundTo(s, 'while-held'), 'bound once the Lease is released');
   });
 });
+
+t.test('brand cluster: its taint keys, events group and Lease name', async (t) => {
+  const s = await withServer(t, { brand: 'cluster', args: ['--config', configWithScheduler()] });
+  t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } })).status, 201);
+  t.ok(await eventually(async () => (await s.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200), 'default ServiceAccount');
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const res = { cpu: '2', memory: '4Gi', pods: '10' };
+  const node = { metadata: { name: 'c1' }, status: { capacity: res, allocatable: res, conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: now, lastTransitionTime: now }] } };
+  t.equal((await s.request('POST', '/api/v1/nodes', { body: node })).status, 201);
+  await create(t, s, pod('p'));
+  const c = await unschedulable(s, 'p', () => true);
+  t.equal(c.message, '0/1 nodes are available: 1 node(s) had untolerated taint {node.cluster.io/not-ready: }. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..', 'the admission plugin\'s not-ready taint');
+  const events = async () => ((await s.get(`/apis/events.cluster.io/v1/namespaces/${NS}/events`)).json.items as any[]).map((e) => e.reason);
+  t.same(await events(), ['FailedScheduling'], 'through events.cluster.io');
+
+  const LEASES = '/apis/coordination.cluster.io/v1/namespaces/cluster-system/leases';
+  const micro = () => new Date().toISOString().replace(/Z$/, '000Z');
+  t.equal((await s.request('POST', LEASES, { body: { metadata: { name: 'cluster-scheduler' }, spec: { holderIdentity: 'elsewhere', leaseDurationSeconds: 3600, renewTime: micro() } } })).status, 201);
+  const c1 = (await s.get('/api/v1/nodes/c1')).json;
+  c1.spec.taints = [];
+  t.equal((await s.request('PUT', '/api/v1/nodes/c1', { body: c1 })).status, 200, 'untainted: the pod would fit now');
+  t.ok(await eventually(() => s.logs.some((l) => l.includes('another scheduler holds the leader Lease'))), 'steps aside for cluster-system/cluster-scheduler');
+  await sleep(1000);
+  t.notOk((await getPod(s, 'p')).spec.nodeName, 'not bound while held');
+  t.equal((await s.request('DELETE', `${LEASES}/cluster-scheduler`)).status, 200);
+  t.equal(await boundTo(s, 'p'), 'c1', 'bound once the Lease is gone');
+  t.ok(await eventually(async () => (await events()).includes('Scheduled')), 'Scheduled event');
+});
