@@ -50,6 +50,17 @@ t.test('taints, tolerations, cordons and readiness', async (t) => {
   t.same(misfit(pod({ containers: [c()], nodeName: 'm' }), cordoned, taintKey)?.reasons, ['node(s) were unschedulable'], 'NodeUnschedulable runs before NodeName');
 });
 
+t.test('host ports: the same protocol and port on the same or any address', async (t) => {
+  const withPort = (hostPort: number, extra: Record<string, unknown> = {}) => ({ name: 'c', image: 'i', ports: [{ containerPort: 80, hostPort, ...extra }] });
+  const [info] = nodeInfos([node('n', { cpu: '1', pods: '9' })], [pod({ nodeName: 'n', containers: [withPort(8080, { hostIP: '10.0.0.1' })] })]);
+  const reason = { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
+  t.same(misfit(pod({ containers: [withPort(8080)] }), info, taintKey), reason, '0.0.0.0 clashes with any address');
+  t.same(misfit(pod({ containers: [withPort(8080, { hostIP: '10.0.0.1' })] }), info, taintKey), reason, 'the same address');
+  t.equal(misfit(pod({ containers: [withPort(8080, { hostIP: '10.0.0.2' })] }), info, taintKey), undefined, 'another address');
+  t.equal(misfit(pod({ containers: [withPort(8080, { protocol: 'UDP' })] }), info, taintKey), undefined, 'another protocol');
+  t.equal(misfit(pod({ containers: [withPort(8081)] }), info, taintKey), undefined, 'another port');
+});
+
 t.test('node selector operators and terms', async (t) => {
   const labels = { rank: '7', zone: 'a' };
   t.ok(requirementMatches({ key: 'rank', operator: 'Gt', values: ['5'] }, labels));

@@ -1,6 +1,6 @@
 // The scheduler's filters: whether a pod may run on a node, and if not why, in the order and with
 // the reasons of the reference's default filter plugins (NodeUnschedulable, NodeName,
-// TaintToleration, NodeAffinity, NodeResourcesFit). A node whose Ready condition is False or
+// TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit). A node whose Ready condition is False or
 // Unknown counts as carrying the not-ready or unreachable NoSchedule taint the reference's node
 // lifecycle controller would put on it, so its reason reads the same.
 import type { KObject } from '../../../kernel/contracts/index.js';
@@ -17,6 +17,8 @@ export interface NodeInfo {
   /** CPU (milli) and memory (bytes) requested, a pod without requests counted at the scoring defaults. */
   nonZero: { cpu: bigint; memory: bigint };
   pods: number;
+  /** Host ports bound pods use, as "<ip> <protocol> <port>". */
+  ports: Set<string>;
 }
 
 /**
@@ -34,7 +36,7 @@ export const isTerminal = (pod: KObject) => ['Succeeded', 'Failed'].includes((po
 
 /** Nodes with the requests of the pods bound to them and not finished. */
 export function nodeInfos(nodes: KObject[], pods: KObject[]): NodeInfo[] {
-  const byName = new Map(nodes.map((n) => [n.metadata!.name!, { node: n, name: n.metadata!.name!, allocatable: resourceList((n.status as J | undefined)?.allocatable), requested: new Map(), nonZero: { cpu: 0n, memory: 0n }, pods: 0 } as NodeInfo]));
+  const byName = new Map(nodes.map((n) => [n.metadata!.name!, { node: n, name: n.metadata!.name!, allocatable: resourceList((n.status as J | undefined)?.allocatable), requested: new Map(), nonZero: { cpu: 0n, memory: 0n }, pods: 0, ports: new Set() } as NodeInfo]));
   for (const p of pods) {
     const info = byName.get(spec(p).nodeName);
     if (info && !isTerminal(p)) assume(info, p);
@@ -48,6 +50,7 @@ export function assume(info: NodeInfo, pod: KObject): void {
   const nz = nonZeroRequests(pod);
   info.nonZero.cpu += nz.cpu;
   info.nonZero.memory += nz.memory;
+  for (const p of hostPorts(pod)) info.ports.add(`${p.ip} ${p.protocol} ${p.port}`);
   for (const [k, q] of podTotal(spec(pod), 'requests')) info.requested.set(k, { nano: (info.requested.get(k)?.nano ?? 0n) + q.nano, format: q.format });
 }
 
@@ -68,6 +71,20 @@ export function nonZeroRequests(pod: KObject): { cpu: bigint; memory: bigint } {
   total.cpu += (overhead.get('cpu')?.nano ?? 0n) / 1_000_000n;
   total.memory += (overhead.get('memory')?.nano ?? 0n) / NANO;
   return total;
+}
+
+/** The host ports a pod's containers ask for (init containers' are not counted, as in the reference). */
+function hostPorts(pod: KObject): { ip: string; protocol: string; port: number }[] {
+  return list(spec(pod).containers).flatMap((c) => list(c.ports)).filter((p) => typeof p.hostPort === 'number' && p.hostPort > 0)
+    .map((p) => ({ ip: p.hostIP || '0.0.0.0', protocol: p.protocol || 'TCP', port: p.hostPort }));
+}
+
+/** NodePorts: a wanted host port clashes with a used one of the same protocol and port on the same address, or where either is 0.0.0.0. */
+function portsClash(pod: KObject, info: NodeInfo): boolean {
+  return hostPorts(pod).some((w) => [...info.ports].some((used) => {
+    const [ip, protocol, port] = used.split(' ');
+    return protocol === w.protocol && Number(port) === w.port && (w.ip === '0.0.0.0' || ip === '0.0.0.0' || ip === w.ip);
+  }));
 }
 
 interface Taint { key: string; value?: string; effect: string }
@@ -135,6 +152,7 @@ export function misfit(pod: KObject, info: NodeInfo, brandTaint: (name: string) 
   const untolerated = taintsOf(node, brandTaint).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
   if (untolerated) return { reasons: [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`], resolvable: false };
   if (!affinityMatches(pod, node)) return { reasons: ["node(s) didn't match Pod's node affinity/selector"], resolvable: false };
+  if (portsClash(pod, info)) return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
   const short = resourceMisfits(pod, info);
   return short.length ? { reasons: short, resolvable: true } : undefined;
 }
