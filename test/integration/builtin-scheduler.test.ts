@@ -5,13 +5,14 @@
 // FailedScheduling event and PodScheduled=False, and is bound once a node changes so that it fits;
 // pods for another scheduler are left alone; nothing is bound while another scheduler holds a fresh
 // kube-scheduler Lease.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { defaultConfig } from '../../kernel/ops/config.js';
 import { eventually, until } from '../lib/poll.js';
 import { sleep, withServer, type TestServer } from '../lib/server.js';
+import { badLines, componentKubeconfig, startComponent } from '../lib/ref-component.js';
 
 const NS = 'sched';
 const PODS = `/api/v1/namespaces/${NS}/pods`;
@@ -215,4 +216,24 @@ t.test('brand cluster: its taint keys, events group and Lease name', async (t) =
   t.equal((await s.request('DELETE', `${LEASES}/cluster-scheduler`)).status, 200);
   t.equal(await boundTo(s, 'p'), 'c1', 'bound once the Lease is gone');
   t.ok(await eventually(async () => (await events()).includes('Scheduled')), 'Scheduled event');
+});
+
+// With the reference kube-scheduler (KUBE_SCHEDULER names its binary) leader-elected, the built-in
+// one steps aside: the reference binds every pod (its log says so for each), ours says it steps aside.
+const SCHED = process.env.KUBE_SCHEDULER;
+t.test('the reference kube-scheduler takes over', { skip: SCHED && existsSync(SCHED) ? false : 'KUBE_SCHEDULER does not name a kube-scheduler binary' }, async (t) => {
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--config', configWithScheduler()] });
+  const kc = await componentKubeconfig(s, 'system:kube-scheduler');
+  const sched = startComponent(t, SCHED!, ['--kubeconfig', kc, '--authentication-kubeconfig', kc, '--authorization-kubeconfig', kc,
+    '--leader-elect=true', '--bind-address', '127.0.0.1', '--secure-port', '0', '-v=2']);
+  t.ok(await eventually(async () => !!(await s.get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler')).json?.spec?.holderIdentity), 'the reference holds its Lease');
+  t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } })).status, 201);
+  t.ok(await eventually(async () => (await s.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200), 'default ServiceAccount');
+  await addNode(t, s, 'r1');
+  await addNode(t, s, 'r2');
+  for (let i = 0; i < 4; i++) await create(t, s, pod(`ref-${i}`, {}, '100m'));
+  for (let i = 0; i < 4; i++) t.ok(await boundTo(s, `ref-${i}`), `ref-${i} bound`);
+  t.ok(await eventually(() => [0, 1, 2, 3].every((i) => sched.log.some((l) => l.includes('Successfully bound pod to node') && l.includes(`${NS}/ref-${i}`)))), 'each bound by the reference');
+  t.ok(s.logs.some((l) => l.includes('another scheduler holds the leader Lease')), 'the built-in one stepped aside');
+  t.same(badLines(sched.log), [], 'no error in the reference\'s log');
 });
