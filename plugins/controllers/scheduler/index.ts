@@ -78,8 +78,13 @@ const plugin: PluginModule<'controller'> = {
       retryTimer.unref();
     }
 
+    /** Cluster changes so far, and as of the running pass's start: a pod that failed on an older view is not left waiting. */
+    let changes = 0;
+    let passSaw = 0;
+
     /** Something that may let waiting pods fit happened: they are tried again (after their backoff). */
     function clusterChanged() {
+      changes++;
       for (const [key, b] of backoff) if (b.waiting) { b.waiting = false; active.add(key); }
       kick();
     }
@@ -135,6 +140,7 @@ const plugin: PluginModule<'controller'> = {
 
     async function pass() {
       if (!active.size || steppingAside()) return;
+      passSaw = changes;
       const now = Date.now();
       const pods = await host.objects.list(podType);
       const ready: KObject[] = [];
@@ -198,7 +204,7 @@ const plugin: PluginModule<'controller'> = {
     }
 
     async function failed(pod: KObject, message: string) {
-      backOff(pod, true);
+      backOff(pod, changes === passSaw);
       await events.record(pod, 'Warning', 'FailedScheduling', 'Scheduling', message);
       try {
         await markUnschedulable(host, podType, pod, message);
