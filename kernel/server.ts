@@ -122,7 +122,7 @@ export class Server {
     });
     this.host = new Host({
       brand: this.brand, config, log: this.log, loops: role?.loops ?? config.readLoops + 1, featureGates: this.featureGates, metrics: this.metrics.registry,
-      cache: this.cache, hub: this.hub, objects: objectClient(() => this.registry, this.objectWatchers), resources: this.resources,
+      cache: this.cache, hub: this.hub, objects: objectClient(() => this.registry, this.objectWatchers, (...a) => this.resources.createSubresource(...a)), resources: this.resources,
       types: () => this.types, registry: () => this.registry, backend: () => this.backend, signers: () => this.signers,
       decide: (attrs) => this.decide(attrs), authenticateToken: (token) => authenticateToken(this.authenticators, token),
       frontProxy: () => this.frontProxy, apiChanged: () => this.documents.changed(),

@@ -12,7 +12,8 @@ import type { TypeDef } from './types.js';
 export interface ObjectClient {
   get(type: TypeDef, namespace: string, name: string): Promise<KObject | undefined>;
   list(type: TypeDef, namespace?: string): Promise<KObject[]>;
-  create(type: TypeDef, obj: KObject): Promise<KObject>;
+  /** With `subresource`: POSTs `obj` (a Binding, an Eviction) to that create-only sub-resource of the object obj.metadata names, as a client would (its admission, then the plugin serving it); returns the answer (a Status). */
+  create(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
   update(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
   /** opts: DeleteOptions (propagationPolicy, gracePeriodSeconds, preconditions, dryRun). */
   delete(type: TypeDef, namespace: string, name: string, opts?: { propagationPolicy?: string; gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }): Promise<KObject | undefined>;

@@ -32,7 +32,10 @@ export class ObjectWatchers {
   }
 }
 
-export function objectClient(registry: () => Registry, watchers: ObjectWatchers): ObjectClient {
+/** Creates on the create-only sub-resources plugins serve (ResourceEndpoints.createSubresource). */
+export type SubresourceCreate = (type: TypeDef, namespace: string, name: string, sub: string, body: KObject, user: UserInfo) => Promise<KObject>;
+
+export function objectClient(registry: () => Registry, watchers: ObjectWatchers, createSub: SubresourceCreate): ObjectClient {
   const target = (type: TypeDef, namespace: string, name: string, subresource = ''): Target => ({ type, namespace: type.namespaced ? namespace : '', name, subresource });
   const parse = (b: Buffer | string) => JSON.parse(typeof b === 'string' ? b : b.toString('utf8')) as KObject;
   return {
@@ -56,7 +59,9 @@ export function objectClient(registry: () => Registry, watchers: ObjectWatchers)
         visit({ namespace: e.namespace, name: e.name, mentions: (...texts) => texts.length > 0 && pattern(texts).test(e.bytes.toString('latin1')), object: () => parse(e.bytes) });
       }
     },
-    create: async (type, obj) => parse(await registry().createObject(target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj, SYSTEM_USER, false)),
+    create: async (type, obj, subresource) => subresource
+      ? createSub(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', subresource, obj, SYSTEM_USER)
+      : parse(await registry().createObject(target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj, SYSTEM_USER, false)),
     update: async (type, obj, subresource = '') => {
       const t = target(type, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '', subresource);
       const { bytes } = await registry().updateObject(t, SYSTEM_USER, false, () => JSON.parse(JSON.stringify(obj)), obj.metadata?.resourceVersion);

@@ -1,7 +1,7 @@
 // Requests for resources of served types: the path checked against the type, then the plugins'
 // streamed, create and CONNECT sub-resources, computed types, or the registry's verbs.
 import type { Brand } from '../../contracts/brand.js';
-import type { ConnectHandler, ConnectRoute, RequestInfo, StreamHandler, TypeDef, UserInfo, VirtualHandler, VirtualRoute } from '../../contracts/index.js';
+import type { ConnectHandler, ConnectRoute, KObject, RequestInfo, StreamHandler, TypeDef, UserInfo, VirtualHandler, VirtualRoute } from '../../contracts/index.js';
 import { errors, type StatusError } from '../../contracts/status.js';
 import type { KRequest, KResponse } from '../../http/types.js';
 import type { AuditContext } from '../../ops/audit.js';
@@ -65,6 +65,20 @@ export class ResourceEndpoints {
       t.subresourceInfo = { ...t.subresourceInfo, [sub]: { verbs: ['create'], kind: route.kind, group: route.subresourceGroup, version: route.subresourceVersion } };
       this.virtualHandlers.set(`${t.group}/${t.version}/${t.resource}/${sub}`, handler);
     }
+  }
+
+  /**
+   * A create on a plugin's sub-resource from inside the server (ObjectClient.create with a
+   * sub-resource): the parent must exist, the sub-resource's admission runs, then its handler.
+   */
+  async createSubresource(type: TypeDef, namespace: string, name: string, sub: string, body: KObject, user: UserInfo): Promise<KObject> {
+    const handler = this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
+    if (!handler) throw errors.notFound(type.group, `${type.resource}/${sub}`, name);
+    const r = this.ctx.registry();
+    const t: Target = { type, namespace: type.namespaced ? namespace : '', name, subresource: sub };
+    if (!r.current(type, t.namespace, name)) throw errors.notFound(type.group, type.resource, name);
+    await r.admitSubresourceCreate(t, user, false, body);
+    return (await handler({ body, user, namespace: t.namespace, name, dryRun: false })).object;
   }
 
   async serve(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void> {
