@@ -3,8 +3,8 @@
 // kube-scheduler does, with its default filters (filters.ts), least-allocated scoring (score.ts),
 // and its events and PodScheduled condition (report.ts). A pod that fits nowhere waits until a node
 // or a bound pod changes (and at least its backoff: 1 s doubling to 10 s; every 5 minutes in any case).
-// While another scheduler holds the `<kube>-scheduler` leader Lease in the system namespace and has
-// renewed it within its duration, this one binds nothing.
+// While another scheduler holds the `<kube>-scheduler` leader Lease in the system namespace and
+// renews it, this one is stopped (externalLease: kernel/ops/step-aside.ts), and started afresh after.
 import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { WorkQueue } from '../../lib/work-queue.js';
@@ -43,7 +43,6 @@ const plugin: PluginModule<'controller'> = {
   name: 'scheduler',
   create(options, host) {
     const name = schedulerName(options);
-    const leaseName = `${host.brand.name === 'kubernetes' ? 'kube' : host.brand.name}-scheduler`;
     const taintKey = (t: string) => `node.${host.brand.keyDomain}/${t}`;
     let podType: TypeDef;
     let nodeType: TypeDef;
@@ -54,10 +53,7 @@ const plugin: PluginModule<'controller'> = {
     const backoff = new Map<string, Backoff>();
     /** Each pending pod's spec and labels as last seen: a change of these (not of its status) is worth another try. */
     const seen = new Map<string, string>();
-    /** Until when another scheduler's Lease is fresh (ms), and whether we said so. */
-    let externalUntil = 0;
-    let holder = '';
-    let aside = false;
+    let stopped = false;
     let retryTimer: NodeJS.Timeout | undefined;
     let flushTimer: NodeJS.Timeout | undefined;
     const unwatch: (() => void)[] = [];
@@ -115,31 +111,8 @@ const plugin: PluginModule<'controller'> = {
       clusterChanged();
     }
 
-    function onLease(type: 'ADDED' | 'MODIFIED' | 'DELETED', l: KObject) {
-      if (l.metadata?.name !== leaseName || l.metadata?.namespace !== host.brand.systemNamespace) return;
-      const s: J = isObj(l.spec) ? l.spec : {};
-      const renewed = Date.parse(s.renewTime ?? s.acquireTime ?? '');
-      holder = typeof s.holderIdentity === 'string' ? s.holderIdentity : '';
-      externalUntil = type !== 'DELETED' && holder && !Number.isNaN(renewed) ? renewed + Number(s.leaseDurationSeconds ?? 15) * 1000 : 0;
-      kick();
-    }
-
-    /** Whether another scheduler leads now; logs the change either way once. */
-    function steppingAside(): boolean {
-      const now = Date.now();
-      if (now < externalUntil) {
-        if (!aside) host.log.info('scheduler: another scheduler holds the leader Lease; binding nothing while it renews it', { lease: `${host.brand.systemNamespace}/${leaseName}`, holder });
-        aside = true;
-        retryLater(externalUntil + 1);
-        return true;
-      }
-      if (aside) host.log.info('scheduler: the leader Lease is no longer renewed; scheduling', { lease: `${host.brand.systemNamespace}/${leaseName}` });
-      aside = false;
-      return false;
-    }
-
     async function pass() {
-      if (!active.size || steppingAside()) return;
+      if (!active.size) return;
       passSaw = changes;
       const now = Date.now();
       const pods = await host.objects.list(podType);
@@ -158,7 +131,7 @@ const plugin: PluginModule<'controller'> = {
         || String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)) || keyOf(a).localeCompare(keyOf(b)));
       const infos = nodeInfos(await host.objects.list(nodeType), pods);
       for (const pod of ready) {
-        if (steppingAside()) return;
+        if (stopped) return; // stepping aside (or shutting down) in the middle of a pass
         active.delete(keyOf(pod));
         try {
           await scheduleOne(pod, infos);
@@ -215,18 +188,14 @@ const plugin: PluginModule<'controller'> = {
     }
 
     return {
+      // Another scheduler (the reference's kube-scheduler, leader-elected) does this work while it runs.
+      externalLease: `${host.brand.name === 'kubernetes' ? 'kube' : host.brand.name}-scheduler`,
       async start() {
         const pods = host.type('', 'pods');
         const nodes = host.type('', 'nodes');
-        const leases = host.type(`coordination.${host.brand.domain}`, 'leases');
         if (!pods || !nodes) return;
         [podType, nodeType] = [pods, nodes];
         events = new EventRecorder(host, host.type(`events.${host.brand.domain}`, 'events'), name);
-        if (leases) {
-          unwatch.push(host.objects.watch(leases, onLease));
-          const lease = await host.objects.get(leases, host.brand.systemNamespace, leaseName);
-          if (lease) onLease('ADDED', lease);
-        }
         unwatch.push(host.objects.watch(nodes, onNode));
         unwatch.push(host.objects.watch(pods, onPod));
         for (const n of await host.objects.list(nodes)) nodeShapes.set(n.metadata!.name!, nodeFingerprint(n));
@@ -236,6 +205,7 @@ const plugin: PluginModule<'controller'> = {
         kick(0);
       },
       async stop() {
+        stopped = true;
         for (const u of unwatch) u();
         if (retryTimer) clearTimeout(retryTimer);
         if (flushTimer) clearInterval(flushTimer);
