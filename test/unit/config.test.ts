@@ -87,6 +87,17 @@ t.test('JSON file; other storage plugin replaces options', async (t) => {
   t.same(c.admission, []);
 });
 
+t.test('controllers: enable and disable over the default list (or the file\'s own)', async (t) => {
+  const load = async (text: string) => loadConfig(['--config', await tmpFile('server.yaml', text)], noEnv);
+  const names = (c: { controllers: { plugin: string }[] }) => c.controllers.map((r) => r.plugin);
+  const defaults = names(defaultConfig());
+  const c = await load(['enableControllers:', '  - plugin: scheduler', '  - plugin: event-ttl', '    options: { ttlSeconds: 60 }', 'disableControllers: [disruption]', ''].join('\n'));
+  t.same(names(c), [...defaults.filter((n) => n !== 'disruption'), 'scheduler'], 'defaults kept in order, one added at the end, one taken out');
+  t.same(c.controllers.find((r) => r.plugin === 'event-ttl')!.options, { ttlSeconds: 60 }, 'a default named again takes options');
+  const own = await load(['controllers: [{ plugin: namespace }]', 'enableControllers: [{ plugin: scheduler }]', ''].join('\n'));
+  t.same(names(own), ['namespace', 'scheduler'], 'over the file\'s own list');
+});
+
 t.test('admission: enable and disable over the defaults; replace on purpose; the old key kept and warned about', async (t) => {
   const load = async (text: string) => loadConfig(['--config', await tmpFile('server.yaml', text)], noEnv);
   const names = (c: { admission: { plugin: string }[] }) => c.admission.map((r) => r.plugin);
