@@ -20,7 +20,7 @@ class PodAddresses {
 
   take(uid: string, wanted?: string): string {
     const have = this.held.get(uid);
-    if (have !== undefined) return ipText(have);
+    if (have !== undefined) return ipText(this.base + have);
     const used = new Set(this.held.values());
     const w = wanted ? this.offset(wanted) : undefined;
     const free = w !== undefined && !used.has(w) ? w : [...Array(253).keys()].map((i) => i + 2).find((i) => !used.has(i));

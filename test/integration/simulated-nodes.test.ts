@@ -1,0 +1,219 @@
+// The simulated-nodes controller, with the server started on examples/simulated-nodes.yaml: its
+// nodes register with status and Ready, their Leases renew, and pods bound to them (by spec.nodeName
+// or through pods/binding) go through what a node agent writes: Running with addresses and the
+// reference's conditions, Ready after a readiness probe's initial delay, Succeeded or Failed when
+// they run to completion, stopped and deleted at the end of a graceful deletion. Then, when
+// KUBE_SCHEDULER and KUBE_CONTROLLER_MANAGER name the reference binaries, those run against the
+// same cluster: a Deployment rolls out, a Job completes, a Service's EndpointSlice lists ready pods.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { kubectl, noKubectl } from '../lib/kubectl.js';
+import { until } from '../lib/poll.js';
+import { badLines, componentKubeconfig, controllerManagerArgs, startComponent } from '../lib/ref-component.js';
+import { repoRoot, withServer, type TestServer } from '../lib/server.js';
+
+const CONFIG = path.join(repoRoot, 'examples/simulated-nodes.yaml');
+const WAIT = 60_000;
+const NODES = ['sim-node-0', 'sim-node-1', 'sim-node-2'];
+const cond = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
+const inRange = (ip: string, prefix: string) => ip.startsWith(prefix) && !ip.endsWith('.0') && !ip.endsWith('.1');
+
+async function setup(t: Test, ns: string): Promise<TestServer> {
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--config', CONFIG] });
+  t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status, 201);
+  t.ok(await until(() => s.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`), (r) => r.status === 200, WAIT), 'default ServiceAccount');
+  return s;
+}
+
+/** Collects a pod's watch events (from its creation on) until it is deleted or the test ends. */
+function watchPods(t: Test, s: TestServer, ns: string) {
+  const events: { type: string; object: any }[] = [];
+  const w = s.stream(`/api/v1/namespaces/${ns}/pods?watch=true`, (e) => events.push(e));
+  t.teardown(() => w.close());
+  return { of: (name: string) => events.filter((e) => e.object?.metadata?.name === name) };
+}
+
+t.test('simulated nodes and the pods bound to them', async (t) => {
+  const NS = 'sim';
+  const s = await setup(t, NS);
+  const PODS = `/api/v1/namespaces/${NS}/pods`;
+  const get = async (p: string) => (await s.get(p)).json;
+  const create = async (body: any) => {
+    const r = await s.request('POST', PODS, { body });
+    t.equal(r.status, 201, `create ${body.metadata.name}${r.status === 201 ? "" : `: ${r.text.slice(0, 300)}`}`);
+    return r.json;
+  };
+  const pod = (name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
+    metadata: { name, annotations }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }], ...spec },
+  });
+  const watch = watchPods(t, s, NS);
+
+  await t.test('nodes register with status and Ready, untainted', async (t) => {
+    const nodes = await until(async () => (await get('/api/v1/nodes')).items as any[], (l) => l.length === 3, WAIT);
+    t.same(nodes.map((n) => n.metadata.name).sort(), NODES);
+    const version = (await get('/version')).gitVersion;
+    for (const [i, n] of nodes.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).entries()) {
+      t.match(n.metadata.labels, { 'kubernetes.io/hostname': n.metadata.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' });
+      t.same(n.spec.podCIDRs, [`10.244.${i}.0/24`], 'its own /24');
+      t.equal(n.spec.podCIDR, `10.244.${i}.0/24`);
+      t.notOk(n.spec.taints?.length, 'no taints (the not-ready one taken off)');
+      t.match(n.status.capacity, { cpu: '8', memory: '32Gi', pods: '110' });
+      t.match(n.status.allocatable, { cpu: '8', memory: '32Gi', pods: '110' });
+      t.match(n.status.nodeInfo, { kubeletVersion: version, operatingSystem: 'linux', architecture: 'amd64', osImage: String, containerRuntimeVersion: String });
+      t.same(n.status.addresses.map((a: any) => a.type), ['InternalIP', 'Hostname']);
+      t.equal(n.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
+      t.match(cond(n, 'Ready'), { status: 'True', reason: 'KubeletReady' });
+      for (const [type, reason] of [['MemoryPressure', 'KubeletHasSufficientMemory'], ['DiskPressure', 'KubeletHasNoDiskPressure'], ['PIDPressure', 'KubeletHasSufficientPID']]) {
+        t.match(cond(n, type), { status: 'False', reason }, type);
+      }
+    }
+  });
+
+  await t.test('their Leases are renewed', async (t) => {
+    const L = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/sim-node-0';
+    const first = await until(() => get(L), (l) => Boolean(l?.spec?.renewTime), WAIT);
+    t.match(first.spec, { holderIdentity: 'sim-node-0', leaseDurationSeconds: 40 });
+    t.match(first.metadata.ownerReferences, [{ kind: 'Node', name: 'sim-node-0' }], 'owned by its Node');
+    const later = await until(() => get(L), (l) => l.spec.renewTime !== first.spec.renewTime, WAIT);
+    t.ok(Date.parse(later.spec.renewTime) > Date.parse(first.spec.renewTime), 'renewTime moved on');
+  });
+
+  await t.test('a pod with spec.nodeName goes Running and Ready, with addresses and conditions', async (t) => {
+    await create(pod('web-a', { nodeName: 'sim-node-1', initContainers: [{ name: 'i1', image: 'registry.example/init:1' }, { name: 'i2', image: 'registry.example/init:1' }] }));
+    await create(pod('web-b', { nodeName: 'sim-node-1' }));
+    const a = await until(() => get(`${PODS}/web-a`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
+    t.equal(a.status.phase, 'Running');
+    t.equal(a.status.hostIP, '172.18.0.3', 'the node\'s InternalIP');
+    t.ok(inRange(a.status.podIP, '10.244.1.'), `pod IP ${a.status.podIP} from the node's range`);
+    t.same(a.status.podIPs, [{ ip: a.status.podIP }]);
+    t.ok(a.status.startTime);
+    t.equal(a.status.qosClass, 'BestEffort');
+    t.match(a.status.containerStatuses, [{ name: 'c', image: 'registry.example/app:1', imageID: String, containerID: String, started: true, ready: true, restartCount: 0, state: { running: { startedAt: String } } }]);
+    t.same(a.status.initContainerStatuses.map((c: any) => [c.name, c.state.terminated?.exitCode, c.state.terminated?.reason]), [['i1', 0, 'Completed'], ['i2', 0, 'Completed']], 'init containers completed, in order');
+    for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) t.match(cond(a, type), { status: 'True' }, type);
+    const b = await until(() => get(`${PODS}/web-b`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
+    t.ok(inRange(b.status.podIP, '10.244.1.'), 'the second pod also from the node\'s range');
+    t.not(b.status.podIP, a.status.podIP, 'addresses are unique on a node');
+  });
+
+  await t.test('a readiness probe\'s initial delay holds Ready back', async (t) => {
+    await create(pod('probed', { nodeName: 'sim-node-0', containers: [{ name: 'c', image: 'registry.example/app:1', readinessProbe: { initialDelaySeconds: 3, tcpSocket: { port: 80 } } }] }));
+    const ready = await until(() => get(`${PODS}/probed`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
+    const running = watch.of('probed').map((e) => e.object).find((p) => p.status?.phase === 'Running');
+    t.match(cond(running, 'Ready'), { status: 'False', reason: 'ContainersNotReady' }, 'Running but not Ready at first');
+    t.match(cond(running, 'ContainersReady'), { status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]' });
+    const started = Date.parse(ready.status.containerStatuses[0].state.running.startedAt);
+    t.ok(Date.parse(cond(ready, 'Ready').lastTransitionTime) >= started + 3000, 'Ready no sooner than the initial delay after the start');
+  });
+
+  await t.test('a restartPolicy Never pod Succeeds, or Fails with the exit code of its annotation', async (t) => {
+    await create(pod('once', { nodeName: 'sim-node-2', restartPolicy: 'Never' }));
+    await create(pod('fails', { nodeName: 'sim-node-2', restartPolicy: 'Never' }, { 'kubernetes.io/sim-exit-code': '3' }));
+    const ok = await until(() => get(`${PODS}/once`), (p) => p.status?.phase === 'Succeeded', WAIT);
+    t.equal(ok.status.phase, 'Succeeded');
+    t.match(ok.status.containerStatuses[0].state.terminated, { exitCode: 0, reason: 'Completed' });
+    t.match(cond(ok, 'Ready'), { status: 'False', reason: 'PodCompleted' });
+    t.ok(watch.of('once').some((e) => e.object.status?.phase === 'Running'), 'it ran first');
+    const bad = await until(() => get(`${PODS}/fails`), (p) => p.status?.phase === 'Failed', WAIT);
+    t.equal(bad.status.phase, 'Failed');
+    t.match(bad.status.containerStatuses[0].state.terminated, { exitCode: 3, reason: 'Error' });
+    t.match(cond(bad, 'ContainersReady'), { status: 'False', reason: 'PodFailed' });
+  });
+
+  await t.test('a graceful deletion stops the containers and removes the pod after its grace period', async (t) => {
+    await create(pod('doomed', { nodeName: 'sim-node-0' }));
+    const running = await until(() => get(`${PODS}/doomed`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
+    const del = await s.request('DELETE', `${PODS}/doomed`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 2 } });
+    t.equal(del.status, 200);
+    t.ok(del.json.metadata.deletionTimestamp, 'graceful: the pod stays, marked for deletion');
+    t.ok(await until(() => s.get(`${PODS}/doomed`), (r) => r.status === 404, WAIT), 'gone');
+    const evs = watch.of('doomed');
+    const stopped = evs.find((e) => e.type === 'MODIFIED' && e.object.metadata.deletionTimestamp && e.object.status.containerStatuses?.[0]?.state?.terminated);
+    t.ok(stopped, 'the containers were marked stopped before the pod went');
+    const last = evs[evs.length - 1];
+    t.equal(last?.type, 'DELETED');
+    t.equal(last?.object.metadata.uid, running.metadata.uid);
+    t.ok(Date.parse(stopped?.object.status.containerStatuses[0].state.terminated.finishedAt) >= Date.parse(del.json.metadata.deletionTimestamp) - 1000, 'stopped at the end of the grace period');
+  });
+
+  await t.test('a pod bound through pods/binding is picked up', async (t) => {
+    await create(pod('bound'));
+    const b = await s.request('POST', `${PODS}/bound/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'bound' }, target: { apiVersion: 'v1', kind: 'Node', name: 'sim-node-2' } } });
+    t.equal(b.status, 201, `bound: ${b.text}`);
+    const p = await until(() => get(`${PODS}/bound`), (o) => cond(o, 'Ready')?.status === 'True', WAIT);
+    t.equal(p.status.hostIP, '172.18.0.4', 'the node\'s address');
+    t.ok(inRange(p.status.podIP, '10.244.2.'), `pod IP ${p.status.podIP} from the node's range`);
+    t.match(cond(p, 'PodScheduled'), { status: 'True' }, 'PodScheduled');
+  });
+
+  await t.test('a pod on a node that does not exist is left alone', async (t) => {
+    await create(pod('nowhere', { nodeName: 'no-such-node' }));
+    // the pods above show the controller at work; this one, created after them, stays as created
+    await create(pod('witness', { nodeName: 'sim-node-0' }));
+    await until(() => get(`${PODS}/witness`), (o) => cond(o, 'Ready')?.status === 'True', WAIT);
+    const p = await get(`${PODS}/nowhere`);
+    t.equal(p.status.phase, 'Pending');
+    t.notOk(p.status.podIP);
+  });
+
+  await t.test('a deleted node registers again', async (t) => {
+    const old = await get('/api/v1/nodes/sim-node-2');
+    t.equal((await s.request('DELETE', '/api/v1/nodes/sim-node-2')).status, 200);
+    const again = await until(() => s.get('/api/v1/nodes/sim-node-2'), (r) => r.status === 200 && r.json.metadata.uid !== old.metadata.uid, WAIT);
+    t.equal(again.status, 200);
+    t.match(cond(again.json, 'Ready'), { status: 'True' });
+  });
+});
+
+const SCHED = process.env.KUBE_SCHEDULER;
+const KCM = process.env.KUBE_CONTROLLER_MANAGER;
+const refSkip = !(SCHED && existsSync(SCHED) && KCM && existsSync(KCM))
+  ? 'KUBE_SCHEDULER and KUBE_CONTROLLER_MANAGER do not name the reference binaries (e.g. /work/ref/bin/kube-scheduler, /work/ref/bin/kube-controller-manager)'
+  : noKubectl;
+
+t.test('the reference scheduler and controller manager on simulated nodes', { skip: refSkip }, async (t) => {
+  const NS = 'sim-ref';
+  const s = await setup(t, NS);
+  const kc = await componentKubeconfig(s, 'system:kube-scheduler');
+  const sched = startComponent(t, SCHED!, ['--kubeconfig', kc, '--authentication-kubeconfig', kc, '--authorization-kubeconfig', kc,
+    '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0'], process.env.SCHED_LOG_FILE);
+  const kcm = startComponent(t, KCM!, controllerManagerArgs(s, path.join(s.dataDir, 'admin.kubeconfig')), process.env.KCM_LOG_FILE);
+  const get = async (p: string) => (await s.get(p)).json;
+  const labels = { app: 'web' };
+  const template = { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1', ports: [{ containerPort: 80 }] }] } };
+
+  await t.test('a 5-replica Deployment rolls out', async (t) => {
+    const r = await s.request('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, { body: { metadata: { name: 'web' }, spec: { replicas: 5, selector: { matchLabels: labels }, template } } });
+    t.equal(r.status, 201, r.text.slice(0, 300));
+    const out = await kubectl(s, ['-n', NS, 'rollout', 'status', 'deployment/web', '--timeout=120s'], { timeoutMs: 150_000 });
+    t.equal(out.code, 0, `rollout status: ${out.stdout}${out.stderr}`);
+    t.match(out.stdout, /successfully rolled out/);
+    const pods = (await get(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`)).items as any[];
+    t.equal(pods.filter((p) => cond(p, 'Ready')?.status === 'True').length, 5, 'five Ready pods');
+    t.ok(pods.every((p) => NODES.includes(p.spec.nodeName)), 'all on simulated nodes');
+  });
+
+  await t.test('a Service\'s EndpointSlice lists the ready addresses', async (t) => {
+    const r = await s.request('POST', `/api/v1/namespaces/${NS}/services`, { body: { metadata: { name: 'web' }, spec: { selector: labels, ports: [{ port: 80 }] } } });
+    t.equal(r.status, 201, r.text.slice(0, 300));
+    const ready = (l: any[]) => l.flatMap((sl) => sl.endpoints ?? []).filter((e: any) => e.conditions?.ready);
+    const slices = await until(async () => (await get(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io/service-name%3Dweb`)).items as any[], (l) => ready(l).length === 5, WAIT);
+    const pods = (await get(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`)).items as any[];
+    t.same(ready(slices).map((e: any) => e.addresses[0]).sort(), pods.map((p) => p.status.podIP).sort(), 'the pods\' addresses, ready');
+  });
+
+  await t.test('a Job completes', async (t) => {
+    const r = await s.request('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, { body: { metadata: { name: 'once' }, spec: { template: { spec: { ...template.spec, restartPolicy: 'Never' } } } } });
+    t.equal(r.status, 201, r.text.slice(0, 300));
+    const job = await until(() => get(`/apis/batch/v1/namespaces/${NS}/jobs/once`), (j) => cond(j, 'Complete')?.status === 'True', 120_000);
+    t.match(cond(job, 'Complete'), { status: 'True' });
+    t.equal(job.status.succeeded, 1);
+  });
+
+  await t.test('no refusals or failed watches in either component\'s log', async (t) => {
+    const race = /Operation cannot be fulfilled|already exists|not found/;
+    t.same(badLines(sched.log, { race }), [], 'scheduler log');
+    t.same(badLines(kcm.log, { race, expected: /no cloud provider provided/ }), [], 'controller manager log');
+  });
+});
