@@ -21,10 +21,20 @@ const inRange = (ip: string, prefix: string) => ip.startsWith(prefix) && !ip.end
 
 async function setup(t: Test, ns: string): Promise<TestServer> {
   const s = await withServer(t, { brand: 'kubernetes', args: ['--config', CONFIG] });
-  t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status, 201);
+  await post(t, s, '/api/v1/namespaces', { metadata: { name: ns } });
   t.ok(await until(() => s.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`), (r) => r.status === 200, WAIT), 'default ServiceAccount');
   return s;
 }
+
+/** POSTs `body`, expecting 201 (the answer in the message only when it is not). */
+async function post(t: Test, s: TestServer, p: string, body: any): Promise<any> {
+  const r = await s.request('POST', p, { body });
+  t.equal(r.status, 201, `create ${body.metadata?.name}${r.status === 201 ? '' : `: ${r.text.slice(0, 300)}`}`);
+  return r.json;
+}
+
+/** The server's warnings and errors about the simulated nodes: none expected. */
+const simWarnings = (s: TestServer) => s.logs.filter((l) => /simulated/i.test(l) && /^[EW]\d{4}|level=(warn|error)|"level":"(warn|error)"/.test(l));
 
 /** Collects a pod's watch events (from its creation on) until it is deleted or the test ends. */
 function watchPods(t: Test, s: TestServer, ns: string) {
@@ -39,11 +49,7 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
   const s = await setup(t, NS);
   const PODS = `/api/v1/namespaces/${NS}/pods`;
   const get = async (p: string) => (await s.get(p)).json;
-  const create = async (body: any) => {
-    const r = await s.request('POST', PODS, { body });
-    t.equal(r.status, 201, `create ${body.metadata.name}${r.status === 201 ? "" : `: ${r.text.slice(0, 300)}`}`);
-    return r.json;
-  };
+  const create = (body: any) => post(t, s, PODS, body);
   const pod = (name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
     metadata: { name, annotations }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1' }], ...spec },
   });
@@ -164,6 +170,8 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
     t.equal(again.status, 200);
     t.match(cond(again.json, 'Ready'), { status: 'True' });
   });
+
+  t.same(simWarnings(s), [], 'no warnings from the simulated nodes');
 });
 
 const SCHED = process.env.KUBE_SCHEDULER;
@@ -184,8 +192,7 @@ t.test('the reference scheduler and controller manager on simulated nodes', { sk
   const template = { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1', ports: [{ containerPort: 80 }] }] } };
 
   await t.test('a 5-replica Deployment rolls out', async (t) => {
-    const r = await s.request('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, { body: { metadata: { name: 'web' }, spec: { replicas: 5, selector: { matchLabels: labels }, template } } });
-    t.equal(r.status, 201, r.text.slice(0, 300));
+    await post(t, s, `/apis/apps/v1/namespaces/${NS}/deployments`, { metadata: { name: 'web' }, spec: { replicas: 5, selector: { matchLabels: labels }, template } });
     const out = await kubectl(s, ['-n', NS, 'rollout', 'status', 'deployment/web', '--timeout=120s'], { timeoutMs: 150_000 });
     t.equal(out.code, 0, `rollout status: ${out.stdout}${out.stderr}`);
     t.match(out.stdout, /successfully rolled out/);
@@ -195,8 +202,7 @@ t.test('the reference scheduler and controller manager on simulated nodes', { sk
   });
 
   await t.test('a Service\'s EndpointSlice lists the ready addresses', async (t) => {
-    const r = await s.request('POST', `/api/v1/namespaces/${NS}/services`, { body: { metadata: { name: 'web' }, spec: { selector: labels, ports: [{ port: 80 }] } } });
-    t.equal(r.status, 201, r.text.slice(0, 300));
+    await post(t, s, `/api/v1/namespaces/${NS}/services`, { metadata: { name: 'web' }, spec: { selector: labels, ports: [{ port: 80 }] } });
     const ready = (l: any[]) => l.flatMap((sl) => sl.endpoints ?? []).filter((e: any) => e.conditions?.ready);
     const slices = await until(async () => (await get(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io/service-name%3Dweb`)).items as any[], (l) => ready(l).length === 5, WAIT);
     const pods = (await get(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`)).items as any[];
@@ -204,8 +210,7 @@ t.test('the reference scheduler and controller manager on simulated nodes', { sk
   });
 
   await t.test('a Job completes', async (t) => {
-    const r = await s.request('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, { body: { metadata: { name: 'once' }, spec: { template: { spec: { ...template.spec, restartPolicy: 'Never' } } } } });
-    t.equal(r.status, 201, r.text.slice(0, 300));
+    await post(t, s, `/apis/batch/v1/namespaces/${NS}/jobs`, { metadata: { name: 'once' }, spec: { template: { spec: { ...template.spec, restartPolicy: 'Never' } } } });
     const job = await until(() => get(`/apis/batch/v1/namespaces/${NS}/jobs/once`), (j) => cond(j, 'Complete')?.status === 'True', 120_000);
     t.match(cond(job, 'Complete'), { status: 'True' });
     t.equal(job.status.succeeded, 1);
@@ -215,5 +220,6 @@ t.test('the reference scheduler and controller manager on simulated nodes', { sk
     const race = /Operation cannot be fulfilled|already exists|not found/;
     t.same(badLines(sched.log, { race }), [], 'scheduler log');
     t.same(badLines(kcm.log, { race, expected: /no cloud provider provided/ }), [], 'controller manager log');
+    t.same(simWarnings(s), [], 'no warnings from the simulated nodes');
   });
 });

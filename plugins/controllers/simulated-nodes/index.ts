@@ -7,37 +7,12 @@ import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from 
 import { isObj, type J } from '../../lib/json.js';
 import { WorkQueue } from '../../lib/work-queue.js';
 import { NodeAgents, planNodes, type SimNode } from './nodes.js';
-import { ipText, parseOptions } from './options.js';
+import { parseOptions } from './options.js';
+import { PodAddresses } from './addresses.js';
 import { isStarted, isTerminal, progress, runSettings, startedStatus, stoppedStatus } from './pod-status.js';
 
 const keyOf = (o: KObject) => `${o.metadata!.namespace}/${o.metadata!.name}`;
 const nodeNameOf = (o: KObject) => (isObj(o.spec) ? (o.spec.nodeName as string | undefined) : undefined);
-
-/** Pod addresses of one node's /24: .2 to .254 (.0 the network, .1 the bridge, .255 broadcast), each held by a pod uid. */
-class PodAddresses {
-  private held = new Map<string, number>();
-  constructor(private base: number) {}
-
-  take(uid: string, wanted?: string): string {
-    const have = this.held.get(uid);
-    if (have !== undefined) return ipText(this.base + have);
-    const used = new Set(this.held.values());
-    const w = wanted ? this.offset(wanted) : undefined;
-    const free = w !== undefined && !used.has(w) ? w : [...Array(253).keys()].map((i) => i + 2).find((i) => !used.has(i));
-    if (free === undefined) throw new Error('no free pod address on the node');
-    this.held.set(uid, free);
-    return ipText(this.base + free);
-  }
-
-  free(uid: string): void { this.held.delete(uid); }
-
-  /** The offset of an address in this node's range, if it is one of its pod addresses. */
-  private offset(ip: string): number | undefined {
-    const parts = ip.split('.').map(Number);
-    const n = parts.reduce((a, p) => a * 256 + p, 0);
-    return n - this.base >= 2 && n - this.base <= 254 ? n - this.base : undefined;
-  }
-}
 
 const plugin: PluginModule<'controller'> = {
   kind: 'controller',

@@ -71,8 +71,13 @@ export function parseOptions(given: Record<string, unknown> | undefined): SimOpt
   int('leaseDurationSeconds', 1);
   int('statusReportSeconds', 1);
   if (o.stopSeconds !== undefined) int('stopSeconds', 0);
-  for (const k of ['namePrefix', 'cpu', 'memory', 'pods', 'ephemeralStorage', 'architecture', 'kubeletVersion'] as const) check(typeof o[k] === 'string' && o[k] !== '', k, 'a non-empty string', o[k]);
-  for (const k of ['cpu', 'memory', 'pods', 'ephemeralStorage'] as const) o[k] = String(o[k]);
+  for (const k of ['namePrefix', 'architecture', 'kubeletVersion'] as const) check(typeof o[k] === 'string' && o[k] !== '', k, 'a non-empty string', o[k]);
+  // quantities: YAML reads `cpu: 8` as a number
+  for (const k of ['cpu', 'memory', 'pods', 'ephemeralStorage'] as const) {
+    const v: unknown = o[k];
+    check((typeof v === 'string' && /^\d+(\.\d+)?([mkMGTPE]i?|[KMGTPE]i)?$/.test(v)) || (typeof v === 'number' && v >= 0), k, 'a quantity such as 8, 500m or 32Gi', v);
+    o[k] = String(v);
+  }
   check(isObj(o.labels) && Object.values(o.labels).every((v) => typeof v === 'string'), 'labels', 'a map of strings', o.labels);
   check(Array.isArray(o.taints) && o.taints.every((t) => isObj(t) && typeof t.key === 'string' && typeof t.effect === 'string'), 'taints', 'a list of {key, value?, effect}', o.taints);
   const pods = cidr(o.podCIDR, 'podCIDR');

@@ -85,6 +85,9 @@ export function progress(pod: KObject, run: RunSettings, now: number): { status?
       const state = terminated(run.exitCode, cs.state.running.startedAt, stamp(now), cs.containerID);
       // OnFailure restarts a container that failed, as the node agent does (the Job controller counts the restarts).
       if (run.exitCode !== 0 && spec(pod).restartPolicy === 'OnFailure') {
+        // it exits again after the run time (at least a second on: a crash loop, not a busy one), ready again after its delay
+        due(now + Math.max(1000, run.runSeconds * 1000));
+        if (readinessDelay(c) > 0) due(now + readinessDelay(c));
         return { ...cs, ready: readinessDelay(c) === 0, restartCount: (cs.restartCount ?? 0) + 1, lastState: state, state: { running: { startedAt: stamp(now) } } };
       }
       return { ...cs, ready: false, started: false, state };
