@@ -49,6 +49,19 @@ t.test('a started pod: Running, Ready at once without a probe, PodScheduled kept
   t.same(progress({ ...pod({}), status: st }, run, T0 + 60_000), { wakeAt: undefined }, 'restartPolicy Always: nothing more happens');
 });
 
+t.test('readiness gates hold Ready back until their conditions are True', async (t) => {
+  const p = pod({ readinessGates: [{ conditionType: 'example.com/lb' }, { conditionType: 'example.com/dns' }] });
+  p.status.conditions.push({ type: 'example.com/dns', status: 'False', lastTransitionTime: '2024-01-01T00:00:00Z' });
+  const st = startedStatus(p, 'h', 'ip', T0, false);
+  t.match(cond(st, 'ContainersReady'), { status: 'True' });
+  t.match(cond(st, 'Ready'), { status: 'False', reason: 'ReadinessGatesNotReady', message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist., the status of pod readiness gate "example.com/dns" is not "True", but False' });
+  t.ok(cond(st, 'example.com/dns'), 'the gate\'s own condition kept');
+  const met = { ...st, conditions: [...st.conditions.filter((c: any) => !c.type.startsWith('example.com/')), { type: 'example.com/lb', status: 'True' }, { type: 'example.com/dns', status: 'True' }] };
+  t.match(cond(progress({ ...p, status: met }, run, T0 + 1000).status, 'Ready'), { status: 'True' }, 'Ready once both gates are True');
+  const again = progress({ ...p, status: met }, run, T0 + 1000).status;
+  t.same(progress({ ...p, status: again }, run, T0 + 2000), { wakeAt: undefined }, 'and then nothing more to write');
+});
+
 t.test('a readiness probe\'s initial delay', async (t) => {
   const p = pod({ containers: [{ name: 'c', image: 'img:1', readinessProbe: { initialDelaySeconds: 5 } }] });
   const st = startedStatus(p, 'h', '10.244.0.2', T0, false);

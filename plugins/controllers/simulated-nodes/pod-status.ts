@@ -98,7 +98,12 @@ export function progress(pod: KObject, run: RunSettings, now: number): { status?
     }
     return cs;
   });
-  if (!changed) return { wakeAt };
+  if (!changed) {
+    // A readiness gate's condition may have changed (someone else writes those): Ready follows it.
+    const fresh = conditions(pod, old, now);
+    const sig = (cs: J[]) => JSON.stringify(cs.map((c) => [c.type, c.status, c.reason, c.message]).sort());
+    return sig(fresh) === sig(list(old.conditions)) ? { wakeAt } : { status: { ...old, conditions: fresh }, wakeAt };
+  }
   const next: J = { ...old, containerStatuses: containers };
   if (containers.every((cs) => cs.state?.terminated)) next.phase = containers.every((cs) => cs.state.terminated.exitCode === 0) ? 'Succeeded' : 'Failed';
   next.conditions = conditions(pod, next, now);
@@ -129,8 +134,12 @@ function conditions(pod: KObject, st: J, now: number): J[] {
   const gates = list(spec(pod).readinessGates).map((g) => g.conditionType);
   const old = list(st.conditions);
   if (containersReady.status === 'True') {
-    const notTrue = gates.filter((g) => old.find((c) => c.type === g)?.status !== 'True');
-    if (notTrue.length) ready = { status: 'False', reason: 'ReadinessGatesNotReady', message: notTrue.map((g) => `the status of pod readiness gate "${g}" is not "True"`).join(', ') };
+    const unmet = gates.flatMap((g) => {
+      const c = old.find((x) => x.type === g);
+      if (!c) return [`corresponding condition of pod readiness gate "${g}" does not exist.`];
+      return c.status === 'True' ? [] : [`the status of pod readiness gate "${g}" is not "True", but ${c.status}`];
+    });
+    if (unmet.length) ready = { status: 'False', reason: 'ReadinessGatesNotReady', message: unmet.join(', ') };
   }
   const initialized = phase === 'Succeeded' ? { status: 'True', reason: 'PodCompleted' } : { status: 'True' };
   const made: Record<string, J> = { Initialized: initialized, Ready: ready, ContainersReady: containersReady };
