@@ -5,13 +5,15 @@
 // they run to completion, stopped and deleted at the end of a graceful deletion. Then, when
 // KUBE_SCHEDULER and KUBE_CONTROLLER_MANAGER name the reference binaries, those run against the
 // same cluster: a Deployment rolls out, a Job completes, a Service's EndpointSlice lists ready pods.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
 import { until } from '../lib/poll.js';
 import { badLines, componentKubeconfig, controllerManagerArgs, startComponent } from '../lib/ref-component.js';
 import { repoRoot, withServer, type TestServer } from '../lib/server.js';
+import { defaultConfig } from '../../kernel/ops/config.js';
 
 const CONFIG = path.join(repoRoot, 'examples/simulated-nodes.yaml');
 const WAIT = 60_000;
@@ -171,6 +173,40 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
     t.match(cond(again.json, 'Ready'), { status: 'True' });
   });
 
+  t.same(simWarnings(s), [], 'no warnings from the simulated nodes');
+});
+
+t.test('a restart picks the pods up from their status; stopSeconds shortens a grace period', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-sim-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ controllers: [...defaultConfig().controllers, { plugin: 'simulated-nodes', options: { count: 1, stopSeconds: 1 } }] }));
+  const s = await withServer(t, { brand: 'kubernetes', args: ['--config', config] });
+  const NS = 'sim-restart';
+  const PODS = `/api/v1/namespaces/${NS}/pods`;
+  await post(t, s, '/api/v1/namespaces', { metadata: { name: NS } });
+  await until(() => s.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`), (r) => r.status === 200, WAIT);
+  const get = async (p: string) => (await s.get(p)).json;
+  const pod = (name: string, extra: Record<string, unknown> = {}, annotations?: Record<string, string>) => ({
+    metadata: { name, annotations }, spec: { nodeName: 'sim-node-0', containers: [{ name: 'c', image: 'registry.example/app:1' }], ...extra },
+  });
+
+  await post(t, s, PODS, pod('steady'));
+  await post(t, s, PODS, pod('job', { restartPolicy: 'Never' }, { 'kubernetes.io/sim-run-seconds': '3' }));
+  const steady = await until(() => get(`${PODS}/steady`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
+  await until(() => get(`${PODS}/job`), (p) => p.status?.phase === 'Running', WAIT);
+  await s.restart();
+  const job = await until(() => get(`${PODS}/job`), (p) => p.status?.phase === 'Succeeded', WAIT);
+  t.equal(job.status.phase, 'Succeeded', 'a run that was under way when the server stopped still ends');
+  await post(t, s, PODS, pod('after'));
+  const after = await until(() => get(`${PODS}/after`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
+  t.ok(after.status.podIP && after.status.podIP !== steady.status.podIP, `a new pod's address (${after.status.podIP}) is not one a running pod holds (${steady.status.podIP})`);
+  t.equal((await get(`${PODS}/steady`)).status.podIP, steady.status.podIP, 'the running pod keeps its address');
+
+  const del = await s.request('DELETE', `${PODS}/steady`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 600 } });
+  t.equal(del.status, 200);
+  t.ok(await until(() => s.get(`${PODS}/steady`), (r) => r.status === 404, WAIT), 'gone');
+  t.ok(Date.now() < Date.parse(del.json.metadata.deletionTimestamp), 'long before its ten-minute grace period ends: the containers stopped after stopSeconds');
   t.same(simWarnings(s), [], 'no warnings from the simulated nodes');
 });
 

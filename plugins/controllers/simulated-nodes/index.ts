@@ -62,9 +62,7 @@ const plugin: PluginModule<'controller'> = {
         wake(key);
         const stopped = isTerminal(pod) || !isStarted(pod) ? pod : await writeStatus(pod, stoppedStatus(pod, now));
         release(pod);
-        await host.objects.delete(podType!, ns, name, { gracePeriodSeconds: 0, preconditions: { uid: stopped.metadata!.uid } }).catch((e) => {
-          if ((e as { code?: number }).code !== 404) throw e;
-        });
+        await host.objects.delete(podType!, ns, name, { gracePeriodSeconds: 0, preconditions: { uid: stopped.metadata!.uid } });
         return;
       }
       if (isTerminal(pod)) {
@@ -91,7 +89,10 @@ const plugin: PluginModule<'controller'> = {
       wake(key, next.wakeAt);
     }
 
-    const queue = new WorkQueue(sync, (key, e) => host.log.warn('simulated-nodes pod sync failed', { pod: key, error: String(e) }));
+    // A pod deleted under a sync (404) needs nothing more; its DELETED event frees its address.
+    const queue = new WorkQueue(sync, (key, e) => {
+      if ((e as { code?: number }).code !== 404) host.log.warn('simulated-nodes pod sync failed', { pod: key, error: String(e) });
+    });
 
     return {
       async start() {
