@@ -165,6 +165,17 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
     t.notOk(p.status.podIP);
   });
 
+  await t.test('a node marked Unknown by someone else reports Ready again at once', async (t) => {
+    const n = await get('/api/v1/nodes/sim-node-1');
+    const was = cond(n, 'Ready');
+    const unknown = n.status.conditions.map((c: any) => ({ ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' }));
+    t.equal((await s.request('PUT', '/api/v1/nodes/sim-node-1/status', { body: { ...n, status: { ...n.status, conditions: unknown } } })).status, 200);
+    const back = await until(() => get('/api/v1/nodes/sim-node-1'), (o) => cond(o, 'Ready')?.status === 'True', WAIT);
+    t.match(cond(back, 'Ready'), { status: 'True', reason: 'KubeletReady' });
+    t.match(cond(back, 'MemoryPressure'), { status: 'False', reason: 'KubeletHasSufficientMemory' });
+    t.ok(Date.parse(cond(back, 'Ready').lastHeartbeatTime) >= Date.parse(was.lastHeartbeatTime), 'with a fresh heartbeat');
+  });
+
   await t.test('a deleted node registers again', async (t) => {
     const old = await get('/api/v1/nodes/sim-node-2');
     t.equal((await s.request('DELETE', '/api/v1/nodes/sim-node-2')).status, 200);

@@ -116,7 +116,11 @@ const plugin: PluginModule<'controller'> = {
           queue.add(keyOf(pod));
         }));
         const nodeType = host.type('', 'nodes')!;
-        unwatch.push(host.objects.watch(nodeType, (type, node) => { if (type === 'DELETED') agents.nodeDeleted(node.metadata!.name!); }));
+        unwatch.push(host.objects.watch(nodeType, (type, node) => {
+          if (!nodes.has(node.metadata!.name!)) return;
+          if (type === 'DELETED') agents.nodeDeleted(node.metadata!.name!);
+          else agents.nodeChanged(node);
+        }));
         for (const p of await host.objects.list(podType)) {
           const node = nodeNameOf(p);
           if (node && nodes.has(node)) queue.add(keyOf(p));

@@ -171,16 +171,41 @@ export class NodeAgents {
     await this.host.objects.create(this.leaseType, { apiVersion: `coordination.${this.host.brand.domain}/v1`, kind: 'Lease', metadata: { name, namespace: ns, ownerReferences }, spec });
   }
 
+  /**
+   * A Node of ours changed: when its conditions no longer say what this node agent says (the node
+   * lifecycle controller marked it Unknown while the server was stalled), report at once, as a node
+   * agent reports a changed status without waiting for the report period.
+   */
+  nodeChanged(node: KObject): void {
+    const name = node.metadata!.name!;
+    const have = list((node.status as J | undefined)?.conditions);
+    const differs = conditions('').some((c) => have.find((x) => x.type === c.type)?.status !== c.status);
+    if (!differs || this.stopped || this.reports.has(name)) return;
+    this.reports.add(name);
+    void this.reportOne(name).finally(() => this.reports.delete(name));
+  }
+
+  private reports = new Set<string>();
+
   /** The periodic status report: fresh heartbeats on every condition. */
   private async reportStatus(): Promise<void> {
     for (const n of this.nodes) {
       if (this.stopped) return;
+      await this.reportOne(n.name);
+    }
+  }
+
+  /** Report one node's conditions, reading it again after a conflict (a few times). */
+  private async reportOne(name: string): Promise<void> {
+    for (let tries = 0; tries < 5 && !this.stopped; tries++) {
       try {
-        const node = await this.host.objects.get(this.nodeType!, '', n.name);
+        const node = await this.host.objects.get(this.nodeType!, '', name);
         if (node) await this.host.objects.update(this.nodeType!, { ...node, status: { ...(node.status as J), conditions: this.heartbeat(node) } }, 'status');
+        return;
       } catch (e) {
-        // A conflict waits for the next report; anything else is worth a line.
-        if ((e as { code?: number }).code !== 409) this.host.log.warn('simulated node status report failed', { node: n.name, error: String(e) });
+        if ((e as { code?: number }).code === 409) continue;
+        if ((e as { code?: number }).code !== 404) this.host.log.warn('simulated node status report failed', { node: name, error: String(e) });
+        return;
       }
     }
   }
