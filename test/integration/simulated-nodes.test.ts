@@ -263,6 +263,19 @@ t.test('the reference scheduler and controller manager on simulated nodes', { sk
     t.equal(job.status.succeeded, 1);
   });
 
+  await t.test('a DaemonSet has a ready pod on every simulated node; a StatefulSet gets ready', async (t) => {
+    const ds = { app: 'agent' };
+    await post(t, s, `/apis/apps/v1/namespaces/${NS}/daemonsets`, { metadata: { name: 'agent' }, spec: { selector: { matchLabels: ds }, template: { ...template, metadata: { labels: ds } } } });
+    const st = await until(() => get(`/apis/apps/v1/namespaces/${NS}/daemonsets/agent`), (o) => o.status?.numberReady === 3, WAIT);
+    t.match(st.status, { desiredNumberScheduled: 3, numberReady: 3 });
+    const pods = (await get(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dagent`)).items as any[];
+    t.same(pods.map((p) => p.spec.nodeName).sort(), NODES, 'one per node');
+    const ss = { app: 'db' };
+    await post(t, s, `/apis/apps/v1/namespaces/${NS}/statefulsets`, { metadata: { name: 'db' }, spec: { serviceName: 'db', replicas: 2, selector: { matchLabels: ss }, template: { ...template, metadata: { labels: ss } } } });
+    const sts = await until(() => get(`/apis/apps/v1/namespaces/${NS}/statefulsets/db`), (o) => o.status?.readyReplicas === 2, WAIT);
+    t.equal(sts.status.readyReplicas, 2, 'two ready replicas, made one after the other');
+  });
+
   await t.test('no refusals or failed watches in either component\'s log', async (t) => {
     const race = /Operation cannot be fulfilled|already exists|not found/;
     t.same(badLines(sched.log, { race }), [], 'scheduler log');
