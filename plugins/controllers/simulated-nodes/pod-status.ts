@@ -2,8 +2,8 @@
 // clock and the run settings: started (init containers completed in order, containers running),
 // ready once each readiness probe's initial delay has passed, run-to-completion containers exiting
 // after their run time, every container stopped when the pod is deleted. The conditions follow the
-// reference's rules (pkg/kubelet/status/generate.go): Initialized, ContainersReady, Ready, and the
-// scheduler's PodScheduled kept.
+// reference's rules (pkg/kubelet/status/generate.go): Initialized, Ready, ContainersReady and
+// PodScheduled after the conditions others own, as the node agent orders them.
 import type { KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { qosClass } from '../../types/builtin/defaults.js';
@@ -142,13 +142,12 @@ function conditions(pod: KObject, st: J, now: number): J[] {
     if (unmet.length) ready = { status: 'False', reason: 'ReadinessGatesNotReady', message: unmet.join(', ') };
   }
   const initialized = phase === 'Succeeded' ? { status: 'True', reason: 'PodCompleted' } : { status: 'True' };
-  const made: Record<string, J> = { Initialized: initialized, Ready: ready, ContainersReady: containersReady };
+  // The node agent's own four, after the conditions others own, in the node agent's order.
+  const made: Record<string, J> = { Initialized: initialized, Ready: ready, ContainersReady: containersReady, PodScheduled: { status: 'True' } };
   const t = stamp(now);
-  const out = Object.entries(made).map(([type, c]) => {
+  const own = Object.entries(made).map(([type, c]) => {
     const prev = old.find((x) => x.type === type);
     return { type, ...c, lastProbeTime: null, lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : t };
   });
-  const kept = old.filter((c) => !made[c.type]);
-  if (!kept.some((c) => c.type === 'PodScheduled')) kept.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: t });
-  return [...out, ...kept];
+  return [...old.filter((c) => !made[c.type]), ...own];
 }
