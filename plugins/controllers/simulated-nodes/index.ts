@@ -33,7 +33,9 @@ const plugin: PluginModule<'controller'> = {
       clearTimeout(timers.get(key));
       timers.delete(key);
       if (at === undefined) return;
-      timers.set(key, setTimeout(() => { timers.delete(key); queue.add(key, 0); }, Math.max(0, at - Date.now()) + 5));
+      // setTimeout fires at once past 2^31-1 ms: a far-off moment is looked at again in a day.
+      const delay = Math.min(Math.max(0, at - Date.now()) + 5, 86_400_000);
+      timers.set(key, setTimeout(() => { timers.delete(key); queue.add(key, 0); }, delay));
     }
 
     function release(pod: KObject): void {
