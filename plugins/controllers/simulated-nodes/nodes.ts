@@ -149,10 +149,22 @@ export class NodeAgents {
     }
   }
 
+  private renewing = false;
+
+  /** One round of renewals at a time (a slow round on a busy machine is not overlapped by the next). */
   private async renewLeases(): Promise<void> {
-    for (const n of this.nodes) {
-      if (this.stopped) return;
-      await this.renewLease(n.name).catch((e) => this.host.log.warn('simulated node lease renewal failed', { node: n.name, error: String(e) }));
+    if (this.renewing) return;
+    this.renewing = true;
+    try {
+      for (const n of this.nodes) {
+        if (this.stopped) return;
+        await this.renewLease(n.name).catch((e) => {
+          // a conflict is retried by the next round, 10 seconds on
+          if ((e as { code?: number }).code !== 409) this.host.log.warn('simulated node lease renewal failed', { node: n.name, error: String(e) });
+        });
+      }
+    } finally {
+      this.renewing = false;
     }
   }
 
