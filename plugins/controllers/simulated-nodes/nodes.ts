@@ -69,7 +69,7 @@ export class NodeAgents {
         addresses: [{ type: 'InternalIP', address: n.hostIP }, { type: 'Hostname', address: n.name }],
         daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
         nodeInfo: {
-          machineID: hexId(`machine/${n.name}`, 32), systemUUID: hexId(`uuid/${n.name}`, 32), bootID: hexId(`boot/${n.name}/${process.pid}`, 32),
+          machineID: hexId(`machine/${n.name}`, 32), systemUUID: hexId(`uuid/${n.name}`, 32), bootID: hexId(`boot/${n.name}`, 32),
           kernelVersion: '6.1.0-simulated', osImage: 'Simulated node', containerRuntimeVersion: 'simulated://1.0.0',
           kubeletVersion: this.o.kubeletVersion, kubeProxyVersion: this.o.kubeletVersion, operatingSystem: 'linux', architecture: this.o.architecture,
         },
