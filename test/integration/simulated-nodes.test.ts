@@ -4,7 +4,8 @@
 // reference's conditions, Ready after a readiness probe's initial delay, Succeeded or Failed when
 // they run to completion, stopped and deleted at the end of a graceful deletion. Then, when
 // KUBE_SCHEDULER and KUBE_CONTROLLER_MANAGER name the reference binaries, those run against the
-// same cluster: a Deployment rolls out, a Job completes, a Service's EndpointSlice lists ready pods.
+// same cluster: a Deployment rolls out, a Job completes, a Service's EndpointSlice lists ready pods,
+// a DaemonSet and a StatefulSet get ready. Also under the cluster brand, across a restart.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -187,13 +188,18 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
   t.same(simWarnings(s), [], 'no warnings from the simulated nodes');
 });
 
-t.test('a restart picks the pods up from their status; stopSeconds shortens a grace period', async (t) => {
+t.test('under the cluster brand; a restart picks the pods up from their status; stopSeconds shortens a grace period', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-sim-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const config = path.join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ controllers: [...defaultConfig().controllers, { plugin: 'simulated-nodes', options: { count: 1, stopSeconds: 1 } }] }));
-  const s = await withServer(t, { brand: 'kubernetes', args: ['--config', config] });
+  const s = await withServer(t, { brand: 'cluster', args: ['--config', config] });
   const NS = 'sim-restart';
+  const node = await until(() => s.get('/api/v1/nodes/sim-node-0'), (r) => r.status === 200, WAIT);
+  t.match(node.json.metadata.labels, { 'cluster.io/hostname': 'sim-node-0', 'cluster.io/os': 'linux' }, 'the brand\'s label keys');
+  t.notOk(node.json.spec.taints?.length, 'the brand\'s not-ready taint taken off');
+  const lease = await until(() => s.get('/apis/coordination.cluster.io/v1/namespaces/cluster-node-lease/leases/sim-node-0'), (r) => r.status === 200, WAIT);
+  t.equal(lease.status, 200, 'the Lease in the brand\'s node-lease namespace');
   const PODS = `/api/v1/namespaces/${NS}/pods`;
   await post(t, s, '/api/v1/namespaces', { metadata: { name: NS } });
   await until(() => s.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`), (r) => r.status === 200, WAIT);
@@ -203,12 +209,13 @@ t.test('a restart picks the pods up from their status; stopSeconds shortens a gr
   });
 
   await post(t, s, PODS, pod('steady'));
-  await post(t, s, PODS, pod('job', { restartPolicy: 'Never' }, { 'kubernetes.io/sim-run-seconds': '3' }));
+  await post(t, s, PODS, pod('job', { restartPolicy: 'Never' }, { 'cluster.io/sim-run-seconds': '3', 'cluster.io/sim-exit-code': '4' }));
   const steady = await until(() => get(`${PODS}/steady`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
   await until(() => get(`${PODS}/job`), (p) => p.status?.phase === 'Running', WAIT);
   await s.restart();
-  const job = await until(() => get(`${PODS}/job`), (p) => p.status?.phase === 'Succeeded', WAIT);
-  t.equal(job.status.phase, 'Succeeded', 'a run that was under way when the server stopped still ends');
+  const job = await until(() => get(`${PODS}/job`), (p) => p.status?.phase === 'Failed', WAIT);
+  t.equal(job.status.phase, 'Failed', 'a run that was under way when the server stopped still ends');
+  t.equal(job.status.containerStatuses[0].state.terminated?.exitCode, 4, 'with the exit code of the brand\'s annotation');
   await post(t, s, PODS, pod('after'));
   const after = await until(() => get(`${PODS}/after`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
   t.ok(after.status.podIP && after.status.podIP !== steady.status.podIP, `a new pod's address (${after.status.podIP}) is not one a running pod holds (${steady.status.podIP})`);
