@@ -101,6 +101,14 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
     t.match(a.status.containerStatuses, [{ name: 'c', image: 'registry.example/app:1', imageID: String, containerID: String, started: true, ready: true, restartCount: 0, state: { running: { startedAt: String } } }]);
     t.same(a.status.initContainerStatuses.map((c: any) => [c.name, c.state.terminated?.exitCode, c.state.terminated?.reason]), [['i1', 0, 'Completed'], ['i2', 0, 'Completed']], 'init containers completed, in order');
     for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) t.match(cond(a, type), { status: 'True' }, type);
+    const events = await until(async () => ((await get(`/api/v1/namespaces/${NS}/events`)).items as any[]).filter((e) => e.involvedObject.name === 'web-a'), (l) => l.length >= 9, WAIT);
+    events.sort((x, y) => Number(x.metadata.resourceVersion) - Number(y.metadata.resourceVersion)); // in the order written
+    t.same(events.map((e) => `${e.involvedObject.fieldPath} ${e.reason}`), [
+      'spec.initContainers{i1} Pulled', 'spec.initContainers{i1} Created', 'spec.initContainers{i1} Started',
+      'spec.initContainers{i2} Pulled', 'spec.initContainers{i2} Created', 'spec.initContainers{i2} Started',
+      'spec.containers{c} Pulled', 'spec.containers{c} Created', 'spec.containers{c} Started',
+    ], 'the node agent\'s events, in order');
+    t.match(events[8], { type: 'Normal', message: 'Started container c', source: { component: 'kubelet', host: 'sim-node-1' }, involvedObject: { kind: 'Pod', uid: a.metadata.uid } });
     const b = await until(() => get(`${PODS}/web-b`), (p) => cond(p, 'Ready')?.status === 'True', WAIT);
     t.ok(inRange(b.status.podIP, '10.244.1.'), 'the second pod also from the node\'s range');
     t.not(b.status.podIP, a.status.podIP, 'addresses are unique on a node');
@@ -137,6 +145,8 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
     t.equal(del.status, 200);
     t.ok(del.json.metadata.deletionTimestamp, 'graceful: the pod stays, marked for deletion');
     t.ok(await until(() => s.get(`${PODS}/doomed`), (r) => r.status === 404, WAIT), 'gone');
+    const killing = ((await get(`/api/v1/namespaces/${NS}/events`)).items as any[]).filter((e) => e.involvedObject.name === 'doomed' && e.reason === 'Killing');
+    t.match(killing, [{ message: 'Stopping container c', involvedObject: { fieldPath: 'spec.containers{c}' } }], 'one Killing event');
     const evs = watch.of('doomed');
     const stopped = evs.find((e) => e.type === 'MODIFIED' && e.object.metadata.deletionTimestamp && e.object.status.containerStatuses?.[0]?.state?.terminated);
     t.ok(stopped, 'the containers were marked stopped before the pod went');

@@ -14,6 +14,7 @@ t.test('options: defaults, and a bad one named', async (t) => {
   t.throws(() => parseOptions({ count: 3, podCIDR: '10.244.0.0/23' }), /option podCIDR must be a range with a \/24 for each of the 3 nodes/);
   t.throws(() => parseOptions({ cpus: 4 }), /option cpus must be one of/);
   t.throws(() => parseOptions({ memory: 'lots' }), /option memory must be a quantity/);
+  t.throws(() => parseOptions({ events: 'yes' }), /option events must be true or false/);
 });
 
 t.test('pod addresses: unique, stable for a pod, freed, taken back after a restart', async (t) => {

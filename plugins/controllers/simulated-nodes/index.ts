@@ -9,6 +9,7 @@ import { WorkQueue } from '../../lib/work-queue.js';
 import { NodeAgents, planNodes, type SimNode } from './nodes.js';
 import { parseOptions } from './options.js';
 import { PodAddresses } from './addresses.js';
+import { recordPodEvents, type PodEvent } from './events.js';
 import { isStarted, isTerminal, progress, runSettings, startedStatus, stoppedStatus } from './pod-status.js';
 
 const keyOf = (o: KObject) => `${o.metadata!.namespace}/${o.metadata!.name}`;
@@ -27,6 +28,9 @@ const plugin: PluginModule<'controller'> = {
     const unwatch: (() => void)[] = [];
     let podType: TypeDef | undefined;
     const defaults = { runSeconds: o.podRunSeconds, exitCode: o.exitCode };
+    /** Pods (by uid) whose Killing events are recorded: once per deletion. */
+    const killing = new Set<string>();
+    const record = (pod: KObject, node: string, what: PodEvent) => (o.events ? recordPodEvents(host, pod, node, what) : Promise.resolve());
 
     /** Wake the pod's sync at `at` (replacing any earlier timer), or never. */
     function wake(key: string, at?: number): void {
@@ -60,6 +64,10 @@ const plugin: PluginModule<'controller'> = {
         const end = Date.parse(meta.deletionTimestamp);
         const begun = end - (meta.deletionGracePeriodSeconds ?? 0) * 1000;
         const at = o.stopSeconds === undefined ? end : Math.min(end, begun + o.stopSeconds * 1000);
+        if (isStarted(pod) && !isTerminal(pod) && !killing.has(meta.uid!)) {
+          killing.add(meta.uid!);
+          await record(pod, node, 'killing');
+        }
         if (at > now) return wake(key, at);
         wake(key);
         const stopped = isTerminal(pod) || !isStarted(pod) ? pod : await writeStatus(pod, stoppedStatus(pod, now));
@@ -76,6 +84,7 @@ const plugin: PluginModule<'controller'> = {
         const hostNetwork = isObj(pod.spec) && pod.spec.hostNetwork === true;
         const podIP = hostNetwork ? sim.hostIP : addresses.get(node)!.take(meta.uid!);
         const started = await writeStatus(pod, startedStatus(pod, sim.hostIP, podIP, now, host.featureGates.PodHostIPs === true));
+        await record(started, node, 'started');
         return step(key, started, Date.now());
       }
       return step(key, pod, now);
@@ -112,6 +121,7 @@ const plugin: PluginModule<'controller'> = {
           if (!node || !nodes.has(node)) return;
           if (type === 'DELETED') {
             release(pod);
+            killing.delete(pod.metadata!.uid!);
             wake(keyOf(pod));
             return;
           }

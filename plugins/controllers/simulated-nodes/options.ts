@@ -27,12 +27,14 @@ export interface SimOptions {
   leaseDurationSeconds: number;
   /** How often the node status is reported when nothing changed (the node agent's 5 minutes). */
   statusReportSeconds: number;
+  /** Record the node agent's Events about pods (Pulled, Created, Started, Killing). */
+  events: boolean;
 }
 
 const DEFAULTS: SimOptions = {
   count: 3, namePrefix: 'sim-node-', cpu: '8', memory: '32Gi', pods: '110', ephemeralStorage: '100Gi',
   podCIDR: '10.244.0.0/16', nodeCIDR: '172.18.0.0/16', labels: {}, taints: [], architecture: 'amd64',
-  kubeletVersion: 'v1.28.7', podRunSeconds: 2, exitCode: 0, leaseRenewSeconds: 10, leaseDurationSeconds: 40, statusReportSeconds: 300,
+  kubeletVersion: 'v1.28.7', podRunSeconds: 2, exitCode: 0, leaseRenewSeconds: 10, leaseDurationSeconds: 40, statusReportSeconds: 300, events: true,
 };
 
 /** An IPv4 address as a number, or NaN. */
@@ -71,6 +73,7 @@ export function parseOptions(given: Record<string, unknown> | undefined): SimOpt
   int('leaseDurationSeconds', 1);
   int('statusReportSeconds', 1);
   if (o.stopSeconds !== undefined) int('stopSeconds', 0);
+  check(typeof o.events === 'boolean', 'events', 'true or false', o.events);
   for (const k of ['namePrefix', 'architecture', 'kubeletVersion'] as const) check(typeof o[k] === 'string' && o[k] !== '', k, 'a non-empty string', o[k]);
   // quantities: YAML reads `cpu: 8` as a number
   for (const k of ['cpu', 'memory', 'pods', 'ephemeralStorage'] as const) {
