@@ -299,6 +299,8 @@ export function fillServiceOptions(c: Config): void {
   for (const ref of c.types) if (ref.plugin === 'builtin') fill(ref, { serviceClusterIPRange: c.serviceClusterIPRange, serviceNodePortRange: c.serviceNodePortRange });
   for (const ref of c.controllers) {
     if (ref.plugin === 'apiserver-service') fill(ref, { serviceClusterIPRange: c.serviceClusterIPRange, advertiseAddresses: c.advertiseAddresses, bindAddress: c.bindAddress });
+    // simulated nodes report the emulated release as their node agents' version
+    if (ref.plugin === 'simulated-nodes') fill(ref, { kubeletVersion: c.emulatedVersion.gitVersion });
   }
 }
 
