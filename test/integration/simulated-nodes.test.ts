@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { kubectl, noKubectl } from '../lib/kubectl.js';
-import { until } from '../lib/poll.js';
+import { eventually, until } from '../lib/poll.js';
 import { badLines, componentKubeconfig, controllerManagerArgs, startComponent } from '../lib/ref-component.js';
 import { repoRoot, withServer, type TestServer } from '../lib/server.js';
 import { defaultConfig } from '../../kernel/ops/config.js';
@@ -249,8 +249,12 @@ t.test('the reference scheduler and controller manager on simulated nodes', { sk
   const s = await setup(t, NS);
   const kc = await componentKubeconfig(s, 'system:kube-scheduler');
   const sched = startComponent(t, SCHED!, ['--kubeconfig', kc, '--authentication-kubeconfig', kc, '--authorization-kubeconfig', kc,
-    '--leader-elect=false', '--bind-address', '127.0.0.1', '--secure-port', '0'], process.env.SCHED_LOG_FILE);
+    '--leader-elect=true', '--bind-address', '127.0.0.1', '--secure-port', '0'], process.env.SCHED_LOG_FILE);
   const kcm = startComponent(t, KCM!, controllerManagerArgs(s, path.join(s.dataDir, 'admin.kubeconfig')), process.env.KCM_LOG_FILE);
+  // Both leader-elected, as by default: our scheduler and the controllers doing the manager's work step aside.
+  for (const lease of ['kube-scheduler', 'kube-controller-manager']) {
+    t.ok(await eventually(() => s.logs.some((l) => l.includes('an external component runs') && l.includes(`kube-system/${lease}`))), `ours step aside for ${lease}`);
+  }
   const get = async (p: string) => (await s.get(p)).json;
   const labels = { app: 'web' };
   const template = { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1', ports: [{ containerPort: 80 }] }] } };
