@@ -124,6 +124,23 @@ t.test('simulated nodes and the pods bound to them', async (t) => {
     t.ok(Date.parse(cond(ready, 'Ready').lastTransitionTime) >= started + 3000, 'Ready no sooner than the initial delay after the start');
   });
 
+  await t.test('a pod whose host port another pod on the node holds is rejected, as a node agent rejects it', async (t) => {
+    const ports = [{ containerPort: 80, hostPort: 21017 }];
+    await create(pod('port-holder', { nodeName: 'sim-node-0', containers: [{ name: 'c', image: 'registry.example/app:1', ports }] }));
+    await until(() => get(`${PODS}/port-holder`), (p) => p.status?.phase === 'Running', WAIT);
+    await create(pod('port-taker', { nodeName: 'sim-node-0', containers: [{ name: 'c', image: 'registry.example/app:1', ports }] }));
+    const rejected = await until(() => get(`${PODS}/port-taker`), (p) => p.status?.phase === 'Failed', WAIT);
+    t.match(rejected.status, { phase: 'Failed', reason: 'NodePorts', message: 'Pod was rejected: Predicate NodePorts failed' });
+    await create(pod('port-elsewhere', { nodeName: 'sim-node-1', containers: [{ name: 'c', image: 'registry.example/app:1', ports }] }));
+    t.equal((await until(() => get(`${PODS}/port-elsewhere`), (p) => p.status?.phase === 'Running', WAIT)).status.phase, 'Running', 'on another node it runs');
+  });
+
+  await t.test('a container\'s `exit N` command is its exit code', async (t) => {
+    await create(pod('exits', { nodeName: 'sim-node-2', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['/bin/sh', '-c', 'exit 4'] }] }));
+    const done = await until(() => get(`${PODS}/exits`), (p) => p.status?.phase === 'Failed', WAIT);
+    t.match(done.status.containerStatuses[0].state.terminated, { exitCode: 4, reason: 'Error' });
+  });
+
   await t.test('a restartPolicy Never pod Succeeds, or Fails with the exit code of its annotation', async (t) => {
     await create(pod('once', { nodeName: 'sim-node-2', restartPolicy: 'Never' }));
     await create(pod('fails', { nodeName: 'sim-node-2', restartPolicy: 'Never' }, { 'kubernetes.io/sim-exit-code': '3' }));

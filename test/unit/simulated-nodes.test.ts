@@ -73,6 +73,15 @@ t.test('a readiness probe\'s initial delay', async (t) => {
   t.match(cond(later.status, 'Ready'), { status: 'True', lastTransitionTime: '2024-01-01T00:00:15Z' });
 });
 
+t.test('what the containers\' commands say: sleep N runs N seconds, exit N exits with N (upstream e2e jobs use these)', async (t) => {
+  const withCommands = (...cs: Record<string, unknown>[]) => pod({ restartPolicy: 'Never', containers: cs.map((c, i) => ({ name: `c${i}`, image: 'busybox', ...c })) });
+  t.same(runSettings(withCommands({ command: ['sleep', '1000000'] }), run, 'cluster.io'), { runSeconds: 1000000, exitCode: 0 });
+  t.same(runSettings(withCommands({ command: ['/bin/sh', '-c', 'exit 1'] }), run, 'cluster.io'), { runSeconds: run.runSeconds, exitCode: 1 });
+  t.same(runSettings(withCommands({ command: ['sh'], args: ['-c', 'sleep 5'] }, { command: ['sh', '-c', 'exit 3'] }), run, 'cluster.io'), { runSeconds: 5, exitCode: 3 }, 'the longest sleep, the non-zero exit');
+  t.same(runSettings(withCommands({ command: ['/bin/sh', '-c', 'if [[ -r /data/foo ]] ; then exit 0 ; fi'] }), run, 'cluster.io'), run, 'a script: the defaults');
+  t.same(runSettings(pod({ restartPolicy: 'Never', containers: [{ name: 'c', command: ['sleep', '9'] }] }, { 'cluster.io/sim-run-seconds': '1' }), run, 'cluster.io').runSeconds, 1, 'the annotation first');
+});
+
 t.test('run to completion: Succeeded, Failed with the annotation\'s exit code, OnFailure restarts', async (t) => {
   const never = pod({ restartPolicy: 'Never' });
   const st = startedStatus(never, 'h', '10.244.0.2', T0, false);

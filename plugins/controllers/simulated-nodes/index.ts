@@ -3,6 +3,7 @@
 // goes through what a real node agent writes (Running with addresses, Ready after any readiness
 // delay, Succeeded or Failed for pods that run to completion, stopped and deleted at the end of a
 // graceful deletion). Event-driven: pod and node watches, one timer per pod for what is due next.
+import { hostPorts, portsClash } from '../../lib/host-ports.js';
 import { CONTRACT_VERSION, type KObject, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, type J } from '../../lib/json.js';
 import { WorkQueue } from '../../lib/work-queue.js';
@@ -51,6 +52,14 @@ const plugin: PluginModule<'controller'> = {
       return host.objects.update(podType!, { ...pod, status }, 'status');
     }
 
+    /** Whether a pod started on `node` and not finished holds one of the pod's host ports. */
+    async function hostPortTaken(pod: KObject, node: string): Promise<boolean> {
+      const wanted = hostPorts(pod);
+      if (!wanted.length) return false;
+      const others = (await host.objects.list(podType!)).filter((p) => nodeNameOf(p) === node && p.metadata?.uid !== pod.metadata?.uid && isStarted(p) && !isTerminal(p));
+      return others.some((p) => hostPorts(p).some((used) => wanted.some((w) => portsClash(w, used))));
+    }
+
     /** One step of a pod's life on its node; a conflict (409) re-queues it and the next pass re-reads. */
     async function sync(key: string): Promise<void> {
       const [ns, name] = key.split('/');
@@ -80,6 +89,12 @@ const plugin: PluginModule<'controller'> = {
         return wake(key);
       }
       if (!isStarted(pod)) {
+        // A node agent's admission: a host port another pod on the node holds refuses the pod, as the
+        // reference's kubelet rejects it (Failed; its controller makes another).
+        if (await hostPortTaken(pod, node)) {
+          await writeStatus(pod, { ...(isObj(pod.status) ? pod.status : {}), phase: 'Failed', reason: 'NodePorts', message: 'Pod was rejected: Predicate NodePorts failed' });
+          return wake(key);
+        }
         const sim = nodes.get(node)!;
         const hostNetwork = isObj(pod.spec) && pod.spec.hostNetwork === true;
         const podIP = hostNetwork ? sim.hostIP : addresses.get(node)!.take(meta.uid!);

@@ -19,7 +19,27 @@ export function runSettings(pod: KObject, defaults: RunSettings, keyDomain: stri
   const keys = annotationKeys(keyDomain);
   const a = pod.metadata?.annotations ?? {};
   const num = (v: string | undefined, d: number) => (v !== undefined && /^\d+$/.test(v.trim()) ? Number(v) : d);
-  return { runSeconds: num(a[keys.runSeconds], defaults.runSeconds), exitCode: num(a[keys.exitCode], defaults.exitCode) };
+  const said = commandSettings(pod);
+  return { runSeconds: num(a[keys.runSeconds], said.runSeconds ?? defaults.runSeconds), exitCode: num(a[keys.exitCode], said.exitCode ?? defaults.exitCode) };
+}
+
+/**
+ * What the containers' commands say, when they are the plain forms tests use: `sleep N` (or
+ * `sleep infinity`) runs N seconds, `exit N` exits with N, directly or through `sh -c`. The pod
+ * runs as long as its longest sleep and fails with the first non-zero exit. Anything else: nothing.
+ */
+export function commandSettings(pod: KObject): Partial<RunSettings> {
+  const out: Partial<RunSettings> = {};
+  for (const c of list(spec(pod).containers)) {
+    const strings = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+    const argv = [...strings(c.command), ...strings(c.args)];
+    const script = /^(\/bin\/)?(ba)?sh$/.test(argv[0] ?? '') && argv[1] === '-c' ? String(argv[2] ?? '').trim() : argv.join(' ');
+    const sleep = /^sleep\s+(\d+|infinity)$/.exec(script);
+    if (sleep) out.runSeconds = Math.max(out.runSeconds ?? 0, sleep[1] === 'infinity' ? Number.MAX_SAFE_INTEGER / 1000 : Number(sleep[1]));
+    const exit = /^exit\s+(\d+)$/.exec(script);
+    if (exit && (out.exitCode === undefined || out.exitCode === 0)) out.exitCode = Number(exit[1]);
+  }
+  return out;
 }
 
 const spec = (pod: KObject): J => (isObj(pod.spec) ? pod.spec : {});
