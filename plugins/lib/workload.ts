@@ -155,3 +155,23 @@ export async function writeStatus(host: PluginHost, type: TypeDef, o: KObject, s
     throw e;
   }
 }
+
+/** JSON with object keys sorted (as Go marshals maps): equal objects give equal text whatever order their keys came in. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** FNV-1 or (with `a`) FNV-1a, 32 bits. */
+export function fnv32(bytes: Uint8Array, a: boolean): number {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = a ? Math.imul(h ^ b, 0x01000193) >>> 0 : (Math.imul(h, 0x01000193) ^ b) >>> 0;
+  return h;
+}
+
+/** A number's decimal digits spelt in the reference's vowel-free alphabet (rand.SafeEncodeString), as hash labels are. */
+export function safeEncode(n: number): string {
+  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+  return [...String(n >>> 0)].map((c) => alphabet[c.charCodeAt(0) % alphabet.length]).join('');
+}

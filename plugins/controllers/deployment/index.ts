@@ -5,34 +5,19 @@
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { WorkQueue } from '../../lib/work-queue.js';
-import { claim, controllerOf, controllerRef, isConflict, isNotFound, nowTime, scaledValue, selectorOf, writeStatus } from '../../lib/workload.js';
+import { canonical, claim, fnv32, controllerOf, controllerRef, isConflict, isNotFound, nowTime, safeEncode, scaledValue, selectorOf, writeStatus } from '../../lib/workload.js';
 
 export const HASH_LABEL = 'pod-template-hash';
-const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** JSON with object keys sorted: equal templates give equal text whatever order their keys came in. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
-}
-
 /**
  * The pod-template-hash of a template: FNV-1a (32 bits) of the template, then of the collision count
- * (8 bytes, little-endian) when there is one, its decimal digits spelt in the reference's vowel-free
- * alphabet. The reference hashes its Go dump of the structure instead of JSON, so the values differ
- * from kube-controller-manager's; they are stable and of the same shape.
+ * (8 bytes, little-endian) when there is one, spelt in the reference's vowel-free alphabet. The
+ * reference hashes its Go dump of the structure instead of JSON, so the values differ from
+ * kube-controller-manager's; they are stable and of the same shape.
  */
 export function templateHash(template: J, collisionCount?: number): string {
-  let h = 0x811c9dc5;
-  const eat = (bytes: Uint8Array) => { for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0; };
-  eat(Buffer.from(canonical(template)));
-  if (collisionCount !== undefined) {
-    const b = Buffer.alloc(8);
-    b.writeUInt32LE(collisionCount >>> 0, 0);
-    eat(b);
-  }
-  return [...String(h >>> 0)].map((c) => SAFE[c.charCodeAt(0) % SAFE.length]).join('');
+  const extra = Buffer.alloc(collisionCount === undefined ? 0 : 8);
+  if (collisionCount !== undefined) extra.writeUInt32LE(collisionCount >>> 0, 0);
+  return safeEncode(fnv32(Buffer.concat([Buffer.from(canonical(template)), extra]), true));
 }
 
 /** Templates equal but for the pod-template-hash label. */
