@@ -175,3 +175,13 @@ export function safeEncode(n: number): string {
   const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
   return [...String(n >>> 0)].map((c) => alphabet[c.charCodeAt(0) % alphabet.length]).join('');
 }
+
+/**
+ * The revision data the reference stores (the template as a replacing strategic-merge patch) and
+ * its name's hash: FNV-1 of that data as Go marshals it (keys sorted), plus the collision count.
+ */
+export function revisionData(template: J): { data: J; hash: (collisions?: number) => string } {
+  const data = { spec: { template: { ...template, $patch: 'replace' } } };
+  const raw = canonical(data);
+  return { data, hash: (c) => safeEncode(fnv32(Buffer.from(raw + (c === undefined ? '' : String(c))), false)) };
+}

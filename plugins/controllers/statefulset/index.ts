@@ -6,19 +6,9 @@
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { WorkQueue } from '../../lib/work-queue.js';
-import { canonical, claim, controllerOf, controllerRef, fnv32, isConflict, isNotFound, isPodAvailable, isPodReady, podFromTemplate, safeEncode, selectorOf, writeStatus } from '../../lib/workload.js';
+import { canonical, claim, controllerOf, controllerRef, isConflict, isNotFound, isPodAvailable, isPodReady, podFromTemplate, revisionData, selectorOf, writeStatus } from '../../lib/workload.js';
 
 const REVISION_LABEL = 'controller-revision-hash';
-
-/**
- * The revision data the reference stores (the template as a replacing strategic-merge patch) and
- * its name's hash: FNV-1 of that data as Go marshals it (keys sorted), plus the collision count.
- */
-export function revisionData(template: J): { data: J; hash: (collisions?: number) => string } {
-  const data = { spec: { template: { ...template, $patch: 'replace' } } };
-  const raw = canonical(data);
-  return { data, hash: (c) => safeEncode(fnv32(Buffer.from(raw + (c === undefined ? '' : String(c))), false)) };
-}
 
 const ordinalOf = (setName: string, pod: KObject): number | undefined => {
   const m = new RegExp(`^${setName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-(\\d+)$`).exec(pod.metadata?.name ?? '');
