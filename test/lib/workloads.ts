@@ -34,8 +34,8 @@ export async function waitPods(s: TestServer, labels: Record<string, string>, n:
   return until(() => podsWith(s, labels, namespace), (ps) => ps.length === n);
 }
 
-/** Plays the kubelet: the pod is Running (ready or not), or finished in a phase, through pods/status. */
-export async function setPodPhase(s: TestServer, pod: any, phase: 'Running' | 'Succeeded' | 'Failed', ready = phase === 'Running'): Promise<any> {
+/** Plays the kubelet: the pod is Running (ready or not), or finished in a phase, through pods/status; `extra` adds status fields (podIP). */
+export async function setPodPhase(s: TestServer, pod: any, phase: 'Running' | 'Succeeded' | 'Failed', ready = phase === 'Running', extra: Record<string, unknown> = {}): Promise<any> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const cond = (type: string, status: boolean) => ({ type, status: status ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: now });
   const finished = phase !== 'Running';
@@ -45,7 +45,7 @@ export async function setPodPhase(s: TestServer, pod: any, phase: 'Running' | 'S
   }));
   for (;;) {
     const cur = (await s.get(`${ns(pod.metadata.namespace)}/${pod.metadata.name}`)).json;
-    const status = { ...cur.status, phase, startTime: now, conditions: [cond('Initialized', true), cond('Ready', ready), cond('ContainersReady', ready), cond('PodScheduled', true)], containerStatuses };
+    const status = { ...cur.status, ...extra, phase, startTime: now, conditions: [cond('Initialized', true), cond('Ready', ready), cond('ContainersReady', ready), cond('PodScheduled', true)], containerStatuses };
     const r = await s.request('PUT', `${ns(pod.metadata.namespace)}/${pod.metadata.name}/status`, { body: { ...cur, status } });
     if (r.status === 200) return r.json;
     if (r.status !== 409) throw new Error(`pod status: ${r.status} ${r.text}`);
