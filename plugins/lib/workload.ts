@@ -4,6 +4,7 @@
 import type { KObject, PluginHost, TypeDef } from '../../kernel/contracts/index.js';
 import { isObj, list, type J } from './json.js';
 import { selectorMatches } from './label-selector.js';
+import { WorkQueue } from './work-queue.js';
 import { isPodReady } from '../types/builtin/strategies/pods.js';
 
 export { isPodReady };
@@ -184,4 +185,12 @@ export function revisionData(template: J): { data: J; hash: (collisions?: number
   const data = { spec: { template: { ...template, $patch: 'replace' } } };
   const raw = canonical(data);
   return { data, hash: (c) => safeEncode(fnv32(Buffer.from(raw + (c === undefined ? '' : String(c))), false)) };
+}
+
+/** A create refused because the namespace is being deleted: expected while a namespace empties, not worth a warning. */
+export const isNamespaceTerminating = (e: unknown) => list((e as { details?: J } | undefined)?.details?.causes).some((c) => c.reason === 'NamespaceTerminating');
+
+/** A controller's queue keyed by namespace/name; failures are logged, except creates in a namespace being deleted. */
+export function controllerQueue(host: PluginHost, controller: string, sync: (key: string) => Promise<void>): WorkQueue {
+  return new WorkQueue(sync, (key, e) => { if (!isNamespaceTerminating(e)) host.log.warn(`${controller} controller`, { key, error: String(e) }); });
 }

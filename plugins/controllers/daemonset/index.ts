@@ -6,8 +6,7 @@
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { fitsNode, untoleratedTaints } from '../../lib/node-match.js';
-import { WorkQueue } from '../../lib/work-queue.js';
-import { canonical, claim, controllerOf, controllerRef, isConflict, isNotFound, isPodActive, isPodAvailable, isPodReady, podFromTemplate, revisionData, scaledValue, selectorOf, writeStatus } from '../../lib/workload.js';
+import { canonical, claim, controllerOf, controllerQueue, controllerRef, isConflict, isNotFound, isPodActive, isPodAvailable, isPodReady, podFromTemplate, revisionData, scaledValue, selectorOf, writeStatus } from '../../lib/workload.js';
 
 const REVISION_LABEL = 'controller-revision-hash';
 const GENERATION_LABEL = 'pod-template-generation';
@@ -154,7 +153,7 @@ const plugin: PluginModule<'controller'> = {
       if (again !== undefined) queue.add(key, again + 50);
     }
 
-    const queue = new WorkQueue(sync, (k, e) => host.log.warn('daemonset controller', { key: k, error: String(e) }));
+    const queue = controllerQueue(host, 'daemonset', sync);
     const all = async () => { for (const ds of await host.objects.list(dsType)) queue.add(`${ds.metadata!.namespace}/${ds.metadata!.name}`); };
 
     async function podChanged(p: KObject) {

@@ -4,8 +4,7 @@
 // conditions, paused deployments only scaled, and old ReplicaSets beyond revisionHistoryLimit deleted.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
-import { WorkQueue } from '../../lib/work-queue.js';
-import { canonical, claim, fnv32, controllerOf, controllerRef, isConflict, isNotFound, nowTime, safeEncode, scaledValue, selectorOf, writeStatus } from '../../lib/workload.js';
+import { canonical, claim, controllerOf, controllerQueue, controllerRef, fnv32, isConflict, isNotFound, nowTime, safeEncode, scaledValue, selectorOf, writeStatus } from '../../lib/workload.js';
 
 export const HASH_LABEL = 'pod-template-hash';
 /**
@@ -346,7 +345,7 @@ const plugin: PluginModule<'controller'> = {
       if (c.requeueMs !== undefined) queue.add(key, c.requeueMs);
     }
 
-    const queue = new WorkQueue(sync, (k, e) => host.log.warn('deployment controller', { key: k, error: String(e) }));
+    const queue = controllerQueue(host, 'deployment', sync);
 
     /** A ReplicaSet's change concerns its deployment, or (an orphan) the deployments whose selector matches it. */
     async function rsChanged(rs: KObject) {

@@ -4,8 +4,7 @@
 // endpoints a slice, labelled and owned as the reference's controller does.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
-import { WorkQueue } from '../../lib/work-queue.js';
-import { canonical, controllerRef, isConflict, isNotFound, isPodReady, selectorOf } from '../../lib/workload.js';
+import { canonical, controllerQueue, controllerRef, isConflict, isNotFound, isPodReady, selectorOf } from '../../lib/workload.js';
 
 /** The reference's maxEndpointsPerSlice default. */
 const MAX_PER_SLICE = 100;
@@ -111,7 +110,7 @@ const plugin: PluginModule<'controller'> = {
 
     const remove = (s: KObject) => host.objects.delete(sliceType, s.metadata!.namespace!, s.metadata!.name!).catch((e) => { if (!isNotFound(e) && !isConflict(e)) throw e; });
 
-    const queue = new WorkQueue(sync, (k, e) => host.log.warn('endpointslice controller', { key: k, error: String(e) }));
+    const queue = controllerQueue(host, 'endpointslice', sync);
 
     /** A pod concerns the services that select it, and those whose slices list it (its labels may have changed). */
     async function podChanged(p: KObject) {

@@ -6,9 +6,8 @@
 // as Complete, or Failed past backoffLimit or activeDeadlineSeconds.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
-import { WorkQueue } from '../../lib/work-queue.js';
 import { slowStart } from '../replicaset/index.js';
-import { byLeastValuable, claim, controllerOf, isConflict, isNotFound, isPodActive, isPodReady, nowTime, podFromTemplate, selectorOf, writeStatus } from '../../lib/workload.js';
+import { byLeastValuable, claim, controllerOf, controllerQueue, isConflict, isNotFound, isPodActive, isPodReady, nowTime, podFromTemplate, selectorOf, writeStatus } from '../../lib/workload.js';
 
 /** "1,3-5" for [1, 3, 4, 5]: the reference's completedIndexes format. */
 export function formatIndexes(ix: Iterable<number>): string {
@@ -55,13 +54,15 @@ const plugin: PluginModule<'controller'> = {
     const isFailed = (p: KObject) => phase(p) === 'Failed' || (!!p.metadata?.deletionTimestamp && phase(p) !== 'Succeeded');
 
     async function removeFinalizer(p: KObject): Promise<void> {
-      for (let cur: KObject | undefined = p; cur && hasFinalizer(cur);) {
+      for (let cur: KObject | undefined = p, tries = 0; cur && hasFinalizer(cur); tries++) {
         try {
           await host.objects.update(podType, { ...cur, metadata: { ...cur.metadata!, finalizers: (cur.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER) } });
           return;
         } catch (e) {
           if (isNotFound(e)) return;
-          if (!isConflict(e)) throw e;
+          if (!isConflict(e) || tries >= 8) throw e;
+          // the cached copy may trail a write in flight (a deletion): read again after a pause
+          await new Promise((r) => setTimeout(r, 10 << tries));
           cur = await host.objects.get(podType, p.metadata!.namespace!, p.metadata!.name!);
         }
       }
@@ -107,7 +108,8 @@ const plugin: PluginModule<'controller'> = {
       if (recorded) {
         status.uncountedTerminatedPods = { ...(uncounted.succeeded.size ? { succeeded: [...uncounted.succeeded] } : {}), ...(uncounted.failed.size ? { failed: [...uncounted.failed] } : {}) };
         const w = await writeStatus(host, jobType, job, status);
-        if (!w) return;
+        // the Job is gone: nothing left to count, its pods are let go
+        if (!w) return releasePods(job);
         current = w;
       }
       // 2. then their finalizers are removed
@@ -155,6 +157,11 @@ const plugin: PluginModule<'controller'> = {
       if (requeue !== undefined) queue.add(key, requeue);
     }
 
+    /** Removes the finalizer from every pod of a Job that is gone. */
+    async function releasePods(job: KObject): Promise<void> {
+      for (const p of await host.objects.list(podType, job.metadata!.namespace!)) if (controllerOf(p)?.uid === job.metadata!.uid && hasFinalizer(p)) await removeFinalizer(p);
+    }
+
     function finish(status: J, type: 'Complete' | 'Failed', reason: string, message: string): void {
       const t = nowTime();
       status.conditions = [...list(status.conditions), { type, status: 'True', lastProbeTime: t, lastTransitionTime: t, reason, message }];
@@ -190,7 +197,7 @@ const plugin: PluginModule<'controller'> = {
       return active;
     }
 
-    const queue = new WorkQueue(sync, (k, e) => host.log.warn('job controller', { key: k, error: String(e) }));
+    const queue = controllerQueue(host, 'job', sync);
 
     /** A pod's change concerns its Job; a pod whose Job is gone or who lost its Job loses the finalizer, so it can go too. */
     async function podChanged(p: KObject) {
@@ -213,7 +220,10 @@ const plugin: PluginModule<'controller'> = {
         const pt = host.type('', 'pods');
         if (!jt || !pt) return;
         [jobType, podType] = [jt, pt];
-        unwatch.push(host.objects.watch(jobType, (ev, o) => { if (ev !== 'DELETED') queue.add(`${o.metadata!.namespace}/${o.metadata!.name}`); }));
+        unwatch.push(host.objects.watch(jobType, (ev, o) => {
+          if (ev !== 'DELETED') queue.add(`${o.metadata!.namespace}/${o.metadata!.name}`);
+          else releasePods(o).catch(warn);
+        }));
         unwatch.push(host.objects.watch(podType, (_ev, o) => { podChanged(o).catch(warn); }));
         for (const j of await host.objects.list(jobType)) queue.add(`${j.metadata!.namespace}/${j.metadata!.name}`, 0);
         // pods left holding the finalizer by a Job deleted while this controller was not running

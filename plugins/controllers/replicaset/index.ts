@@ -4,8 +4,7 @@
 // availableReplicas (ready for minReadySeconds) and observedGeneration through the status subresource.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, type J } from '../../lib/json.js';
-import { WorkQueue } from '../../lib/work-queue.js';
-import { byLeastValuable, claim, controllerOf, isNotFound, isPodActive, isPodAvailable, isPodReady, podFromTemplate, selectorOf, writeStatus } from '../../lib/workload.js';
+import { byLeastValuable, claim, controllerOf, controllerQueue, isNotFound, isPodActive, isPodAvailable, isPodReady, podFromTemplate, selectorOf, writeStatus } from '../../lib/workload.js';
 
 /** The reference's burstReplicas: at most this many pods created or deleted in one pass. */
 const BURST = 500;
@@ -96,7 +95,7 @@ const plugin: PluginModule<'controller'> = {
       return pods;
     }
 
-    const queue = new WorkQueue(sync, (k, e) => host.log.warn('replicaset controller', { key: k, error: String(e) }));
+    const queue = controllerQueue(host, 'replicaset', sync);
 
     /** A pod's change concerns its controller, or (an orphan) every controller in its namespace whose selector matches it. */
     async function podChanged(pod: KObject) {

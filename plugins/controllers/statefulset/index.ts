@@ -5,8 +5,7 @@
 // ordinal down to the partition, OnDelete, and the reference's status counts and revisions.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
-import { WorkQueue } from '../../lib/work-queue.js';
-import { canonical, claim, controllerOf, controllerRef, isConflict, isNotFound, isPodAvailable, isPodReady, podFromTemplate, revisionData, selectorOf, writeStatus } from '../../lib/workload.js';
+import { canonical, claim, controllerOf, controllerQueue, controllerRef, isConflict, isNotFound, isPodAvailable, isPodReady, podFromTemplate, revisionData, selectorOf, writeStatus } from '../../lib/workload.js';
 
 const REVISION_LABEL = 'controller-revision-hash';
 
@@ -167,7 +166,7 @@ const plugin: PluginModule<'controller'> = {
       await host.objects.delete(podType, p.metadata!.namespace!, p.metadata!.name!, { preconditions: { uid: p.metadata!.uid! } }).catch((e) => { if (!isNotFound(e) && !isConflict(e)) throw e; });
     }
 
-    const queue = new WorkQueue(sync, (k, e) => host.log.warn('statefulset controller', { key: k, error: String(e) }));
+    const queue = controllerQueue(host, 'statefulset', sync);
 
     async function podChanged(p: KObject) {
       const ns = p.metadata!.namespace!;
