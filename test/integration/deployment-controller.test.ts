@@ -74,6 +74,16 @@ t.test('deployment controller', async (t) => {
     t.match(r.stdout, /successfully rolled out/);
   });
 
+  await t.test('kubectl create deployment, then rollout status once a kubelet reports the pods ready', { skip: noKubectl }, async (t) => {
+    const c = await kubectl(s, ['create', 'deployment', 'kc', '--image=nginx', '--replicas=5']);
+    t.equal(c.code, 0, c.stderr);
+    const waiting = kubectl(s, ['rollout', 'status', 'deployment/kc', '--timeout=120s']);
+    await until(async () => { await readyAll(s, 'kc'); return getOk(s, `${DEPLOY}/kc`); }, (o) => o.status?.availableReplicas === 5);
+    const r = await waiting;
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /deployment "kc" successfully rolled out/);
+  });
+
   await t.test('a rolling update keeps within maxSurge and maxUnavailable', async (t) => {
     // 4 replicas, surge 1, unavailable 1: never more than 5 pods wanted, never fewer than 3 available
     t.equal((await patch('web', { spec: { replicas: 4, strategy: { rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } } } })).status, 200);
