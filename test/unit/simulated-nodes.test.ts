@@ -73,6 +73,15 @@ t.test('a readiness probe\'s initial delay', async (t) => {
   t.match(cond(later.status, 'Ready'), { status: 'True', lastTransitionTime: '2024-01-01T00:00:15Z' });
 });
 
+t.test('an image no registry has: the container waits in ImagePullBackOff, the pod stays Pending and never Ready', async (t) => {
+  const p = pod({ containers: [{ name: 'c', image: 'foo:non-existent' }] });
+  const st = startedStatus(p, 'h', '10.244.0.2', T0, false, /non-?existent/);
+  t.equal(st.phase, 'Pending');
+  t.match(st.containerStatuses[0], { ready: false, started: false, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "foo:non-existent"' } } });
+  t.same(progress({ ...p, status: st }, run, T0 + 60_000), { wakeAt: undefined }, 'nothing ever comes of it');
+  t.equal(startedStatus(pod({}), 'h', 'ip', T0, false, /non-?existent/).phase, 'Running', 'other images run');
+});
+
 t.test('what the containers\' commands say: sleep N runs N seconds, exit N exits with N (upstream e2e jobs use these)', async (t) => {
   const withCommands = (...cs: Record<string, unknown>[]) => pod({ restartPolicy: 'Never', containers: cs.map((c, i) => ({ name: `c${i}`, image: 'busybox', ...c })) });
   t.same(runSettings(withCommands({ command: ['sleep', '1000000'] }), run, 'cluster.io'), { runSeconds: 1000000, exitCode: 0 });

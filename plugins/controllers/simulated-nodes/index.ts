@@ -29,6 +29,7 @@ const plugin: PluginModule<'controller'> = {
     const unwatch: (() => void)[] = [];
     let podType: TypeDef | undefined;
     const defaults = { runSeconds: o.podRunSeconds, exitCode: o.exitCode };
+    const unpullable = new RegExp(o.unpullableImages);
     /** Pods (by uid) whose Killing events are recorded: once per deletion. */
     const killing = new Set<string>();
     const record = (pod: KObject, node: string, what: PodEvent) => (o.events ? recordPodEvents(host, pod, node, what) : Promise.resolve());
@@ -98,7 +99,7 @@ const plugin: PluginModule<'controller'> = {
         const sim = nodes.get(node)!;
         const hostNetwork = isObj(pod.spec) && pod.spec.hostNetwork === true;
         const podIP = hostNetwork ? sim.hostIP : addresses.get(node)!.take(meta.uid!);
-        const started = await writeStatus(pod, startedStatus(pod, sim.hostIP, podIP, now, host.featureGates.PodHostIPs === true));
+        const started = await writeStatus(pod, startedStatus(pod, sim.hostIP, podIP, now, host.featureGates.PodHostIPs === true, unpullable));
         await record(started, node, 'started');
         return step(key, started, Date.now());
       }

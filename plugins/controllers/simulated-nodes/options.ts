@@ -29,12 +29,16 @@ export interface SimOptions {
   statusReportSeconds: number;
   /** Record the node agent's Events about pods (Pulled, Created, Started, Killing). */
   events: boolean;
+  /** Images no registry has (a regular expression): their containers wait in ImagePullBackOff, as a rollout to a bad image stalls. */
+  unpullableImages: string;
 }
 
 const DEFAULTS: SimOptions = {
   count: 3, namePrefix: 'sim-node-', cpu: '8', memory: '32Gi', pods: '110', ephemeralStorage: '100Gi',
   podCIDR: '10.244.0.0/16', nodeCIDR: '172.18.0.0/16', labels: {}, taints: [], architecture: 'amd64',
   kubeletVersion: 'v1.28.7', podRunSeconds: 2, exitCode: 0, leaseRenewSeconds: 10, leaseDurationSeconds: 40, statusReportSeconds: 300, events: true,
+  // what tests name when they want an image that cannot be pulled ("foo:non-existent", "invalid-image")
+  unpullableImages: 'non-?existent|invalid-image',
 };
 
 /** An IPv4 address as a number, or NaN. */
@@ -74,6 +78,9 @@ export function parseOptions(given: Record<string, unknown> | undefined): SimOpt
   int('statusReportSeconds', 1);
   if (o.stopSeconds !== undefined) int('stopSeconds', 0);
   check(typeof o.events === 'boolean', 'events', 'true or false', o.events);
+  let re = true;
+  try { new RegExp(String(o.unpullableImages)); } catch { re = false; }
+  check(typeof o.unpullableImages === 'string' && re, 'unpullableImages', 'a regular expression', o.unpullableImages);
   for (const k of ['namePrefix', 'architecture', 'kubeletVersion'] as const) check(typeof o[k] === 'string' && o[k] !== '', k, 'a non-empty string', o[k]);
   // quantities: YAML reads `cpu: 8` as a number
   for (const k of ['cpu', 'memory', 'pods', 'ephemeralStorage'] as const) {

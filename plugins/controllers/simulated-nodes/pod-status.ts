@@ -61,19 +61,21 @@ function terminated(exitCode: number, startedAt: string, finishedAt: string, con
   return { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt, containerID } };
 }
 
-/** The status of a pod just started on a node: init containers done, containers running. */
-export function startedStatus(pod: KObject, hostIP: string, podIP: string, now: number, hostIPs: boolean): J {
+/** The status of a pod just started on a node: init containers done, containers running (or waiting for an image no registry has). */
+export function startedStatus(pod: KObject, hostIP: string, podIP: string, now: number, hostIPs: boolean, unpullable?: RegExp): J {
   const t = stamp(now);
   const init = list(spec(pod).initContainers).map((c) => {
     const id = identity(pod, c);
     return { ...id, ready: true, started: false, restartCount: 0, state: terminated(0, t, t, id.containerID) };
   });
   const containers = list(spec(pod).containers)
-    .map((c): J => ({ ...identity(pod, c), ready: readinessDelay(c) === 0, started: true, restartCount: 0, state: { running: { startedAt: t } } }))
+    .map((c): J => (unpullable?.test(String(c.image ?? ''))
+      ? { ...identity(pod, c), imageID: '', containerID: undefined, ready: false, started: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image ${JSON.stringify(String(c.image))}` } } }
+      : { ...identity(pod, c), ready: readinessDelay(c) === 0, started: true, restartCount: 0, state: { running: { startedAt: t } } }))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   const old = status(pod);
   const next: J = {
-    ...old, phase: 'Running', hostIP, podIP, podIPs: [{ ip: podIP }], startTime: old.startTime ?? t, qosClass: old.qosClass ?? qosClass(spec(pod)),
+    ...old, phase: containers.some((c) => c.state.running) ? 'Running' : 'Pending', hostIP, podIP, podIPs: [{ ip: podIP }], startTime: old.startTime ?? t, qosClass: old.qosClass ?? qosClass(spec(pod)),
     containerStatuses: containers,
   };
   if (hostIPs) next.hostIPs = [{ ip: hostIP }];
