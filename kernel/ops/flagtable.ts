@@ -179,7 +179,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int', help: 'Read requests in flight at once (default 400; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int', help: 'Writes in flight at once (default 200; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Time by which every request that is not long-running is answered, 504 when unfinished (default 1m); a request\'s ?timeout= can only shorten it. With APF a request waits in a queue at most a quarter of it (at most 1m).' },
-  'storage-backend': { key: 'storageBackend', kind: 'string', help: 'Storage backend: embedded (default) or etcd3; any other name loads that storage plugin.' },
+  'storage-backend': { key: 'storageBackend', kind: 'string', help: 'Storage backend: embedded (default), etcd3, or memory (nothing survives a stop); any other name loads that storage plugin.' },
   'etcd-servers': { key: 'etcdServers', kind: 'list', help: 'etcd members (http:// or https:// URLs) for --storage-backend=etcd3.' },
   'etcd-cafile': { key: 'etcdCAFile', kind: 'string', help: 'CA bundle verifying the etcd members\' serving certificates (https:// servers).' },
   'etcd-certfile': { key: 'etcdCertFile', kind: 'string', help: 'Client certificate presented to etcd.' },
