@@ -177,7 +177,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
   data ??= {}; // an empty file is an empty configuration
   check(data, `config file ${file}`);
   const fc = data as FileConfig;
-  checkAdmissionKeys(fc, file);
+  checkAdmissionKeys(fc, `config file ${file}`);
   const dir = path.dirname(file);
   const rel = (p: string | undefined) => (p === undefined ? undefined : path.resolve(dir, p));
   if (fc.dataDir !== undefined) fc.dataDir = rel(fc.dataDir);
@@ -189,8 +189,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
 }
 
 /** The admission keys of a file say one thing: a whole list, or additions and removals, and never both for a name. */
-function checkAdmissionKeys(fc: FileConfig, file: string): void {
-  const at = `config file ${file}`;
+function checkAdmissionKeys(fc: FileConfig, at: string): void {
   if (fc.admission && fc.replaceAdmissionPlugins) throw new Error(`${at}: "admission" is the old spelling of "replaceAdmissionPlugins": give one of them`);
   const replacing = fc.replaceAdmissionPlugins ? 'replaceAdmissionPlugins' : fc.admission ? 'admission' : undefined;
   const toggling = fc.enableAdmissionPlugins ? 'enableAdmissionPlugins' : fc.disableAdmissionPlugins ? 'disableAdmissionPlugins' : undefined;
@@ -302,15 +301,33 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   const file = configFile ? await readConfigFile(path.resolve(configFile)) : {};
   // defaults are built for the final data directory so their paths (token file) follow it
   const dataDir = flags.dataDir ?? file.dataDir ?? DEFAULT_DATA_DIR;
-  const cfg = applyFlags(mergeConfig(defaultConfig(dataDir), file), flags);
+  const cfg = completeConfig(applyFlags(mergeConfig(defaultConfig(dataDir), file), flags), file);
+  if (configFile) cfg.configFile = path.resolve(configFile);
+  return cfg;
+}
+
+/** Filled in from the final settings, checked (out-of-range flag values too), with its warnings. */
+function completeConfig(cfg: Config, file: FileConfig): Config {
   fillTokenFile(cfg);
   fillServiceAccountKeys(cfg);
   fillServiceOptions(cfg);
-  check(cfg, 'configuration'); // catches out-of-range flag values too
-  if (configFile) cfg.configFile = path.resolve(configFile);
-  const warning = admissionWarning(file, defaultConfig(dataDir).admission);
+  check(cfg, 'configuration');
+  const warning = admissionWarning(file, defaultConfig(cfg.dataDir).admission);
   if (warning) cfg.warnings = [warning];
   return cfg;
+}
+
+/**
+ * A configuration given as an object (the library's startServer): what a configuration file may
+ * hold, checked as one is, over the defaults, with `fixed` (data directory, port, brand) on top.
+ * Relative paths in it are taken from the working directory.
+ */
+export function configFromObject(given: FileConfig, fixed: Partial<Config> & { dataDir: string }): Config {
+  check(given, 'configuration');
+  checkAdmissionKeys(given, 'configuration');
+  const file = { ...structuredClone(given), ...fixed };
+  for (const k of ['dataDir', 'admissionConfigFile', 'encryptionProviderConfig'] as const) if (file[k] !== undefined) file[k] = path.resolve(file[k]);
+  return completeConfig(mergeConfig(defaultConfig(file.dataDir), file), file);
 }
 
 /** Every plugin a configuration names, by kind, in the order the server creates them. */

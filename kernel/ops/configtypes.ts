@@ -73,10 +73,12 @@ export interface Config {
   configFile?: string;
   /** What start-up logs as warnings: a configuration that works but is likely not what was meant. */
   warnings?: string[];
+  /** Where log lines go (an embedding's choice, kernel/ops/embed.ts); default standard error. */
+  log?: (line: string) => void;
 }
 
 /** What a config file may hold: any subset of Config, nested objects partial too. */
-export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile' | 'warnings'>> & {
+export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile' | 'warnings' | 'log'>> & {
   tls?: Config['tls'];
   emulatedVersion?: Partial<Config['emulatedVersion']>;
   /** Admission plugins added to the default list (--enable-admission-plugins); an entry already on merges its options. */

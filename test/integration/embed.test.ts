@@ -1,0 +1,106 @@
+// The library form (kernel/embed.ts, `import { startServer } from 'cluster-apiserver'`): a server in
+// the test's own process, on the memory store, used through @kubernetes/client-node; two side by side;
+// stop() gives back the port, the data directory and lets the process exit.
+import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
+import https from 'node:https';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { startServer, type EmbeddedServer } from '../../kernel/embed.js';
+import { repoRoot } from '../lib/server.js';
+import { until } from '../lib/poll.js';
+
+const started = async (t: Test, o: Parameters<typeof startServer>[0] = { memory: true }): Promise<EmbeddedServer> => {
+  const s = await startServer(o);
+  t.teardown(() => s.stop());
+  return s;
+};
+const clientOf = (s: EmbeddedServer) => {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(s.kubeconfig);
+  return { kc, core: kc.makeApiClient(k8s.CoreV1Api) };
+};
+/** GET on a server with its CA and the given token: the status code. */
+const statusOf = (s: EmbeddedServer, p: string, token: string) => new Promise<number>((resolve, reject) => {
+  https.get(`${s.url}${p}`, { ca: s.ca, headers: { authorization: `Bearer ${token}` } }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
+});
+const canListen = (port: number) => new Promise<boolean>((resolve) => {
+  const srv = net.createServer();
+  srv.once('error', () => resolve(false));
+  srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+});
+
+t.test('a memory-store server through @kubernetes/client-node: list, create, watch', async (t) => {
+  const s = await started(t);
+  t.match(s.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  t.equal(s.url, `https://127.0.0.1:${s.port}`);
+  t.match(s.ca, /BEGIN CERTIFICATE/);
+  t.ok(s.kubeconfig.includes(s.token), 'the kubeconfig carries the admin token');
+  t.notOk(existsSync(path.join(s.dataDir, 'store')), 'the memory store writes no store directory');
+  const { kc, core } = clientOf(s);
+  const names = await until(async () => (await core.listNamespace()).items.map((n) => n.metadata!.name!), (l) => l.includes('default') && l.includes('kube-system'), 60_000);
+  t.ok(names.includes('default'), 'the system namespaces, under the Kubernetes names (the library\'s default brand)');
+
+  const list = await core.listNamespacedConfigMap({ namespace: 'default' });
+  const seen: string[] = [];
+  const req = await new k8s.Watch(kc).watch('/api/v1/namespaces/default/configmaps', { resourceVersion: list.metadata!.resourceVersion },
+    (type: string, obj: k8s.V1ConfigMap) => seen.push(`${type} ${obj.metadata!.name} ${obj.data?.k ?? ''}`), () => {});
+  t.teardown(() => req.abort());
+  const made = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'cm' }, data: { k: '1' } } });
+  t.equal(made.metadata!.name, 'cm');
+  await core.replaceNamespacedConfigMap({ name: 'cm', namespace: 'default', body: { ...made, data: { k: '2' } } });
+  await until(() => seen, (l) => l.includes('MODIFIED cm 2'), 60_000);
+  t.same(seen.filter((e) => e.includes(' cm ')), ['ADDED cm 1', 'MODIFIED cm 2'], 'the watch from the list\'s resourceVersion sees both writes, in order');
+  t.equal((await core.readNamespacedConfigMap({ name: 'cm', namespace: 'default' })).data?.k, '2');
+});
+
+t.test('two servers in one process: their own ports, their own data', async (t) => {
+  const [a, b] = await Promise.all([started(t), started(t)]);
+  t.not(a.port, b.port, 'different ports');
+  t.not(a.dataDir, b.dataDir, 'different data directories');
+  t.not(a.token, b.token, 'different credentials');
+  await clientOf(a).core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'only-in-a' } } });
+  const inB = await clientOf(b).core.listNamespacedConfigMap({ namespace: 'default' });
+  t.notOk(inB.items.some((c) => c.metadata!.name === 'only-in-a'), 'a write to one is not seen by the other');
+  t.equal((await clientOf(a).core.readNamespacedConfigMap({ name: 'only-in-a', namespace: 'default' })).metadata!.name, 'only-in-a');
+  t.equal(await statusOf(b, '/api/v1/namespaces', b.token), 200);
+  t.equal(await statusOf(b, '/api/v1/namespaces', a.token), 401, 'one server does not take the other\'s token');
+});
+
+t.test('stop() frees the port and removes the temporary data directory; a given one is kept', async (t) => {
+  const s = await startServer({ memory: true });
+  t.notOk(await canListen(s.port), 'the port is taken while serving');
+  await s.stop();
+  t.ok(await canListen(s.port), 'the port is free after stop()');
+  t.notOk(existsSync(s.dataDir), 'the temporary data directory is gone');
+  await s.stop(); // a second stop is harmless
+
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'capi-embed-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const kept = await startServer({ dataDir: dir, config: { controllers: [] } });
+  t.equal(kept.dataDir, dir);
+  await clientOf(kept).core.createNamespace({ body: { metadata: { name: 'kept' } } });
+  await kept.stop();
+  t.ok(readdirSync(dir).includes('store'), 'a given data directory is kept, with its (on-disk) store');
+  const again = await started(t, { dataDir: dir, config: { controllers: [] } });
+  t.equal((await clientOf(again).core.readNamespace({ name: 'kept' })).metadata!.name, 'kept', 'and served again by the next start');
+});
+
+t.test('a bad configuration is refused with a message, and leaves nothing behind', async (t) => {
+  await t.rejects(startServer({ memory: true, config: { nosuchkey: 1 } as never }), /unknown key "nosuchkey"/);
+  await t.rejects(startServer({ memory: true, config: { controllers: [{ plugin: 'no-such-controller' }] } }), /no-such-controller/);
+});
+
+t.test('a process that starts and stops servers exits by itself', async (t) => {
+  const { NODE_OPTIONS: _, ...env } = process.env; // without the test runner's loaders
+  const child = spawn(process.execPath, [path.join(repoRoot, 'test/fixtures/embed-start-stop.mjs')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.equal(code, 0, `exit code 0, no timer, thread or socket left (output: ${out})`);
+  t.match(out, /stopped/);
+});
