@@ -1,6 +1,7 @@
 // The command line: parse flags and the configuration file, start the server, stop it gracefully on
 // SIGTERM; `cluster-apiserver repair [flags]` salvages a damaged embedded store instead (the server
 // stopped). The server itself comes from the caller (kernel/main.ts), which this layer may not import.
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from './config.js';
 import { repairCommand } from './repair.js';
@@ -48,6 +49,8 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     }
     return;
   }
+  // --ephemeral: the temporary data directory goes with the process, however it ends (short of SIGKILL)
+  if (config.ephemeral) process.once('exit', () => rmSync(config.dataDir, { recursive: true, force: true }));
   // The heap in bounds while writes come (settle.ts): the young generation's from start-up on, the
   // old one's once the store is loaded. V8's flags are the process's: read loops' heaps share them.
   boundYoungGeneration();
@@ -60,7 +63,11 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     process.exit(1);
   }
   boundOldGeneration();
-  process.stdout.write(welcome(server));
+  // --print-kubeconfig: stdout is the one line a harness reads; the person's welcome goes to stderr
+  if (config.printKubeconfig) {
+    process.stderr.write(welcome(server));
+    process.stdout.write(`${path.resolve(server.kubeconfigPath)}\n`);
+  } else process.stdout.write(welcome(server));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

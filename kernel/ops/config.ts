@@ -1,12 +1,14 @@
 // The server configuration: defaults, an optional YAML/JSON file, then command-line flags on top.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { brands } from '../contracts/brand.js';
 import type { Config, FileConfig, PluginRef } from './configtypes.js';
 import type { PluginKind } from '../contracts/index.js';
-import { applyFlags, parseFlags, usage } from './flags.js';
+import { applyFlags, parseFlags, usage, type ParsedFlags } from './flags.js';
 import { knownAdmissionPlugin, orderAdmission, serverDefaultAdmission } from './flagtable.js';
 
 export type { Config, FileConfig, PluginRef } from './configtypes.js';
@@ -299,11 +301,35 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   }
   const configFile = flags.config ?? (env.CLUSTER_APISERVER_CONFIG || undefined);
   const file = configFile ? await readConfigFile(path.resolve(configFile)) : {};
+  if (flags.ephemeral) ephemeralFlags(flags, file);
   // defaults are built for the final data directory so their paths (token file) follow it
   const dataDir = flags.dataDir ?? file.dataDir ?? DEFAULT_DATA_DIR;
-  const cfg = completeConfig(applyFlags(mergeConfig(defaultConfig(dataDir), file), flags), file);
+  let cfg: Config;
+  try {
+    cfg = completeConfig(applyFlags(mergeConfig(defaultConfig(dataDir), file), flags), file);
+  } catch (e) {
+    if (flags.ephemeral) rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
   if (configFile) cfg.configFile = path.resolve(configFile);
+  if (flags.ephemeral) cfg.ephemeral = true;
+  if (flags.printKubeconfig) cfg.printKubeconfig = true;
   return cfg;
+}
+
+/**
+ * --ephemeral, as flags: a new temporary data directory (the command removes it at exit), the memory
+ * store, a free port and the Kubernetes names, each unless the command line says otherwise. A data
+ * directory or another store, given anywhere, contradicts it.
+ */
+function ephemeralFlags(flags: ParsedFlags, file: FileConfig): void {
+  if (flags.dataDir !== undefined || file.dataDir !== undefined) throw new Error('--ephemeral makes a temporary data directory of its own: give no --data-dir (nor dataDir in the file)');
+  const store = flags.storageBackend ?? file.storage?.plugin;
+  if (store !== undefined && store !== 'memory') throw new Error(`--ephemeral serves the memory store, not "${store}"`);
+  flags.dataDir = mkdtempSync(path.join(os.tmpdir(), 'cluster-apiserver-'));
+  flags.storageBackend = 'memory';
+  flags.securePort ??= file.securePort ?? 0;
+  flags.brand ??= file.brand ?? 'kubernetes';
 }
 
 /** Filled in from the final settings, checked (out-of-range flag values too), with its warnings. */

@@ -10,6 +10,8 @@ export interface ParsedFlags {
   help?: boolean;
   config?: string;
   dataDir?: string;
+  ephemeral?: boolean;
+  printKubeconfig?: boolean;
   bindAddress?: string;
   securePort?: number;
   mtlsPort?: number;
@@ -118,6 +120,8 @@ export interface FlagDef {
 export const FLAGS: Record<string, FlagDef> = {
   config: { key: 'config', kind: 'string', help: 'Configuration file (YAML or JSON).' },
   'data-dir': { key: 'dataDir', kind: 'string', help: 'Directory for stored data and first-start credentials (default ./data).' },
+  ephemeral: { key: 'ephemeral', kind: 'bool', help: 'A throwaway server for tests: a new temporary data directory, removed at exit, and the memory store (nothing survives the process); a free port unless --secure-port; Kubernetes names unless --brand.' },
+  'print-kubeconfig': { key: 'printKubeconfig', kind: 'bool', help: 'Once serving, print the admin kubeconfig\'s path on stdout, one line and nothing else (the welcome goes to stderr), for a harness that starts this server as a subprocess.' },
   'bind-address': { key: 'bindAddress', kind: 'string', help: 'Address to listen on (default 127.0.0.1).' },
   'secure-port': { key: 'securePort', kind: 'port', help: 'HTTPS port; 0 picks a free port (default 6443).' },
   'secure-port-client-certs': { key: 'securePortClientCerts', kind: 'bool', help: 'Ask for client certificates on the secure port (node:tls terminates TLS in front of uWebSockets.js); default true when x509 or a front-proxy CA is configured, false serves the port with uWebSockets.js TLS alone.' },

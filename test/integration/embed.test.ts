@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { startServer, type EmbeddedServer } from '../../kernel/embed.js';
-import { repoRoot } from '../lib/server.js';
+import { mainJs, repoRoot } from '../lib/server.js';
 import { until } from '../lib/poll.js';
 
 const started = async (t: Test, o: Parameters<typeof startServer>[0] = { memory: true }): Promise<EmbeddedServer> => {
@@ -103,4 +103,41 @@ t.test('a process that starts and stops servers exits by itself', async (t) => {
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   t.equal(code, 0, `exit code 0, no timer, thread or socket left (output: ${out})`);
   t.match(out, /stopped/);
+});
+
+t.test('the command form: --ephemeral --print-kubeconfig, for a harness in another language', async (t) => {
+  const child = spawn(process.execPath, [mainJs, '--ephemeral', '--print-kubeconfig'], { cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d) => { out += d; if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n'))); });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing: ${err}`)));
+  });
+  t.ok(path.isAbsolute(firstLine) && firstLine.endsWith('admin.kubeconfig'), `stdout's line is the kubeconfig's path: ${firstLine}`);
+  const dataDir = path.dirname(firstLine);
+  t.notOk(existsSync(path.join(dataDir, 'store')), 'the memory store: no store on disk');
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(firstLine);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: 'from-harness' } } });
+  t.equal((await core.readNamespace({ name: 'from-harness' })).metadata!.name, 'from-harness', 'the kubeconfig works, with the Kubernetes names');
+  t.match(err, /cluster-apiserver is serving/, 'the welcome went to stderr');
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  t.equal(await exited, 0, 'SIGTERM: exit status 0');
+  t.equal(out, `${firstLine}\n`, 'stdout held that one line and nothing else');
+  t.notOk(existsSync(dataDir), 'the temporary data directory is gone after SIGTERM');
+});
+
+t.test('--ephemeral with a data directory or another store is refused', async (t) => {
+  for (const args of [['--data-dir', os.tmpdir()], ['--storage-backend', 'embedded']]) {
+    const child = spawn(process.execPath, [mainJs, '--ephemeral', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    t.equal(code, 2, `${args.join(' ')}: exit status 2`);
+    t.match(err, /--ephemeral/, `with a message: ${err.trim()}`);
+  }
 });

@@ -18,7 +18,7 @@ import type { AdmissionAttributes, PluginHost, TypeDef } from '../../kernel/cont
 import { matchRules, ruleMatches } from '../../plugins/admission/webhook-common/matching.js';
 import { readWebhooks } from '../../plugins/admission/webhook-common/config.js';
 import { credentialsFor, type Kubeconfig } from '../../plugins/admission/webhook-common/kubeconfig.js';
-import { webhookMetrics } from '../../plugins/admission/webhook-common/metrics.js';
+import { WebhookMetrics } from '../../plugins/admission/webhook-common/metrics.js';
 import { Http1Client } from '../../plugins/admission/webhook-common/http1.js';
 
 type J = Record<string, any>;
@@ -813,7 +813,7 @@ t.test('the HTTP/1.1 client reads responses however they are framed and split', 
 });
 
 t.test('the metrics counter API', async (t) => {
-  webhookMetrics.reset();
+  const webhookMetrics = new WebhookMetrics();
   webhookMetrics.reject('w.example.com', 'CREATE', 'admit', 'no_error', 700);
   webhookMetrics.reject('w.example.com', 'CREATE', 'admit', 'no_error', 700);
   webhookMetrics.observe('w.example.com', 'validating', 'CREATE', false, 0.02);
