@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import https from 'node:https';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -140,4 +140,21 @@ t.test('--ephemeral with a data directory or another store is refused', async (t
     t.equal(code, 2, `${args.join(' ')}: exit status 2`);
     t.match(err, /--ephemeral/, `with a message: ${err.trim()}`);
   }
+});
+
+t.test('docs/embedding.md: its client-node sample runs as written', async (t) => {
+  const doc = readFileSync(path.join(repoRoot, 'docs/embedding.md'), 'utf8');
+  const sample = /```js\n([\s\S]*?)```/.exec(doc)![1];
+  // run from inside the package, where 'cluster-apiserver' names this package
+  const file = path.join(repoRoot, `embedding-sample-${process.pid}.mjs`);
+  writeFileSync(file, sample);
+  t.teardown(() => rmSync(file, { force: true }));
+  const { NODE_OPTIONS: _, ...env } = process.env;
+  const child = spawn(process.execPath, [file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.equal(code, 0, `exit code 0 (output: ${out})`);
+  t.match(out, /mode: 'fast'/, 'it prints what the comment says');
 });
