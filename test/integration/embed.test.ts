@@ -158,3 +158,33 @@ t.test('docs/embedding.md: its client-node sample runs as written', async (t) =>
   t.equal(code, 0, `exit code 0 (output: ${out})`);
   t.match(out, /mode: 'fast'/, 'it prints what the comment says');
 });
+
+/** The first event of a watch (then the request is dropped). */
+const firstEvent = (s: EmbeddedServer, p: string) => new Promise<any>((resolve, reject) => {
+  const req = https.get(`${s.url}${p}`, { ca: s.ca, headers: { authorization: `Bearer ${s.token}` } }, (res) => {
+    let buf = '';
+    res.on('data', (d) => {
+      buf = (buf + d).replace(/^\n+/, ''); // blank lines keep the stream alive
+      if (buf.includes('\n')) { resolve(JSON.parse(buf.slice(0, buf.indexOf('\n')))); req.destroy(); }
+    });
+  });
+  req.on('error', (e) => (String(e).includes('socket hang up') ? undefined : reject(e)));
+});
+
+t.test('the memory store keeps history for watches until it is compacted, then 410 Expired', async (t) => {
+  const s = await started(t, { memory: true, config: { storage: { plugin: 'memory', options: { retentionSeconds: 1 } }, controllers: [] } });
+  const { core } = clientOf(s);
+  await core.createNamespace({ body: { metadata: { name: 'h' } } }); // no controllers: no default namespace
+  const rv = (await core.createNamespacedConfigMap({ namespace: 'h', body: { metadata: { name: 'h1' } } })).metadata!.resourceVersion!;
+  await core.createNamespacedConfigMap({ namespace: 'h', body: { metadata: { name: 'h2' } } });
+  const path0 = `/api/v1/namespaces/h/configmaps?watch=1&resourceVersion=${rv}`;
+  const replay = await firstEvent(s, path0);
+  t.same([replay.type, replay.object.metadata.name], ['ADDED', 'h2'], 'a watch from a recent resourceVersion replays what came after it');
+  const expired = await until(async () => {
+    await core.createNamespacedConfigMap({ namespace: 'h', body: { metadata: { generateName: 'more-' } } });
+    return firstEvent(s, path0);
+  }, (e) => e.type === 'ERROR', 60_000, 250);
+  t.equal(expired.type, 'ERROR', 'once the retention has passed: an ERROR event');
+  t.equal(expired.object.code, 410);
+  t.equal(expired.object.reason, 'Expired');
+});
