@@ -281,8 +281,10 @@ export class Server {
       const back = await listenUws({ host: '', port: 0, behindFront: { path: sock.path, peers }, handler });
       // upgrades on CONNECT paths (exec, attach, portforward, proxy) go to a node:http backend that can pass them through
       const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
+      // the backends close with the server even when the front cannot listen (a port in use)
+      this.listeners.push({ port: 0, close: () => { back.close(); upgrades.close(); sock.cleanup(); } });
       const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers, route: (m) => this.readLoops?.route(m) ?? Promise.resolve() }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
-      this.listeners.push({ port: front.port, close: () => { back.close(); upgrades.close(); sock.cleanup(); return front.close(); } });
+      this.listeners.push({ port: front.port, close: () => front.close() });
       this.settleFront = front.settle;
       this.port = front.port;
       for (const p of await this.startReadLoops(path.dirname(sock.path))) front.addBackend(p);

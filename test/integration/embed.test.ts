@@ -89,9 +89,15 @@ t.test('stop() frees the port and removes the temporary data directory; a given 
   t.equal((await clientOf(again).core.readNamespace({ name: 'kept' })).metadata!.name, 'kept', 'and served again by the next start');
 });
 
-t.test('a bad configuration is refused with a message, and leaves nothing behind', async (t) => {
+t.test('a bad configuration or a taken port is refused with a message, and leaves nothing behind', async (t) => {
+  const temporaries = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('cluster-apiserver-')).sort();
+  const before = temporaries();
   await t.rejects(startServer({ memory: true, config: { nosuchkey: 1 } as never }), /unknown key "nosuchkey"/);
   await t.rejects(startServer({ memory: true, config: { controllers: [{ plugin: 'no-such-controller' }] } }), /no-such-controller/);
+  const a = await started(t);
+  await t.rejects(startServer({ memory: true, port: a.port }), new RegExp(`${a.port}`), 'a port in use: the error names it');
+  t.same(temporaries().filter((n) => n !== path.basename(a.dataDir)), before, 'no temporary data directory left by the refused starts');
+  t.equal(await statusOf(a, '/readyz', a.token), 200, 'the server on that port is untouched');
 });
 
 t.test('a process that starts and stops servers exits by itself', async (t) => {
@@ -100,9 +106,12 @@ t.test('a process that starts and stops servers exits by itself', async (t) => {
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
+  // a hang is what this looks for: a generous bound turns it into a failure rather than the file's timeout
+  const hung = setTimeout(() => child.kill('SIGKILL'), 120_000);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.equal(code, 0, `exit code 0, no timer, thread or socket left (output: ${out})`);
-  t.match(out, /stopped/);
+  clearTimeout(hung);
+  t.equal(code, 0, `exit code 0 by itself: no timer, thread or socket left, a refused start's included (output: ${out})`);
+  t.equal(out, 'stopped\n');
 });
 
 t.test('the command form: --ephemeral --print-kubeconfig, for a harness in another language', async (t) => {
