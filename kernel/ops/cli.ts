@@ -40,6 +40,8 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     process.stderr.write(`cluster-apiserver: ${(e as Error).message}\n`);
     process.exit(2);
   }
+  // --ephemeral: the temporary data directory goes with the process, however it ends (short of SIGKILL)
+  if (config.ephemeral) process.once('exit', () => rmSync(config.dataDir, { recursive: true, force: true }));
   if (isRepair) {
     try {
       await repairCommand(config);
@@ -49,8 +51,6 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     }
     return;
   }
-  // --ephemeral: the temporary data directory goes with the process, however it ends (short of SIGKILL)
-  if (config.ephemeral) process.once('exit', () => rmSync(config.dataDir, { recursive: true, force: true }));
   // The heap in bounds while writes come (settle.ts): the young generation's from start-up on, the
   // old one's once the store is loaded. V8's flags are the process's: read loops' heaps share them.
   boundYoungGeneration();

@@ -140,15 +140,28 @@ t.test('the command form: --ephemeral --print-kubeconfig, for a harness in anoth
   t.notOk(existsSync(dataDir), 'the temporary data directory is gone after SIGTERM');
 });
 
-t.test('--ephemeral with a data directory or another store is refused', async (t) => {
-  for (const args of [['--data-dir', os.tmpdir()], ['--storage-backend', 'embedded']]) {
-    const child = spawn(process.execPath, [mainJs, '--ephemeral', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+t.test('--ephemeral with a data directory or another store is refused; a failed start leaves no directory', async (t) => {
+  const run = async (args: string[]) => {
+    const argv = args[0] === 'repair' ? ['repair', '--ephemeral', ...args.slice(1)] : ['--ephemeral', ...args];
+    const child = spawn(process.execPath, [mainJs, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    return { code, err };
+  };
+  for (const args of [['--data-dir', os.tmpdir()], ['--storage-backend', 'embedded']]) {
+    const { code, err } = await run(args);
     t.equal(code, 2, `${args.join(' ')}: exit status 2`);
     t.match(err, /--ephemeral/, `with a message: ${err.trim()}`);
   }
+  const temporaries = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('cluster-apiserver-')).sort();
+  const taken = await started(t);
+  const before = temporaries();
+  for (const args of [['--secure-port', String(taken.port)], ['repair']]) {
+    const { code, err } = await run(args);
+    t.equal(code, 1, `${args.join(' ')}: exit status 1 (${err.trim().split('\n').pop()})`);
+  }
+  t.same(temporaries(), before, 'the temporary data directories of the failed runs are gone');
 });
 
 t.test('docs/embedding.md: its client-node sample runs as written', async (t) => {
