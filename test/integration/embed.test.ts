@@ -2,7 +2,7 @@
 // the test's own process, on the memory store, used through @kubernetes/client-node; two side by side;
 // stop() gives back the port, the data directory and lets the process exit.
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import https from 'node:https';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -210,4 +210,21 @@ t.test('the memory store keeps history for watches until it is compacted, then 4
   t.equal(expired.type, 'ERROR', 'once the retention has passed: an ERROR event');
   t.equal(expired.object.code, 410);
   t.equal(expired.object.reason, 'Expired');
+});
+
+const python = ['/usr/bin/python3', 'python3'].find((p) => spawnSync(p, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0);
+
+t.test('docs/embedding.md: its Python harness sample runs as written', { skip: python ? false : 'the Python client is not installed (apt-get install -y python3-kubernetes)' }, async (t) => {
+  const doc = readFileSync(path.join(repoRoot, 'docs/embedding.md'), 'utf8');
+  const sample = /```python\n([\s\S]*?)```/.exec(doc)![1];
+  // the command as this checkout runs it (npx finds an installed package's bin, not this repository's own)
+  const script = sample.replace(/^COMMAND = \['npx', 'cluster-apiserver', /m, `COMMAND = [${JSON.stringify(process.execPath)}, ${JSON.stringify(mainJs)}, `);
+  t.not(script, sample, 'the sample names its command where the test expects it');
+  const temporaries = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('cluster-apiserver-')).sort();
+  const before = temporaries();
+  const run = spawnSync(python!, ['-c', script], { encoding: 'utf8', timeout: 300_000 });
+  t.equal(run.status, 0, `exit status 0 (${run.stderr})`);
+  t.match(run.stdout, /'from-python'/, 'the namespace it created is listed');
+  t.match(run.stdout, /'kube-system'/, 'beside the system namespaces, under the Kubernetes names');
+  t.same(temporaries(), before, 'the server\'s temporary data directory is gone after terminate()');
 });
