@@ -50,6 +50,8 @@ export const configSchema = {
     disableAdmissionPlugins: { type: 'array', items: { type: 'string', minLength: 1 } },
     replaceAdmissionPlugins: pluginList,
     controllers: pluginList,
+    enableControllers: pluginList,
+    disableControllers: { type: 'array', items: { type: 'string', minLength: 1 } },
     leaderElection: {
       type: 'object',
       additionalProperties: false,
@@ -234,13 +236,25 @@ export function admissionWarning(f: FileConfig, defaults: PluginRef[] = defaultC
   return `the configuration file's admission list REPLACES the default admission plugins and leaves out ${dropped.length} of them, which do not run: ${dropped.join(', ')}; ${how}`;
 }
 
+/** A plugin list with entries added (an entry for a plugin already listed merges its options) and names taken out. */
+function toggled(list: PluginRef[], enable: PluginRef[] = [], disable: string[] = []): PluginRef[] {
+  const out = list.map((r) => ({ ...r }));
+  for (const e of enable) {
+    const on = out.find((r) => r.plugin === e.plugin);
+    if (on) on.options = { ...on.options, ...e.options };
+    else out.push({ ...e });
+  }
+  return out.filter((r) => !disable.includes(r.plugin));
+}
+
 /** Overlay a file's settings on a base: lists replace, maps merge, storage options merge when the plugin is the same. */
 export function mergeConfig(base: Config, f: FileConfig): Config {
   const c = structuredClone(base);
   const g = structuredClone(f);
-  const { tls, featureGates, runtimeConfig, stepAside, emulatedVersion, storage, leaderElection, admission: _, enableAdmissionPlugins: _e, disableAdmissionPlugins: _d, replaceAdmissionPlugins: _r, ...rest } = g;
+  const { tls, featureGates, runtimeConfig, stepAside, emulatedVersion, storage, leaderElection, admission: _, enableAdmissionPlugins: _e, disableAdmissionPlugins: _d, replaceAdmissionPlugins: _r, enableControllers, disableControllers, ...rest } = g;
   Object.assign(c, rest);
   c.admission = fileAdmission(c.admission, g);
+  c.controllers = toggled(c.controllers, enableControllers, disableControllers);
   if (leaderElection) c.leaderElection = { ...c.leaderElection, ...leaderElection };
   if (tls) c.tls = Object.fromEntries(Object.entries({ ...c.tls, ...tls }).filter(([, v]) => v !== undefined));
   if (featureGates) c.featureGates = { ...c.featureGates, ...featureGates };
@@ -286,6 +300,8 @@ export function fillServiceOptions(c: Config): void {
   for (const ref of c.types) if (ref.plugin === 'builtin') fill(ref, { serviceClusterIPRange: c.serviceClusterIPRange, serviceNodePortRange: c.serviceNodePortRange });
   for (const ref of c.controllers) {
     if (ref.plugin === 'apiserver-service') fill(ref, { serviceClusterIPRange: c.serviceClusterIPRange, advertiseAddresses: c.advertiseAddresses, bindAddress: c.bindAddress });
+    // simulated nodes report the emulated release as their node agents' version
+    if (ref.plugin === 'simulated-nodes') fill(ref, { kubeletVersion: c.emulatedVersion.gitVersion });
   }
 }
 

@@ -91,4 +91,8 @@ export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'confi
   disableAdmissionPlugins?: string[];
   /** The whole admission list, defaults dropped: run these and nothing else. (`admission` is its old spelling.) */
   replaceAdmissionPlugins?: PluginRef[];
+  /** Controllers added to the list (the default one, or the file's `controllers`); an entry already on merges its options. */
+  enableControllers?: PluginRef[];
+  /** Controllers taken out of that list, by name. */
+  disableControllers?: string[];
 };

@@ -10,7 +10,7 @@ import type { CommandServer } from './cli.js';
 export interface StartOptions {
   /** Names the API is served under (default `kubernetes`, which stock clients expect; `cluster` is the command's default). */
   brand?: string;
-  /** What a configuration file holds (controllers and their options, plugins, feature gates...), over the defaults. */
+  /** What a configuration file holds (enableControllers: simulated nodes, the scheduler...; plugins, feature gates), over the defaults. */
   config?: FileConfig;
   /** Where the PKI, kubeconfigs and store live (kept); default a new temporary directory that stop() removes. */
   dataDir?: string;

@@ -3,6 +3,8 @@
 export class WorkQueue {
   private dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending batch runs (ms): a sooner add brings it forward. */
+  private due = 0;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -11,7 +13,13 @@ export class WorkQueue {
   add(key: string, delayMs = this.delayMs): void {
     if (this.stopped) return;
     this.dirty.add(key);
-    this.timer ??= setTimeout(() => {
+    // a key wanted sooner than the pending batch (a long look-again delay) brings the batch forward;
+    // keys that run early are looked at again by their own later add
+    const due = Date.now() + delayMs;
+    if (this.timer && due >= this.due) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.due = due;
+    this.timer = setTimeout(() => {
       this.timer = undefined;
       const batch = [...this.dirty];
       this.dirty.clear();

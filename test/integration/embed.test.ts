@@ -228,3 +228,14 @@ t.test('docs/embedding.md: its Python harness sample runs as written', { skip: p
   t.match(run.stdout, /'kube-system'/, 'beside the system namespaces, under the Kubernetes names');
   t.same(temporaries(), before, 'the server\'s temporary data directory is gone after terminate()');
 });
+
+t.test('the configuration object as a file holds it: simulated nodes and the scheduler, pods scheduled and running', async (t) => {
+  const s = await started(t, { memory: true, config: { enableControllers: [{ plugin: 'scheduler' }, { plugin: 'simulated-nodes', options: { count: 2 } }] } });
+  const { core } = clientOf(s);
+  const nodes = await until(async () => (await core.listNode()).items.map((n) => n.metadata!.name!), (l) => l.length === 2, 60_000);
+  t.same(nodes.sort(), ['sim-node-0', 'sim-node-1'], 'two simulated nodes');
+  await core.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+  const pod = await until(() => core.readNamespacedPod({ name: 'p', namespace: 'default' }), (p) => p.status?.phase === 'Running', 60_000);
+  t.equal(pod.status?.phase, 'Running', 'scheduled onto a simulated node and reported running');
+  t.ok(nodes.includes(pod.spec!.nodeName!), `on ${pod.spec!.nodeName}`);
+});

@@ -80,6 +80,12 @@ t.test('graceful deletion', async (t) => {
   t.equal(shorter.json.metadata.deletionGracePeriodSeconds, 5, 'a shorter grace shortens it');
   const longer = await s.request('DELETE', `${NS}/pods/bound?gracePeriodSeconds=60`);
   t.equal(longer.json.metadata.deletionGracePeriodSeconds, 5, 'a longer grace does not lengthen it');
+  // The node agent reports the stopped containers during the grace period: the pod stays, with that status.
+  const stopped = await s.request('PATCH', `${NS}/pods/bound/status`, { body: { status: { phase: 'Succeeded' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  t.equal(stopped.status, 200, 'a status write during the grace period');
+  const after = await s.get(`${NS}/pods/bound`);
+  t.equal(after.status, 200, 'does not delete the pod');
+  t.equal(after.json.status?.phase, 'Succeeded', 'and is kept');
   const zero = await s.request('DELETE', `${NS}/pods/bound`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0 } });
   t.equal(zero.status, 200);
   t.equal((await s.get(`${NS}/pods/bound`)).status, 404, 'gone after the node agent deletes with grace 0');

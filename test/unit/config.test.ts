@@ -2,6 +2,7 @@ import t from 'tap';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defaultConfig, fillServiceOptions, loadConfig, configSchema } from '../../kernel/ops/config.js';
 import { DEFAULT_ADMISSION_PLUGINS, SECURE_DEFAULT_ADMISSION, orderAdmission } from '../../kernel/ops/flags.js';
 
@@ -85,6 +86,17 @@ t.test('JSON file; other storage plugin replaces options', async (t) => {
   t.equal(c.brand, 'kubernetes');
   t.same(c.storage, { plugin: 'etcd', options: { endpoints: ['x'] } });
   t.same(c.admission, []);
+});
+
+t.test('controllers: enable and disable over the default list (or the file\'s own)', async (t) => {
+  const load = async (text: string) => loadConfig(['--config', await tmpFile('server.yaml', text)], noEnv);
+  const names = (c: { controllers: { plugin: string }[] }) => c.controllers.map((r) => r.plugin);
+  const defaults = names(defaultConfig());
+  const c = await load(['enableControllers:', '  - plugin: scheduler', '  - plugin: event-ttl', '    options: { ttlSeconds: 60 }', 'disableControllers: [disruption]', ''].join('\n'));
+  t.same(names(c), [...defaults.filter((n) => n !== 'disruption'), 'scheduler'], 'defaults kept in order, one added at the end, one taken out');
+  t.same(c.controllers.find((r) => r.plugin === 'event-ttl')!.options, { ttlSeconds: 60 }, 'a default named again takes options');
+  const own = await load(['controllers: [{ plugin: namespace }]', 'enableControllers: [{ plugin: scheduler }]', ''].join('\n'));
+  t.same(names(own), ['namespace', 'scheduler'], 'over the file\'s own list');
 });
 
 t.test('admission: enable and disable over the defaults; replace on purpose; the old key kept and warned about', async (t) => {
@@ -180,4 +192,19 @@ t.test('--data-dir moves the default token file', async (t) => {
 
 t.test('flag errors surface from loadConfig', async (t) => {
   await t.rejects(loadConfig(['--foo'], noEnv), { message: 'unknown flag: --foo' });
+});
+
+t.test('the example simulated-nodes configuration: the default controllers plus the scheduler and simulated nodes, its node agents at the emulated version', async (t) => {
+  const example = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../examples/simulated-nodes.yaml');
+  const c = await loadConfig(['--config', example], noEnv);
+  const names = c.controllers.map((r) => r.plugin);
+  const defaults = defaultConfig().controllers.map((r) => r.plugin);
+  t.same(names.slice(0, defaults.length), defaults, 'every default controller kept');
+  t.ok(names.includes('scheduler'), 'the built-in scheduler');
+  t.equal(names[names.length - 1], 'simulated-nodes');
+  t.equal(c.controllers[names.length - 1].options?.kubeletVersion, 'v1.28.7', 'kubeletVersion from the emulated version');
+  const other = await loadConfig(['--config', await tmpFile('v.yaml', 'emulatedVersion: { major: "1", minor: "27" }\ncontrollers: [{ plugin: simulated-nodes }]\n')], noEnv);
+  t.equal(other.controllers[0].options?.kubeletVersion, 'v1.27.0');
+  const own = await loadConfig(['--config', await tmpFile('o.yaml', 'controllers: [{ plugin: simulated-nodes, options: { kubeletVersion: v1.28.1 } }]\n')], noEnv);
+  t.equal(own.controllers[0].options?.kubeletVersion, 'v1.28.1', 'unless the options say');
 });

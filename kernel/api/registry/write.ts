@@ -311,8 +311,9 @@ export class RegistryWrites extends RegistryBody {
         await this.validate(t, obj, old, large);
         await this.ctx.admission.validate(attrs);
         if (large) await giveTurn();
-        // The last finalizer removed from an object being deleted: the object goes.
-        if (nmd.deletionTimestamp && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
+        // The last finalizer removed from an object being deleted: the object goes. Not while a
+        // graceful deletion's period runs: the node agent still writes the pod's status then.
+        if (nmd.deletionTimestamp && !((omd.deletionGracePeriodSeconds ?? 0) > 0) && !nmd.finalizers?.length && !this.extraFinalizers(type, obj)) {
           if (dryRun) return { ok: false, value: { code: 200, bytes: Buffer.from(JSON.stringify(obj)) } };
           const r = await this.ctx.backend.write({ type: 'delete', key: e.key, expectRevision: e.rev });
           if (r.ok) {

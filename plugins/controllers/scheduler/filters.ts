@@ -3,6 +3,7 @@
 // TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit). A node whose Ready condition is False or
 // Unknown counts as carrying the not-ready or unreachable NoSchedule taint the reference's node
 // lifecycle controller would put on it, so its reason reads the same.
+import { hostPorts, portsClash } from '../../lib/host-ports.js';
 import type { KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { requirementMatches } from '../../lib/label-selector.js';
@@ -73,17 +74,11 @@ export function nonZeroRequests(pod: KObject): { cpu: bigint; memory: bigint } {
   return total;
 }
 
-/** The host ports a pod's containers ask for (init containers' are not counted, as in the reference). */
-function hostPorts(pod: KObject): { ip: string; protocol: string; port: number }[] {
-  return list(spec(pod).containers).flatMap((c) => list(c.ports)).filter((p) => typeof p.hostPort === 'number' && p.hostPort > 0)
-    .map((p) => ({ ip: p.hostIP || '0.0.0.0', protocol: p.protocol || 'TCP', port: p.hostPort }));
-}
-
-/** NodePorts: a wanted host port clashes with a used one of the same protocol and port on the same address, or where either is 0.0.0.0. */
-function portsClash(pod: KObject, info: NodeInfo): boolean {
+/** NodePorts: a wanted host port clashes with a used one (plugins/lib/host-ports.ts). */
+function nodePortsClash(pod: KObject, info: NodeInfo): boolean {
   return hostPorts(pod).some((w) => [...info.ports].some((used) => {
     const [ip, protocol, port] = used.split(' ');
-    return protocol === w.protocol && Number(port) === w.port && (w.ip === '0.0.0.0' || ip === '0.0.0.0' || ip === w.ip);
+    return portsClash(w, { ip, protocol, port: Number(port) });
   }));
 }
 
@@ -152,7 +147,7 @@ export function misfit(pod: KObject, info: NodeInfo, brandTaint: (name: string) 
   const untolerated = taintsOf(node, brandTaint).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
   if (untolerated) return { reasons: [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`], resolvable: false };
   if (!affinityMatches(pod, node)) return { reasons: ["node(s) didn't match Pod's node affinity/selector"], resolvable: false };
-  if (portsClash(pod, info)) return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
+  if (nodePortsClash(pod, info)) return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
   const short = resourceMisfits(pod, info);
   return short.length ? { reasons: short, resolvable: true } : undefined;
 }

@@ -135,13 +135,15 @@ export class Converter {
 
 /**
  * Kinds served outside the catalog whose bodies are typed all the same: the access reviews
- * (plugins/types/access), decoded and field-checked as the reference decodes them.
+ * (plugins/types/access) and CertificateSigningRequest (plugins/types/certificates), decoded and
+ * field-checked as the reference decodes them.
  */
 export const REVIEW_KINDS: readonly { group: string; version: string; kind: string }[] = [
   ...['SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview'].map((kind) => ({ group: 'authorization.cluster.io', version: 'v1', kind })),
   { group: 'authentication.cluster.io', version: 'v1', kind: 'TokenReview' },
   { group: 'authentication.cluster.io', version: 'v1', kind: 'SelfSubjectReview' },
   { group: 'authentication.cluster.io', version: 'v1beta1', kind: 'SelfSubjectReview' },
+  { group: 'certificates.cluster.io', version: 'v1', kind: 'CertificateSigningRequest' },
 ];
 
 /** Reference definition of each catalog kind (and review kind), found by its group-version-kind extension. */

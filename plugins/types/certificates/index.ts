@@ -8,6 +8,7 @@
 // - status.certificate: PEM CERTIFICATE blocks only, set once.
 import { X509Certificate } from 'node:crypto';
 import type { Brand } from '../../../kernel/contracts/brand.js';
+import { attachSchema } from '../builtin/schemas.js';
 import { CONTRACT_VERSION, type FieldCause, type KObject, type PluginModule, type TypeDef, type UserInfo, type WriteContext } from '../../../kernel/contracts/index.js';
 import { errors } from '../../../kernel/contracts/status.js';
 import { age } from '../builtin/columns.js';
@@ -129,7 +130,7 @@ export function csrType(brand: Brand): TypeDef {
   const group = `certificates.${brand.domain}`;
   const fail = (obj: KObject, causes: FieldCause[]) => { if (causes.length) throw errors.invalid(group, 'CertificateSigningRequest', obj.metadata?.name ?? '', causes); };
   // Protobuf both ways, as the reference (a node agent's TLS bootstrap and kubectl 1.32+ send it).
-  return withProtobuf({
+  const def = withProtobuf({
     group, version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest',
     namespaced: false, shortNames: ['csr'], nameRule: 'path-segment', // the reference checks no more than the common path-segment rule
     subresources: ['status', 'approval'],
@@ -140,7 +141,6 @@ export function csrType(brand: Brand): TypeDef {
     subresourceInfo: { approval: { verbs: ['get', 'patch', 'update'] } },
     // the reference's selectable field besides metadata.name (node agents list their own signer's requests)
     fieldSelectors: { 'spec.signerName': (o) => String(specOf(o).signerName ?? '') },
-    definitionName: `io.k8s.api.certificates.v1.CertificateSigningRequest`,
     columns: [
       { name: 'Age', type: 'string', cell: (o, now) => age(o.metadata?.creationTimestamp, now), description: 'Time since the object was created.' },
       { name: 'SignerName', type: 'string', path: '.spec.signerName', description: 'The signer the request is for' },
@@ -163,6 +163,9 @@ export function csrType(brand: Brand): TypeDef {
       },
     },
   }, brand);
+  // Typed as the reference decodes it: a value of the wrong JSON type is its 400 at decode, unknown fields are named.
+  attachSchema(def, group, brand);
+  return def;
 }
 
 function duration(v: unknown): string {
