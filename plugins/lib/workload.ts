@@ -5,9 +5,6 @@ import type { KObject, PluginHost, TypeDef } from '../../kernel/contracts/index.
 import { isObj, list, type J } from './json.js';
 import { selectorMatches } from './label-selector.js';
 import { WorkQueue } from './work-queue.js';
-import { isPodReady } from '../types/builtin/strategies/pods.js';
-
-export { isPodReady };
 
 export interface OwnerRef { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }
 
@@ -18,6 +15,11 @@ export const isConflict = (e: unknown) => (e as { code?: number } | undefined)?.
 export const isNotFound = (e: unknown) => (e as { code?: number } | undefined)?.code === 404;
 
 /** The managing controller's reference of an object, if any. */
+/** Ready: its Ready condition is True (what a node agent reports). */
+export function isPodReady(pod: KObject): boolean {
+  return list((pod.status as J | undefined)?.conditions).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
 export function controllerOf(o: KObject): OwnerRef | undefined {
   return list(o.metadata?.ownerReferences).find((r) => r.controller === true) as OwnerRef | undefined;
 }

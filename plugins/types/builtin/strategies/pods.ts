@@ -4,6 +4,7 @@ import type { KObject, PluginHost, TypeDef, TypeStrategy, VirtualHandler } from 
 import { StatusError } from '../../../../kernel/contracts/status.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { selectorMatches } from '../../../lib/label-selector.js';
+import { isPodReady } from '../../../lib/workload.js';
 
 const DEFAULT_GRACE_SECONDS = 30;
 const RETRIES = 8;
@@ -13,9 +14,7 @@ const MAX_DISRUPTED_PODS = 2000;
 const isConflict = (e: unknown) => e instanceof StatusError && e.code === 409;
 const success = (): KObject => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 
-export function isPodReady(pod: KObject): boolean {
-  return list((pod.status as J | undefined)?.conditions).some((c) => c.type === 'Ready' && c.status === 'True');
-}
+export { isPodReady };
 
 /**
  * Graceful deletion: a pod bound to a node lingers for its grace period (DeleteOptions, else
