@@ -239,3 +239,23 @@ t.test('the configuration object as a file holds it: simulated nodes and the sch
   t.equal(pod.status?.phase, 'Running', 'scheduled onto a simulated node and reported running');
   t.ok(nodes.includes(pod.spec!.nodeName!), `on ${pod.spec!.nodeName}`);
 });
+
+t.test('--ephemeral: a SIGTERM during start-up, or at once on the printed line, still removes the directory', async (t) => {
+  const temporaries = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('cluster-apiserver-')).sort();
+  const before = temporaries();
+  // -v=2 logs each start-up step on stderr: the first one means start-up is under way
+  const during = spawn(process.execPath, [mainJs, '--ephemeral', '--print-kubeconfig', '-v=2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  during.stderr.on('data', (d) => { err += d; if (err.includes('start-up step')) during.kill('SIGTERM'); });
+  const code = await new Promise<number | null>((resolve) => during.once('exit', resolve));
+  t.equal(code, 1, 'exit status 1, through the exit handlers rather than the signal\'s default');
+  t.match(err, /SIGTERM during start-up/);
+  // a harness that signals the moment it has read the line (no request in between)
+  for (let i = 0; i < 3; i++) {
+    const quick = spawn(process.execPath, [mainJs, '--ephemeral', '--print-kubeconfig'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    quick.stdout.once('data', () => quick.kill('SIGTERM'));
+    const [c, signal] = await new Promise<[number | null, string | null]>((resolve) => quick.once('exit', (c2, s2) => resolve([c2, s2])));
+    t.same([c, signal], [0, null], 'exit status 0, not killed by the signal');
+  }
+  t.same(temporaries(), before, 'no temporary data directory left');
+});
