@@ -26,14 +26,18 @@ function runChild(): Promise<ChildResult> {
   });
 }
 
-/** Milliseconds from spawning the command to its printed kubeconfig line; then SIGTERM and wait for exit. */
+/** Milliseconds from spawning the command to its printed kubeconfig line; then SIGTERM at once, and a clean exit expected. */
 function runCommand(): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(process.execPath, [path.join(repoRoot, 'dist/kernel/main.js'), '--ephemeral', '--print-kubeconfig'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let took = 0;
     child.stdout.once('data', () => { took = performance.now() - t0; child.kill('SIGTERM'); });
-    child.once('exit', (code) => (took ? resolve(took) : reject(new Error(`the command exited with ${code} before printing`))));
+    child.once('exit', (code, signal) => {
+      if (!took) reject(new Error(`the command exited with ${code ?? signal} before printing`));
+      else if (code !== 0) reject(new Error(`the command did not stop cleanly on SIGTERM: ${code ?? signal}`));
+      else resolve(took);
+    });
   });
 }
 
