@@ -14,6 +14,7 @@ import {
 } from './lib.js';
 import { PROTOBUF, benchList, benchMemory, benchRestart, benchWatch, defineBenchResource, SETTLED, printRead, type ReadResult } from './readpath.js';
 import { benchApply } from './apply.js';
+import { benchStart } from './start.js';
 import { plot } from './plot.js';
 import { call, ownEtcdTarget, ownTarget, readKubeconfig, remoteTarget, tlsOptions, type RemoteOptions, type Target } from './target.js';
 import { runWrk, wrkAvailable } from './wrk.js';
@@ -70,6 +71,11 @@ const READ_SCENARIOS: Record<string, { description: string; remote: boolean; exp
     description: 'server RSS empty, at 10,000 and 100,000 1-KiB ConfigMaps (32 concurrent creates; read at once and again 20 s later), and with 10,000 idle watchers (ours only); another server\'s RSS from /proc of its --target-pid processes, summed',
     // side by side, the ours-only idle watchers case is left out (it hung here with 10,000 watchers: not yet looked into)
     remote: true, run: (o, t) => benchMemory(t, !o.remote),
+  },
+  start: {
+    description: 'time to a serving server for tests: startServer({ memory: true }) first and second in a process, and --ephemeral --print-kubeconfig (--runs, default 5); with --reference <dir>, the reference\'s start-kube-apiserver.sh (FRESH=1) from the same run (bench/start.ts)',
+    remote: false, explicit: true,
+    run: async (o) => { process.stdout.write(await benchStart(o.runs ?? 5, o.reference)); return []; },
   },
   apply: {
     description: 'writes (bench/apply.ts): applies/s and merge/strategic patches/s at concurrency 32; latency of large applies with the worker pool off, all-on and default, and the longest GET meanwhile (our server only)',
@@ -143,6 +149,10 @@ interface Options {
   objects?: number;
   /** The restart scenario keeps its filled data directory (for bench/startup.ts). */
   keepDataDir?: boolean;
+  /** Runs of the start scenario. */
+  runs?: number;
+  /** The start scenario: the directory of the reference's start-kube-apiserver.sh and stop-kube-apiserver.sh. */
+  reference?: string;
   client: ClientKind;
   cpuProf?: string;
   /** node: our forked load processes; wrk: Debian's wrk (GET and create); both: each in turn, to check they agree. */
@@ -166,6 +176,8 @@ function usage(): string {
     '  --duration <s>        measured seconds per run (default 5)',
     '  --objects <n>         objects the restart scenario fills (default 1,000,000)',
     '  --keep-data-dir       the restart scenario keeps its filled data directory and prints where',
+    '  --runs <n>            runs of the start scenario (default 5)',
+    '  --reference <dir>     the start scenario also starts the reference with <dir>/start-kube-apiserver.sh (FRESH=1)',
     '  --warmup <s>          unmeasured seconds before each run (default 1)',
     '  --concurrency <list>  concurrency levels for every scenario, e.g. 1,8,32',
     '  --workers <n>         load generator processes (default: number of CPUs, at most the concurrency)',
@@ -207,6 +219,8 @@ function parseOptions(argv: string[]): Options {
     else if (flag === '--warmup') o.warmup = num(flag, value());
     else if (flag === '--objects') o.objects = Math.max(1, Math.floor(num(flag, value())));
     else if (flag === '--keep-data-dir') o.keepDataDir = true;
+    else if (flag === '--runs') o.runs = Math.max(1, Math.floor(num(flag, value())));
+    else if (flag === '--reference') o.reference = path.resolve(String(value()));
     else if (flag === '--server-cpus') pinning.server = String(value());
     else if (flag === '--load-cpus') pinning.load = String(value());
     else if (flag === '--workers') o.workers = Math.max(1, Math.floor(num(flag, value())));

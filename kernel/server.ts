@@ -109,7 +109,7 @@ export class Server {
 
   constructor(readonly config: Config, private readonly role?: LoopRole) {
     this.brand = getBrand(config.brand);
-    this.log = makeLogger(config.loggingFormat, config.verbosity);
+    this.log = makeLogger(config.loggingFormat, config.verbosity, config.log);
     this.featureGates = resolveFeatureGates(config.featureGates);
     this.health = new Health(config.livezGracePeriodSeconds);
     this.documents = new ApiDocuments({
@@ -141,10 +141,7 @@ export class Server {
     const step = startupSteps(this.log);
     step('modules loaded');
     if (!this.role) for (const w of cfg.warnings ?? []) this.log.warn(w);
-    if (!this.role) {
-      this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
-      process.once('exit', () => this.dataLock?.release());
-    }
+    if (!this.role) this.dataLock = prepareDataDir(cfg.dataDir, { brand: this.brand.name, allowInsecure: cfg.insecureDataDirPermissions });
     const hosts = servingHosts(this.brand.name, cfg);
     // Every configured plugin's module starts loading now; each is still created in its turn below.
     preloadPlugins(configuredPlugins(cfg), configDir);
@@ -284,8 +281,10 @@ export class Server {
       const back = await listenUws({ host: '', port: 0, behindFront: { path: sock.path, peers }, handler });
       // upgrades on CONNECT paths (exec, attach, portforward, proxy) go to a node:http backend that can pass them through
       const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
+      // the backends close with the server even when the front cannot listen (a port in use)
+      this.listeners.push({ port: 0, close: () => { back.close(); upgrades.close(); sock.cleanup(); } });
       const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers, route: (m) => this.readLoops?.route(m) ?? Promise.resolve() }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
-      this.listeners.push({ port: front.port, close: () => { front.close(); back.close(); upgrades.close(); sock.cleanup(); } });
+      this.listeners.push({ port: front.port, close: () => front.close() });
       this.settleFront = front.settle;
       this.port = front.port;
       for (const p of await this.startReadLoops(path.dirname(sock.path))) front.addBackend(p);
@@ -385,7 +384,7 @@ export class Server {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     if (this.config.shutdownDelaySeconds > 0) await new Promise((r) => setTimeout(r, this.config.shutdownDelaySeconds * 1000));
-    for (const l of this.listeners) l.close();
+    const closed = this.listeners.map((l) => l.close());
     await this.readLoops?.stop();
     for (const end of [...this.watches]) end();
     const deadline = Date.now() + 60_000;
@@ -399,6 +398,7 @@ export class Server {
     await this.auditor?.close();
     await this.flowControl?.close?.();
     await this.backend?.close();
+    await Promise.all(closed);
     this.dataLock?.release();
     this.log.info('stopped');
   }

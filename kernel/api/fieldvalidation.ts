@@ -171,6 +171,14 @@ const NONE: TypeValidator = () => [];
 export function compileValidator(type: TypeDef): TypeValidator {
   const cached = validators.get(type);
   if (cached) return cached;
+  // A type that names a shared, frozen definition (the built-in types) shares its compiled check
+  // with every TypeDef naming it: a second server in the process compiles nothing again.
+  const byRef = type.schema?.type === 'ref' && type.definitions && Object.isFrozen(type.definitions) ? refValidators(type.definitions) : undefined;
+  const shared = byRef?.get((type.schema as { ref: string }).ref);
+  if (shared) {
+    validators.set(type, shared);
+    return shared;
+  }
   let v: TypeValidator = NONE;
   if (type.schema) {
     const key = type.definitions ?? NO_DEFS;
@@ -193,5 +201,13 @@ export function compileValidator(type: TypeDef): TypeValidator {
     };
   }
   validators.set(type, v);
+  byRef?.set((type.schema as { ref: string }).ref, v);
   return v;
+}
+
+const sharedByDefs = new WeakMap<object, Map<string, TypeValidator>>();
+function refValidators(defs: object): Map<string, TypeValidator> {
+  let m = sharedByDefs.get(defs);
+  if (!m) sharedByDefs.set(defs, (m = new Map()));
+  return m;
 }

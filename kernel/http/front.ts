@@ -208,7 +208,7 @@ export function listenFront(o: FrontOptions, backendPath: string, upgrade?: Fron
         if (m.backend && o.route) void o.route(m).catch(() => {});
       } else if (m.type === 'listening') {
         resolve({
-          port: m.port, close: () => void worker.terminate(), settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle),
+          port: m.port, close: () => worker.terminate(), settle: (compact) => worker.postMessage({ type: 'settle', compact } satisfies FrontSettle),
           addBackend: (path) => worker.postMessage({ type: 'backend', path } satisfies FrontAddBackend),
         });
       }

@@ -89,7 +89,8 @@ export type Handler = (req: KRequest, res: KResponse) => Promise<void>;
 
 export interface Listener {
   port: number;
-  close(): void;
+  /** Resolves once the port is released (at once for most listeners; when a listening thread has ended). */
+  close(): void | Promise<unknown>;
   /** Closes the connections still open too (after the drain): a read loop's thread must not keep any (replicas/loops.ts). */
   closeConnections?(): void;
 }

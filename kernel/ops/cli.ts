@@ -1,6 +1,7 @@
 // The command line: parse flags and the configuration file, start the server, stop it gracefully on
 // SIGTERM; `cluster-apiserver repair [flags]` salvages a damaged embedded store instead (the server
 // stopped). The server itself comes from the caller (kernel/main.ts), which this layer may not import.
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from './config.js';
 import { repairCommand } from './repair.js';
@@ -39,6 +40,8 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     process.stderr.write(`cluster-apiserver: ${(e as Error).message}\n`);
     process.exit(2);
   }
+  // --ephemeral: the temporary data directory goes with the process, however it ends (short of SIGKILL)
+  if (config.ephemeral) process.once('exit', () => rmSync(config.dataDir, { recursive: true, force: true }));
   if (isRepair) {
     try {
       await repairCommand(config);
@@ -51,7 +54,25 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
   // The heap in bounds while writes come (settle.ts): the young generation's from start-up on, the
   // old one's once the store is loaded. V8's flags are the process's: read loops' heaps share them.
   boundYoungGeneration();
-  let server: CommandServer;
+  let server: CommandServer | undefined;
+  let serving = false;
+  let stopping = false;
+  // Handled from before start-up on: a signal without a handler ends the process at once, skipping the
+  // exit handlers (the lock, --ephemeral's directory), and a harness may signal as soon as it reads
+  // the printed line. During start-up the process exits with status 1 through those handlers.
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    if (!serving) {
+      process.stderr.write(`cluster-apiserver: ${signal} during start-up: exiting\n`);
+      process.exit(1);
+    }
+    server!.log.info('shutting down', { signal });
+    await server!.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   try {
     server = makeServer(config);
     await server.start();
@@ -59,17 +80,11 @@ export async function runCommand(argv: string[], makeServer: (config: Config) =>
     process.stderr.write(`cluster-apiserver: start-up failed: ${(e as Error).message}\n`);
     process.exit(1);
   }
+  serving = true;
   boundOldGeneration();
-  process.stdout.write(welcome(server));
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    server!.log.info('shutting down', { signal });
-    await server!.stop();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  // --print-kubeconfig: stdout is the one line a harness reads; the person's welcome goes to stderr
+  if (config.printKubeconfig) {
+    process.stderr.write(welcome(server));
+    process.stdout.write(`${path.resolve(server.kubeconfigPath)}\n`);
+  } else process.stdout.write(welcome(server));
 }
-

@@ -1,12 +1,14 @@
 // The server configuration: defaults, an optional YAML/JSON file, then command-line flags on top.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import YAML from 'yaml';
 import { brands } from '../contracts/brand.js';
 import type { Config, FileConfig, PluginRef } from './configtypes.js';
 import type { PluginKind } from '../contracts/index.js';
-import { applyFlags, parseFlags, usage } from './flags.js';
+import { applyFlags, parseFlags, usage, type ParsedFlags } from './flags.js';
 import { knownAdmissionPlugin, orderAdmission, serverDefaultAdmission } from './flagtable.js';
 
 export type { Config, FileConfig, PluginRef } from './configtypes.js';
@@ -179,7 +181,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
   data ??= {}; // an empty file is an empty configuration
   check(data, `config file ${file}`);
   const fc = data as FileConfig;
-  checkAdmissionKeys(fc, file);
+  checkAdmissionKeys(fc, `config file ${file}`);
   const dir = path.dirname(file);
   const rel = (p: string | undefined) => (p === undefined ? undefined : path.resolve(dir, p));
   if (fc.dataDir !== undefined) fc.dataDir = rel(fc.dataDir);
@@ -191,8 +193,7 @@ export async function readConfigFile(file: string): Promise<FileConfig> {
 }
 
 /** The admission keys of a file say one thing: a whole list, or additions and removals, and never both for a name. */
-function checkAdmissionKeys(fc: FileConfig, file: string): void {
-  const at = `config file ${file}`;
+function checkAdmissionKeys(fc: FileConfig, at: string): void {
   if (fc.admission && fc.replaceAdmissionPlugins) throw new Error(`${at}: "admission" is the old spelling of "replaceAdmissionPlugins": give one of them`);
   const replacing = fc.replaceAdmissionPlugins ? 'replaceAdmissionPlugins' : fc.admission ? 'admission' : undefined;
   const toggling = fc.enableAdmissionPlugins ? 'enableAdmissionPlugins' : fc.disableAdmissionPlugins ? 'disableAdmissionPlugins' : undefined;
@@ -316,17 +317,59 @@ export async function loadConfig(argv: string[], env: Record<string, string | un
   }
   const configFile = flags.config ?? (env.CLUSTER_APISERVER_CONFIG || undefined);
   const file = configFile ? await readConfigFile(path.resolve(configFile)) : {};
+  if (flags.ephemeral) ephemeralFlags(flags, file);
   // defaults are built for the final data directory so their paths (token file) follow it
   const dataDir = flags.dataDir ?? file.dataDir ?? DEFAULT_DATA_DIR;
-  const cfg = applyFlags(mergeConfig(defaultConfig(dataDir), file), flags);
+  let cfg: Config;
+  try {
+    cfg = completeConfig(applyFlags(mergeConfig(defaultConfig(dataDir), file), flags), file);
+  } catch (e) {
+    if (flags.ephemeral) rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  if (configFile) cfg.configFile = path.resolve(configFile);
+  if (flags.ephemeral) cfg.ephemeral = true;
+  if (flags.printKubeconfig) cfg.printKubeconfig = true;
+  return cfg;
+}
+
+/**
+ * --ephemeral, as flags: a new temporary data directory (the command removes it at exit), the memory
+ * store, a free port and the Kubernetes names, each unless the command line says otherwise. A data
+ * directory or another store, given anywhere, contradicts it.
+ */
+function ephemeralFlags(flags: ParsedFlags, file: FileConfig): void {
+  if (flags.dataDir !== undefined || file.dataDir !== undefined) throw new Error('--ephemeral makes a temporary data directory of its own: give no --data-dir (nor dataDir in the file)');
+  const store = flags.storageBackend ?? file.storage?.plugin;
+  if (store !== undefined && store !== 'memory') throw new Error(`--ephemeral serves the memory store, not "${store}"`);
+  flags.dataDir = mkdtempSync(path.join(os.tmpdir(), 'cluster-apiserver-'));
+  flags.storageBackend = 'memory';
+  flags.securePort ??= file.securePort ?? 0;
+  flags.brand ??= file.brand ?? 'kubernetes';
+}
+
+/** Filled in from the final settings, checked (out-of-range flag values too), with its warnings. */
+function completeConfig(cfg: Config, file: FileConfig): Config {
   fillTokenFile(cfg);
   fillServiceAccountKeys(cfg);
   fillServiceOptions(cfg);
-  check(cfg, 'configuration'); // catches out-of-range flag values too
-  if (configFile) cfg.configFile = path.resolve(configFile);
-  const warning = admissionWarning(file, defaultConfig(dataDir).admission);
+  check(cfg, 'configuration');
+  const warning = admissionWarning(file, defaultConfig(cfg.dataDir).admission);
   if (warning) cfg.warnings = [warning];
   return cfg;
+}
+
+/**
+ * A configuration given as an object (the library's startServer): what a configuration file may
+ * hold, checked as one is, over the defaults, with `fixed` (data directory, port, brand) on top.
+ * Relative paths in it are taken from the working directory.
+ */
+export function configFromObject(given: FileConfig, fixed: Partial<Config> & { dataDir: string }): Config {
+  check(given, 'configuration');
+  checkAdmissionKeys(given, 'configuration');
+  const file = { ...structuredClone(given), ...fixed };
+  for (const k of ['dataDir', 'admissionConfigFile', 'encryptionProviderConfig'] as const) if (file[k] !== undefined) file[k] = path.resolve(file[k]);
+  return completeConfig(mergeConfig(defaultConfig(file.dataDir), file), file);
 }
 
 /** Every plugin a configuration names, by kind, in the order the server creates them. */

@@ -73,10 +73,16 @@ export interface Config {
   configFile?: string;
   /** What start-up logs as warnings: a configuration that works but is likely not what was meant. */
   warnings?: string[];
+  /** --ephemeral: the data directory is a temporary one, removed at exit. */
+  ephemeral?: boolean;
+  /** --print-kubeconfig: stdout gets the kubeconfig's path alone, once serving. */
+  printKubeconfig?: boolean;
+  /** Where log lines go (an embedding's choice, kernel/ops/embed.ts); default standard error. */
+  log?: (line: string) => void;
 }
 
 /** What a config file may hold: any subset of Config, nested objects partial too. */
-export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile' | 'warnings'>> & {
+export type FileConfig = Partial<Omit<Config, 'tls' | 'emulatedVersion' | 'configFile' | 'warnings' | 'log' | 'ephemeral' | 'printKubeconfig'>> & {
   tls?: Config['tls'];
   emulatedVersion?: Partial<Config['emulatedVersion']>;
   /** Admission plugins added to the default list (--enable-admission-plugins); an entry already on merges its options. */

@@ -87,13 +87,17 @@ export function lockDataDir(dir: string): DataDirLock {
       writeSync(fd, me);
       closeSync(fd);
       let released = false;
-      return {
+      const lock = {
         release() {
           if (released) return;
           released = true;
+          process.off('exit', lock.release);
           try { if (readFileSync(file, 'utf8') === me) unlinkSync(file); } catch { /* already gone */ }
         },
       };
+      // released at exit too; a stopped server's lock (several in one process) leaves no listener behind
+      process.once('exit', lock.release);
+      return lock;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }

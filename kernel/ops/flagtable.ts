@@ -10,6 +10,8 @@ export interface ParsedFlags {
   help?: boolean;
   config?: string;
   dataDir?: string;
+  ephemeral?: boolean;
+  printKubeconfig?: boolean;
   bindAddress?: string;
   securePort?: number;
   mtlsPort?: number;
@@ -118,6 +120,8 @@ export interface FlagDef {
 export const FLAGS: Record<string, FlagDef> = {
   config: { key: 'config', kind: 'string', help: 'Configuration file (YAML or JSON).' },
   'data-dir': { key: 'dataDir', kind: 'string', help: 'Directory for stored data and first-start credentials (default ./data).' },
+  ephemeral: { key: 'ephemeral', kind: 'bool', help: 'A throwaway server for tests: a new temporary data directory, removed at exit, and the memory store (nothing survives the process); a free port unless --secure-port; Kubernetes names unless --brand.' },
+  'print-kubeconfig': { key: 'printKubeconfig', kind: 'bool', help: 'Once serving, print the admin kubeconfig\'s path on stdout, one line and nothing else (the welcome goes to stderr), for a harness that starts this server as a subprocess.' },
   'bind-address': { key: 'bindAddress', kind: 'string', help: 'Address to listen on (default 127.0.0.1).' },
   'secure-port': { key: 'securePort', kind: 'port', help: 'HTTPS port; 0 picks a free port (default 6443).' },
   'secure-port-client-certs': { key: 'securePortClientCerts', kind: 'bool', help: 'Ask for client certificates on the secure port (node:tls terminates TLS in front of uWebSockets.js); default true when x509 or a front-proxy CA is configured, false serves the port with uWebSockets.js TLS alone.' },
@@ -179,7 +183,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int', help: 'Read requests in flight at once (default 400; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int', help: 'Writes in flight at once (default 200; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Time by which every request that is not long-running is answered, 504 when unfinished (default 1m); a request\'s ?timeout= can only shorten it. With APF a request waits in a queue at most a quarter of it (at most 1m).' },
-  'storage-backend': { key: 'storageBackend', kind: 'string', help: 'Storage backend: embedded (default) or etcd3; any other name loads that storage plugin.' },
+  'storage-backend': { key: 'storageBackend', kind: 'string', help: 'Storage backend: embedded (default), etcd3, or memory (nothing survives a stop); any other name loads that storage plugin.' },
   'etcd-servers': { key: 'etcdServers', kind: 'list', help: 'etcd members (http:// or https:// URLs) for --storage-backend=etcd3.' },
   'etcd-cafile': { key: 'etcdCAFile', kind: 'string', help: 'CA bundle verifying the etcd members\' serving certificates (https:// servers).' },
   'etcd-certfile': { key: 'etcdCertFile', kind: 'string', help: 'Client certificate presented to etcd.' },

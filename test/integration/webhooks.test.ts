@@ -18,7 +18,7 @@ import type { AdmissionAttributes, PluginHost, TypeDef } from '../../kernel/cont
 import { matchRules, ruleMatches } from '../../plugins/admission/webhook-common/matching.js';
 import { readWebhooks } from '../../plugins/admission/webhook-common/config.js';
 import { credentialsFor, type Kubeconfig } from '../../plugins/admission/webhook-common/kubeconfig.js';
-import { webhookMetrics } from '../../plugins/admission/webhook-common/metrics.js';
+import { WebhookMetrics, webhookMetricsFor } from '../../plugins/admission/webhook-common/metrics.js';
 import { Http1Client } from '../../plugins/admission/webhook-common/http1.js';
 
 type J = Record<string, any>;
@@ -813,7 +813,7 @@ t.test('the HTTP/1.1 client reads responses however they are framed and split', 
 });
 
 t.test('the metrics counter API', async (t) => {
-  webhookMetrics.reset();
+  const webhookMetrics = new WebhookMetrics();
   webhookMetrics.reject('w.example.com', 'CREATE', 'admit', 'no_error', 700);
   webhookMetrics.reject('w.example.com', 'CREATE', 'admit', 'no_error', 700);
   webhookMetrics.observe('w.example.com', 'validating', 'CREATE', false, 0.02);
@@ -821,6 +821,14 @@ t.test('the metrics counter API', async (t) => {
   const d = webhookMetrics.durations.get(JSON.stringify({ name: 'w.example.com', type: 'validating', operation: 'CREATE', rejected: 'false' }))!;
   t.equal(d.count, 1);
   t.same(d.buckets, [0, 1, 1, 1, 1, 1, 1, 1, 1]);
+});
+
+t.test('each server (plugin host) has its own webhook counts: several servers in one process', async (t) => {
+  const hostA = {}, hostB = {};
+  t.equal(webhookMetricsFor(hostA), webhookMetricsFor(hostA), 'the mutating and validating plugins of one server share them');
+  webhookMetricsFor(hostA).reject('w.example.com', 'CREATE', 'admit', 'no_error', 403);
+  t.equal(webhookMetricsFor(hostA).rejections.size, 1);
+  t.equal(webhookMetricsFor(hostB).rejections.size, 0, 'another server counts nothing of it');
 });
 
 // ---------------------------------------------------------------- throughput (opt-in)

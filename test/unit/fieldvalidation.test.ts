@@ -102,6 +102,13 @@ t.test('duplicate fields', async (t) => {
 t.test('type check: wording, int-or-string, quantities, null', async (t) => {
   const v = compileValidator(deployments);
   t.equal(compileValidator(deployments), v, 'compiled once per type');
+  const another = builtinTypes(kube).find((x) => x.group === 'apps' && x.resource === 'deployments')!;
+  t.not(another, deployments);
+  t.equal(compileValidator(another), v, 'and once per process: another server\'s TypeDef of the same built-in definition shares it');
+  const otherDefs = { ...defs, Widget: widget };
+  const w1 = compileValidator({ group: 'x', version: 'v1', kind: 'W', resource: 'ws', singular: 'w', namespaced: true, schema: { type: 'ref', ref: 'Widget' }, definitions: otherDefs });
+  const w2 = compileValidator({ group: 'x', version: 'v1', kind: 'W', resource: 'ws', singular: 'w', namespaced: true, schema: { type: 'ref', ref: 'Widget' }, definitions: otherDefs });
+  t.not(w1, w2, 'definitions that are not frozen (may change) are not shared by name');
   const base = (spec: Record<string, unknown>): KObject => ({
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' },
     spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, ...spec },

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { CONTRACT_VERSION, type PluginModule } from '../../../kernel/contracts/index.js';
 import { WebhookDispatcher, webhookOptions } from '../webhook-common/dispatcher.js';
 import { loadKubeconfig } from '../webhook-common/kubeconfig.js';
-import { bindHostMetrics } from '../webhook-common/metrics.js';
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',
@@ -14,7 +13,6 @@ const plugin: PluginModule<'admission'> = {
   create(options, host) {
     const { kubeConfigFile } = webhookOptions(options);
     const kubeconfig = kubeConfigFile ? loadKubeconfig(path.resolve(kubeConfigFile)) : undefined;
-    bindHostMetrics(host);
     const d = new WebhookDispatcher(host, false, kubeconfig);
     return {
       handles: (_op, a) => d.handles(a),

@@ -12,7 +12,7 @@ import { CallError, WebhookClient } from './client.js';
 import { isWebhookConfigurationResource, WebhookSource, type Webhook } from './config.js';
 import type { Kubeconfig } from './kubeconfig.js';
 import { shouldCall, type Invocation } from './matching.js';
-import { webhookMetrics, type WebhookStep } from './metrics.js';
+import { webhookMetricsFor, type WebhookMetrics, type WebhookStep } from './metrics.js';
 import { asSeenBy, buildReview, InvalidResponse, verifyResponse, type ReviewResult } from './review.js';
 
 type J = Record<string, any>;
@@ -63,6 +63,7 @@ export class WebhookDispatcher {
   private readonly step: WebhookStep;
   private readonly domain: string;
   private states = new WeakMap<AdmissionAttributes, RequestState>();
+  private readonly metrics: WebhookMetrics;
 
   constructor(private host: PluginHost, readonly mutating: boolean, kubeconfig?: Kubeconfig) {
     this.source = new WebhookSource(host, mutating);
@@ -70,6 +71,7 @@ export class WebhookDispatcher {
     this.source.onChange = (hooks) => this.client.retain(hooks.map((h) => h.clientKey));
     this.step = mutating ? 'admit' : 'validating';
     this.domain = host.brand.domain;
+    this.metrics = webhookMetricsFor(host);
   }
 
   /** Cheap pre-check on every request: any webhooks at all, and not a webhook configuration itself. */
@@ -126,7 +128,7 @@ export class WebhookDispatcher {
       if (!result.allowed) {
         rejected = true;
         const err = rejection(h.name, result.status);
-        webhookMetrics.reject(h.name, op, this.step, 'no_error', err.code);
+        this.metrics.reject(h.name, op, this.step, 'no_error', err.code);
         throw err;
       }
       return result;
@@ -138,10 +140,10 @@ export class WebhookDispatcher {
         return undefined;
       }
       rejected = true;
-      webhookMetrics.reject(h.name, op, this.step, 'calling_webhook_error', 0);
+      this.metrics.reject(h.name, op, this.step, 'calling_webhook_error', 0);
       throw errors.internal(e.message);
     } finally {
-      webhookMetrics.observe(h.name, this.step, op, rejected, (performance.now() - t0) / 1000);
+      this.metrics.observe(h.name, this.step, op, rejected, (performance.now() - t0) / 1000);
     }
   }
 
@@ -153,30 +155,30 @@ export class WebhookDispatcher {
     if (result.patch) {
       const obj = a.object;
       if (a.operation === 'DELETE' || !obj) {
-        webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
+        this.metrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
         throw errors.internal(`admission webhook "${h.name}" attempted to modify the object, which is not supported for this operation`);
       }
       let patched: unknown;
       try {
         patched = jsonPatch(asSeenBy(obj, inv), result.patch);
       } catch (e) {
-        webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
+        this.metrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
         throw errors.internal(`admission webhook "${h.name}" returned a patch that could not be applied: ${(e as Error).message}`);
       }
       if (!isObj(patched)) {
-        webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
+        this.metrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
         throw errors.internal(`admission webhook "${h.name}" returned a patch that does not leave an object`);
       }
       // A patch can add a deep value deep down: the result is decoded as the reference decodes it, with the body limit.
       const deep = depthError(patched);
       if (deep) {
-        webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
+        this.metrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
         throw errors.internal(deep);
       }
       // Back to the request's version (the same shape in this server: only apiVersion differs).
       if (inv.converted) patched.apiVersion = obj.apiVersion;
       if (patched.apiVersion !== obj.apiVersion || patched.kind !== obj.kind) {
-        webhookMetrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
+        this.metrics.reject(h.name, a.operation, this.step, 'apiserver_internal_error', 0);
         throw errors.internal(`admission webhook "${h.name}" may not change the apiVersion or kind of the object`);
       }
       changed = !deepEqual(patched, obj);
