@@ -77,6 +77,32 @@ t.test('statefulset controller', async (t) => {
     t.equal(done.status.updatedReplicas, 3);
   });
 
+  await t.test('with a partition, a pod below it deleted comes back from the current revision\'s template', async (t) => {
+    const before = await getOk(s, `${STS}/db`);
+    const image = (o: any) => o.spec.containers[0].image;
+    const patch = { spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, template: { spec: { containers: [{ name: 'c', image: 'nginx:3' }] } } } };
+    t.equal((await s.request('PATCH', `${STS}/db`, { body: patch, headers: merge })).status, 200);
+    const mid = await until(async () => {
+      for (const p of (await pods(s, 'db')).values()) if (!isReady(p)) await setPodPhase(s, p, 'Running');
+      return getOk(s, `${STS}/db`);
+    }, (o) => o.status?.updatedReplicas === 1 && o.status?.readyReplicas === 3);
+    t.not(mid.status.updateRevision, before.status.updateRevision);
+    const old = (await pods(s, 'db')).get('db-0');
+    t.equal(image(old), 'nginx:2', 'below the partition: the old image');
+    t.equal((await s.request('DELETE', `${PODS}/db-0?gracePeriodSeconds=0`)).status, 200);
+    const back = await until(async () => (await pods(s, 'db')).get('db-0'), (p) => p && p.metadata.uid !== old.metadata.uid);
+    t.equal(image(back), 'nginx:2', 'made again from the current revision');
+    t.equal(back.metadata.labels['controller-revision-hash'], mid.status.currentRevision);
+    t.equal(image((await pods(s, 'db')).get('db-2')), 'nginx:3', 'at and above the partition: the new image');
+    // the partition lifted: the rest follow
+    t.equal((await s.request('PATCH', `${STS}/db`, { body: { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } }, headers: merge })).status, 200);
+    await until(async () => {
+      for (const p of (await pods(s, 'db')).values()) if (!isReady(p)) await setPodPhase(s, p, 'Running');
+      return getOk(s, `${STS}/db`);
+    }, (o) => o.status?.updatedReplicas === 3 && o.status?.readyReplicas === 3 && o.status?.currentRevision === o.status?.updateRevision);
+    t.same([...(await pods(s, 'db')).values()].map(image), ['nginx:3', 'nginx:3', 'nginx:3']);
+  });
+
   await t.test('scaling down removes the highest ordinals', async (t) => {
     t.equal((await s.request('PATCH', `${STS}/db`, { body: { spec: { replicas: 1 } }, headers: merge })).status, 200);
     const m = await until(() => pods(s, 'db'), (x) => x.size === 1);

@@ -63,7 +63,9 @@ const plugin: PluginModule<'controller'> = {
     let dType: TypeDef, rsType: TypeDef, podType: TypeDef;
     const unwatch: (() => void)[] = [];
 
-    const revisionOf = (rs: KObject) => Number(rs.metadata?.annotations?.[REVISION]) || 0;
+    // Revisions are int64 in the reference: upstream's e2e adopts a ReplicaSet at revision 3546343826724305833.
+    const revisionOf = (rs: KObject): bigint => { try { return BigInt(rs.metadata?.annotations?.[REVISION] ?? 0); } catch { return 0n; } };
+    const byRevision = (a: KObject, b: KObject) => { const x = revisionOf(a); const y = revisionOf(b); return x < y ? -1 : x > y ? 1 : 0; };
 
     /** The deployment's view of one sync: the objects read and the status being built. */
     interface Ctx { d: KObject; spec: J; replicas: number; rolling: boolean; maxSurge: number; maxUnavailable: number; status: J; requeueMs?: number }
@@ -92,12 +94,11 @@ const plugin: PluginModule<'controller'> = {
     async function newReplicaSet(c: Ctx, owned: KObject[], create: boolean): Promise<KObject | undefined> {
       const { d, spec } = c;
       const existing = owned.filter((rs) => sameTemplate((rs.spec as J)?.template ?? {}, spec.template ?? {})).sort(oldestFirst)[0];
-      const revision = String(Math.max(0, ...owned.filter((rs) => rs !== existing).map(revisionOf)) + 1);
+      const revision = String(owned.filter((rs) => rs !== existing).map(revisionOf).reduce((m, r) => (r > m ? r : m), 0n) + 1n);
       if (existing) {
         const ann = { ...(existing.metadata?.annotations ?? {}) } as Record<string, string>;
         copyAnnotations(d, ann);
-        const oldRev = Number(ann[REVISION]) || 0;
-        if (oldRev < Number(revision)) {
+        if (revisionOf(existing) < BigInt(revision)) {
           // rolled back to this template: remember the revisions it had
           if (ann[REVISION]) ann[REVISION_HISTORY] = ann[REVISION_HISTORY] ? `${ann[REVISION_HISTORY]},${ann[REVISION]}` : ann[REVISION];
           ann[REVISION] = revision;
@@ -162,7 +163,7 @@ const plugin: PluginModule<'controller'> = {
       const active = all.filter((rs) => replicasOf(rs) > 0);
       const size = new Map(active.map((rs) => [rs, replicasOf(rs)]));
       if (active.length <= 1) {
-        const target = newRS ?? active[0] ?? [...old].sort((a, b) => revisionOf(b) - revisionOf(a))[0];
+        const target = newRS ?? active[0] ?? [...old].sort((a, b) => byRevision(b, a))[0];
         for (const rs of active) size.set(rs, 0);
         if (target) size.set(target, c.replicas);
       } else {
@@ -238,7 +239,7 @@ const plugin: PluginModule<'controller'> = {
     async function cleanup(c: Ctx, old: KObject[]): Promise<void> {
       const limit = c.spec.revisionHistoryLimit;
       if (typeof limit !== 'number') return;
-      const alive = old.filter((rs) => !rs.metadata?.deletionTimestamp).sort((a, b) => revisionOf(a) - revisionOf(b) || oldestFirst(a, b));
+      const alive = old.filter((rs) => !rs.metadata?.deletionTimestamp).sort((a, b) => byRevision(a, b) || oldestFirst(a, b));
       for (const rs of alive.slice(0, Math.max(0, alive.length - limit))) {
         if (st(rs, 'replicas') || replicasOf(rs) || (rs.metadata?.generation ?? 0) > st(rs, 'observedGeneration')) continue;
         await host.objects.delete(rsType, rs.metadata!.namespace!, rs.metadata!.name!, { preconditions: { uid: rs.metadata!.uid! } }).catch((e) => { if (!isNotFound(e) && !isConflict(e)) throw e; });

@@ -110,7 +110,11 @@ const plugin: PluginModule<'controller'> = {
           if (!p) {
             const rev = currentRev !== updateRev && o < Number(spec.updateStrategy?.rollingUpdate?.partition ?? 0) ? currentRev : updateRev;
             await claims(set!, spec, `${name}-${o}`);
-            try { await host.objects.create(podType, newPod(set!, spec, o, rev)); } catch (e) { if (!isConflict(e)) throw e; }
+            // a pod below the partition is made from the current revision's template, not the set's new one
+            const stored = rev === updateRev ? undefined : revisions.find((r) => r.metadata!.name === rev);
+            const template = (stored?.data as J | undefined)?.spec?.template;
+            const revSpec = isObj(template) ? { ...spec, template: Object.fromEntries(Object.entries(template).filter(([k]) => k !== '$patch')) } : spec;
+            try { await host.objects.create(podType, newPod(set!, revSpec, o, rev)); } catch (e) { if (!isConflict(e)) throw e; }
             if (!parallel) return;
             continue;
           }
