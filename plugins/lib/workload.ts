@@ -184,8 +184,11 @@ export function safeEncode(n: number): string {
  * its name's hash: FNV-1 of that data as Go marshals it (keys sorted), plus the collision count.
  */
 export function revisionData(template: J): { data: J; hash: (collisions?: number) => string } {
-  const data = { spec: { template: { ...template, $patch: 'replace' } } };
-  const raw = canonical(data);
+  // Stored with its keys sorted and the template's metadata as Go writes it (creationTimestamp null):
+  // clients compare these bytes with their own marshalling of the owner's template (daemon.Match).
+  const metadata = { creationTimestamp: null, ...(isObj(template.metadata) ? template.metadata : {}) };
+  const raw = canonical({ spec: { template: { ...template, metadata, $patch: 'replace' } } });
+  const data = JSON.parse(raw) as J;
   return { data, hash: (c) => safeEncode(fnv32(Buffer.from(raw + (c === undefined ? '' : String(c))), false)) };
 }
 

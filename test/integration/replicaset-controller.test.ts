@@ -89,6 +89,20 @@ t.test('replicaset controller', async (t) => {
     t.equal(st.status.replicas, 2);
   });
 
+  await t.test('a quota that refuses its pods surfaces ReplicaFailure, gone once it fits', async (t) => {
+    const NS = '/api/v1/namespaces/quota-rc';
+    t.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'quota-rc' } } })).status, 201);
+    t.equal((await s.request('POST', `${NS}/resourcequotas`, { body: { metadata: { name: 'two-pods' }, spec: { hard: { pods: '2' } } } })).status, 201);
+    await waitFor(s, `${NS}/resourcequotas/two-pods`, (q) => q.status?.hard?.pods === '2');
+    const rc = { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'over' }, spec: { replicas: 3, selector: { app: 'over' }, template: podTemplate({ app: 'over' }) } };
+    t.equal((await s.request('POST', `${NS}/replicationcontrollers`, { body: rc })).status, 201);
+    const failing = await waitFor(s, `${NS}/replicationcontrollers/over`, (o) => (o.status?.conditions ?? []).some((c: any) => c.type === 'ReplicaFailure'));
+    t.match(failing.status.conditions.find((c: any) => c.type === 'ReplicaFailure'), { status: 'True', reason: 'FailedCreate', message: /exceeded quota: two-pods/ });
+    t.equal((await s.request('PATCH', `${NS}/replicationcontrollers/over`, { body: { spec: { replicas: 2 } }, headers: merge })).status, 200);
+    const fits = await waitFor(s, `${NS}/replicationcontrollers/over`, (o) => !(o.status?.conditions ?? []).some((c: any) => c.type === 'ReplicaFailure') && o.status?.replicas === 2);
+    t.equal(fits.status.replicas, 2, 'the condition goes once the replicas fit');
+  });
+
   await t.test('deleting a ReplicaSet lets the garbage collector remove its pods', async (t) => {
     t.equal((await s.request('DELETE', `${RS}/web`)).status, 200);
     t.ok(await eventually(async () => (await podsWith(s, { app: 'web' })).length === 0), 'pods collected');

@@ -3,7 +3,7 @@
 // pods the selector no longer matches, and reports replicas, fullyLabeledReplicas, readyReplicas,
 // availableReplicas (ready for minReadySeconds) and observedGeneration through the status subresource.
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
-import { isObj, type J } from '../../lib/json.js';
+import { isObj, list, type J } from '../../lib/json.js';
 import { byLeastValuable, claim, controllerOf, controllerQueue, isNotFound, isPodActive, isPodAvailable, isPodReady, podFromTemplate, selectorOf, writeStatus } from '../../lib/workload.js';
 
 /** The reference's burstReplicas: at most this many pods created or deleted in one pass. */
@@ -45,6 +45,22 @@ export function replicaStatus(owner: KObject, pods: KObject[], wait?: (ms: numbe
   return status;
 }
 
+/**
+ * The ReplicaFailure condition as the reference keeps it: set (once, with its time) when making or
+ * removing pods failed (a quota refused them, say), gone once a pass succeeds.
+ */
+export function withFailure(status: J, failure: { reason: string; error: unknown } | undefined): J {
+  const others = (list(status.conditions) as J[]).filter((c) => c.type !== 'ReplicaFailure');
+  const had = (list(status.conditions) as J[]).find((c) => c.type === 'ReplicaFailure');
+  const next = failure
+    ? [...others, had ?? { type: 'ReplicaFailure', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), reason: failure.reason, message: (failure.error as Error)?.message ?? String(failure.error) }]
+    : others;
+  const out: J = { ...status };
+  if (next.length) out.conditions = next;
+  else delete out.conditions;
+  return out;
+}
+
 const plugin: PluginModule<'controller'> = {
   kind: 'controller',
   contract: CONTRACT_VERSION,
@@ -68,10 +84,16 @@ const plugin: PluginModule<'controller'> = {
       const matches = selectorOf(spec.selector, kind.plainSelector);
       const active = (await host.objects.list(podType!, ns)).filter(isPodActive);
       let pods = await claim(host, podType!, owner, active, matches);
-      if (!owner.metadata?.deletionTimestamp) pods = await scale(owner, pods, Number(spec.replicas ?? 1));
+      let failure: { reason: string; error: unknown } | undefined;
+      if (!owner.metadata?.deletionTimestamp) {
+        const want = Number(spec.replicas ?? 1);
+        try { pods = await scale(owner, pods, want); } catch (e) { failure = { reason: want > pods.length ? 'FailedCreate' : 'FailedDelete', error: e }; }
+      }
       let again: number | undefined;
-      const status = replicaStatus(owner, pods, (ms) => { again = Math.min(again ?? ms, ms); });
+      const status = withFailure(replicaStatus(owner, pods, (ms) => { again = Math.min(again ?? ms, ms); }), failure);
       await writeStatus(host, kind.type!, owner, status);
+      // the queue retries with its backoff, as the reference's rate-limited requeue
+      if (failure) throw failure.error;
       // a ready pod turns available once minReadySeconds pass: look again then
       if (again !== undefined) queue.add(k, again + 50);
     }
