@@ -141,6 +141,19 @@ t.test('deployment controller', async (t) => {
     t.ok(resumed.some((rs) => rs.spec.template.spec.containers[0].image === 'nginx:3'), 'resuming rolls out the new template');
   });
 
+  await t.test('scaling in the middle of a stalled rollout shares the change in proportion (upstream\'s 10 → 30 case)', async (t) => {
+    const strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 3, maxUnavailable: 2 } };
+    await createOk(s, DEPLOY, deployment('prop', 10, { strategy }));
+    await until(async () => { await readyAll(s, 'prop'); return getOk(s, `${DEPLOY}/prop`); }, (d) => d.status?.availableReplicas === 10);
+    // a new template whose pods never become ready: the rollout stalls at 8 old and 5 new
+    t.equal((await patch('prop', { spec: { template: { spec: { containers: [{ name: 'c', image: 'webserver:404' }] } } } })).status, 200);
+    const stalled = await until(() => replicaSets(s, 'prop'), (l) => l.length === 2 && l[0].spec.replicas === 8 && l[1].spec.replicas === 5);
+    t.same(stalled.map((rs) => rs.spec.replicas), [8, 5], 'old 8, new 5 (10 + 3 surge, 2 unavailable)');
+    t.equal((await patch('prop', { spec: { replicas: 30 } })).status, 200);
+    const scaled = await until(() => replicaSets(s, 'prop'), (l) => l.reduce((n, rs) => n + rs.spec.replicas, 0) === 33);
+    t.same(scaled.map((rs) => rs.spec.replicas), [20, 13], 'the reference\'s split: 8·33/13 ≈ 20 and 5·33/13 ≈ 13');
+  });
+
   await t.test('deleting the deployment collects its ReplicaSets and pods', async (t) => {
     t.equal((await s.request('DELETE', `${DEPLOY}/web`)).status, 200);
     t.ok(await eventually(async () => (await replicaSets(s, 'web')).length === 0 && (await podsWith(s, { app: 'web' })).length === 0));

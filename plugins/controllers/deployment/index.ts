@@ -155,8 +155,9 @@ const plugin: PluginModule<'controller'> = {
 
     /**
      * Scaling without rolling out (a paused deployment, a size change): one active ReplicaSet takes
-     * the whole size; with several, added pods go to the newest and removed ones come from the oldest
-     * first (a simplification of the reference's proportional scaling).
+     * the whole size; several share the change in proportion to their size against the size each
+     * was last scaled for (its max-replicas annotation), the leftover to the largest: the reference's
+     * proportional scaling (larger first; on a tie, the newer when adding, the older when removing).
      */
     async function scaleOnly(c: Ctx, newRS: KObject | undefined, old: KObject[]): Promise<void> {
       const all = [...old, ...(newRS ? [newRS] : [])].sort(oldestFirst);
@@ -167,17 +168,23 @@ const plugin: PluginModule<'controller'> = {
         for (const rs of active) size.set(rs, 0);
         if (target) size.set(target, c.replicas);
       } else {
-        let delta = c.replicas + (c.rolling ? c.maxSurge : 0) - sum(active, replicasOf);
-        if (delta > 0) {
-          const target = newRS ?? active[active.length - 1];
-          size.set(target, replicasOf(target) + delta);
+        const allowed = c.replicas + (c.rolling ? c.maxSurge : 0);
+        const toAdd = allowed - sum(active, replicasOf);
+        const created = (rs: KObject) => Date.parse(rs.metadata?.creationTimestamp ?? '') || 0;
+        const sorted = [...active].sort((a, b) => replicasOf(b) - replicasOf(a) || (toAdd > 0 ? created(b) - created(a) : created(a) - created(b)));
+        let added = 0;
+        for (const rs of sorted) {
+          const n = replicasOf(rs);
+          if (!toAdd || added === toAdd) continue;
+          // the reference's getReplicaSetFraction: the size it would have, scaled as the deployment was
+          const annotated = Number(rs.metadata?.annotations?.[MAX]) || Number(st(c.d, 'replicas')) || n;
+          const fraction = c.replicas === 0 ? -n : Math.round((n * allowed) / annotated) - n;
+          const left = toAdd - added;
+          const share = toAdd > 0 ? Math.min(fraction, left) : Math.max(fraction, left);
+          size.set(rs, n + share);
+          added += share;
         }
-        for (const rs of active) {
-          if (delta >= 0) break;
-          const take = Math.min(size.get(rs)!, -delta);
-          size.set(rs, size.get(rs)! - take);
-          delta += take;
-        }
+        if (toAdd && sorted.length) size.set(sorted[0], Math.max(0, size.get(sorted[0])! + toAdd - added));
       }
       // every active ReplicaSet gets the new desired-replicas annotation, or this stays a scaling event
       for (const [rs, n] of size) await scaleRS(c, rs, n);

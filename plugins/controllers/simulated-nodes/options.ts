@@ -38,7 +38,7 @@ const DEFAULTS: SimOptions = {
   podCIDR: '10.244.0.0/16', nodeCIDR: '172.18.0.0/16', labels: {}, taints: [], architecture: 'amd64',
   kubeletVersion: 'v1.28.7', podRunSeconds: 2, exitCode: 0, leaseRenewSeconds: 10, leaseDurationSeconds: 40, statusReportSeconds: 300, events: true,
   // what tests name when they want an image that cannot be pulled ("foo:non-existent", "invalid-image")
-  unpullableImages: 'non-?existent|invalid-image',
+  unpullableImages: 'non-?existent|invalid-image|:404$',
 };
 
 /** An IPv4 address as a number, or NaN. */
