@@ -131,18 +131,18 @@ t.test('componentstatuses: read-only, computed, with the reference deprecation w
   t.equal(r.status, 200, r.text);
   t.equal(r.headers.warning, '299 - "v1 ComponentStatus is deprecated in v1.19+"');
   t.equal(r.json.kind, 'ComponentStatusList');
-  t.same(r.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['scheduler', 'controller-manager', 'storage-0']);
+  t.same(r.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['scheduler', 'controller-manager', 'etcd-0']);
   const store = r.json.items[2];
-  t.same(store.conditions, [{ type: 'Healthy', status: 'True', message: 'ok' }], 'the embedded store is healthy');
+  t.same(store.conditions, [{ type: 'Healthy', status: 'True', message: 'ok' }], 'the embedded store is healthy (named etcd-0 under the kubernetes brand, as its health check is etcd: tools look for it)');
   // No scheduler runs here: the reference shows the dial error as the message.
   const sched = (await s.get('/api/v1/componentstatuses/scheduler')).json;
   t.same(sched.conditions, [{ type: 'Healthy', status: 'False', message: 'Get "https://127.0.0.1:10259/healthz": dial tcp 127.0.0.1:10259: connect: connection refused' }]);
   t.equal((await s.get('/api/v1/componentstatuses/nope')).status, 404);
-  const one = await s.get('/api/v1/componentstatuses?fieldSelector=metadata.name%3Dstorage-0');
-  t.same(one.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['storage-0'], 'field selector');
+  const one = await s.get('/api/v1/componentstatuses?fieldSelector=metadata.name%3Detcd-0');
+  t.same(one.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['etcd-0'], 'field selector');
   // Read-only: writes and watches are refused.
-  for (const [m, p] of [['POST', '/api/v1/componentstatuses'], ['DELETE', '/api/v1/componentstatuses/storage-0'], ['PUT', '/api/v1/componentstatuses/storage-0'], ['GET', '/api/v1/componentstatuses?watch=1']] as const) {
-    const w = await s.request(m, p, { body: { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'storage-0' } } });
+  for (const [m, p] of [['POST', '/api/v1/componentstatuses'], ['DELETE', '/api/v1/componentstatuses/etcd-0'], ['PUT', '/api/v1/componentstatuses/etcd-0'], ['GET', '/api/v1/componentstatuses?watch=1']] as const) {
+    const w = await s.request(m, p, { body: { apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'etcd-0' } } });
     t.equal(w.status, 405, `${m} ${p}: ${w.text}`);
     t.equal(w.json.reason, 'MethodNotAllowed');
   }
@@ -150,7 +150,7 @@ t.test('componentstatuses: read-only, computed, with the reference deprecation w
   t.match(metrics, /apiserver_requested_deprecated_apis\{[^}]*resource="componentstatuses"[^}]*\} 1/, 'counted as a deprecated API');
   const cs = (await s.get('/api/v1')).json.resources.find((x: { name: string }) => x.name === 'componentstatuses');
   t.same([cs.verbs, cs.shortNames, cs.namespaced], [['get', 'list'], ['cs'], false]);
-  const pb = await s.request('GET', '/api/v1/componentstatuses/storage-0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+  const pb = await s.request('GET', '/api/v1/componentstatuses/etcd-0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
   t.match(String(pb.headers['content-type']), /protobuf/, 'Protobuf');
   for (const v of ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33']) {
     const bin = kubectlRelease(v);
@@ -160,7 +160,7 @@ t.test('componentstatuses: read-only, computed, with the reference deprecation w
     t.match(k.stderr, /Warning: v1 ComponentStatus is deprecated in v1\.19\+/, `${v}: the deprecation warning`);
     const lines = k.stdout.trim().split('\n');
     t.match(lines[0], /^NAME\s+STATUS\s+MESSAGE\s+ERROR$/, `${v}: columns`);
-    t.match(lines.find((l) => l.startsWith('storage-0')) ?? '', /^storage-0\s+Healthy\s+ok\s*$/);
+    t.match(lines.find((l) => l.startsWith('etcd-0')) ?? '', /^etcd-0\s+Healthy\s+ok\s*$/);
     t.match(lines.find((l) => l.startsWith('scheduler')) ?? '', /^scheduler\s+Unhealthy\s+Get "https:\/\/127\.0\.0\.1:10259\/healthz": dial tcp/);
   }
 });
