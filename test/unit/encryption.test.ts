@@ -27,7 +27,15 @@ t.test('each provider round-trips with the reference prefix and hides the value'
     t.same(Buffer.from(x.fromStorage(K, stored)), plain, `${type}: decrypts`);
     const bad = Buffer.from(stored);
     bad[bad.length - 1] ^= 1;
-    t.throws(() => x.fromStorage(K, bad), /cannot decrypt \/core\/secrets\/default\/s with/, `${type}: a changed byte is refused (or garbles a padding)`);
+    if (type === 'aescbc') {
+      // CBC has no authentication (as the reference's aescbc): a changed last byte fails the padding
+      // check, except about one time in 256 when the garbled block happens to end in valid padding.
+      let out: unknown;
+      try { out = Buffer.from(x.fromStorage(K, bad)); } catch (e) { out = e; }
+      t.ok(out instanceof Error ? /cannot decrypt \/core\/secrets\/default\/s with/.test(out.message) : !plain.equals(out as Buffer), `${type}: a changed byte is refused, or garbles the value`);
+    } else {
+      t.throws(() => x.fromStorage(K, bad), /cannot decrypt \/core\/secrets\/default\/s with/, `${type}: a changed byte is refused`);
+    }
   }
   const gcm = parseEncryptionConfig(config(['secrets'], aesgcm('k1')), 'f.yaml');
   t.throws(() => gcm.fromStorage('/core/secrets/default/other', gcm.toStorage(K, plain)), /cannot decrypt/, 'aesgcm binds the value to its storage key');

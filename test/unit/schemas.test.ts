@@ -148,7 +148,12 @@ t.test('fields, required and markers match the reference definitions', { skip },
       // A reference with markers of its own is carried as an inline copy of the definition: the
       // copy has the definition's markers and the field's.
       const want = p.$ref && f.type === 'object' ? { ...defs[p.$ref.slice('#/definitions/'.length)], ...p } : p;
-      for (const [m, x] of MARKERS) if (want[x] !== undefined || f[m] !== undefined) { t.same(f[m], want[x], `${name}.${field}: ${x}`); compared++; }
+      for (const [m, x] of MARKERS) {
+        // A []byte field (a base64 string) is marked atomic in the reference's document; as a scalar
+        // it merges atomically anyway, and the catalog keeps no list markers on strings.
+        if (x === 'x-kubernetes-list-type' && p.type === 'string' && p.format === 'byte' && f[m] === undefined) continue;
+        if (want[x] !== undefined || f[m] !== undefined) { t.same(f[m], want[x], `${name}.${field}: ${x}`); compared++; }
+      }
       const refType = p.$ref ? 'ref' : p.type;
       const ourType = f.type === 'int-or-string' ? 'string' : f.type === 'any' ? undefined : f.type;
       if (refType === 'ref') t.ok(f.type === 'ref' || f.type === 'object', `${name}.${field}: reference`);
