@@ -27,6 +27,13 @@ async function jobsOf(s: TestServer, cj: any): Promise<any[]> {
   const r = await getOk(s, JOBS);
   return r.items.filter((j: any) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o: any) => o.uid === cj.metadata.uid)).sort((a: any, b: any) => a.metadata.name.localeCompare(b.metadata.name));
 }
+/** The reasons and messages of the core/v1 Events about a CronJob, once `want` are all there (or the wait ends). */
+async function eventsOf(s: TestServer, name: string, want: string[]): Promise<string[]> {
+  const read = async () => (await getOk(s, '/api/v1/namespaces/default/events')).items
+    .filter((e: any) => e.involvedObject?.kind === 'CronJob' && e.involvedObject.name === name && e.source?.component === 'cronjob-controller')
+    .map((e: any) => `${e.reason}: ${e.message}`);
+  return until(read, (got) => want.every((w) => got.includes(w)));
+}
 const waitJobs = (s: TestServer, cj: any, ok: (js: any[]) => boolean) => until(() => jobsOf(s, cj), ok, MINUTE_WAIT, 250);
 
 /** Plays the job controller's end: the Job finished as Complete or Failed, through jobs/status. */
@@ -71,6 +78,8 @@ t.test('cronjob controller', async (t) => {
   cj = await waitFor(s, `${CRONJOBS}/every`, (o) => !o.status?.active?.length && !!o.status?.lastSuccessfulTime);
   t.notOk(cj.status.active, 'a complete Job leaves active');
   t.ok(cj.status.lastSuccessfulTime, 'lastSuccessfulTime set');
+  const evs = [`SuccessfulCreate: Created job ${first.metadata.name}`, `SawCompletedJob: Saw completed job: ${first.metadata.name}, status: Complete`];
+  t.same((await eventsOf(s, 'every', evs)).filter((e) => evs.includes(e)).sort(), evs.sort(), 'events: the Job created, then seen complete');
   const patched = await s.request('PATCH', `${CRONJOBS}/every`, { body: { spec: { suspend: true } }, headers: { 'content-type': 'application/merge-patch+json' } });
   t.equal(patched.status, 200, 'suspended');
 
@@ -84,10 +93,14 @@ t.test('cronjob controller', async (t) => {
   t.not(rs[0].metadata.name, r1.metadata.name, 'Replace: a new Job in place of the running one');
   const rcj = await waitFor(s, `${CRONJOBS}/replace`, (o) => o.status?.active?.[0]?.name === rs[0].metadata.name);
   t.equal(rcj.status.active.length, 1, 'Replace: only the new Job active');
+  const del = `SuccessfulDelete: Deleted job ${r1.metadata.name}`;
+  t.ok((await eventsOf(s, 'replace', [del])).includes(del), 'events: the replaced Job deleted');
   // every CronJob's timer fired at that minute: let the controller's queue reach the other two
   const settled = await until(() => getOk(s, `${CRONJOBS}/forbid`), () => false, 3_000, 500);
   t.same((await jobsOf(s, forbid)).map((j) => j.metadata.name), [f1.metadata.name], 'Forbid: no new Job while one runs');
   t.same(settled.status.active.map((r: any) => r.name), [f1.metadata.name]);
+  const skip = 'JobAlreadyActive: Not starting job because prior execution is running and concurrency policy is Forbid';
+  t.ok((await eventsOf(s, 'forbid', [skip])).includes(skip), 'events: Forbid skipped a minute');
   t.same((await jobsOf(s, every)).map((j) => j.metadata.name), [first.metadata.name], 'suspended: no new Job');
 
   // a failed Job leaves active, and with failedJobsHistoryLimit 0 it is deleted

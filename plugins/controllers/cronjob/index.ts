@@ -4,10 +4,11 @@
 // status.active, lastScheduleTime and lastSuccessfulTime, and deletes the oldest finished Jobs past
 // the history limits. One timer per CronJob wakes it at its next time; there is no polling loop.
 // Times are in spec.timeZone, else UTC (the reference uses the controller manager's local zone).
-// No events are written (the workload controllers here write none).
+// Events as the reference writes them, through the core/v1 recorder (plugins/lib/core-events.ts).
 import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, type TypeDef } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
 import { controllerOf, controllerQueue, controllerRef, isNamespaceTerminating, isNotFound, nowTime, writeStatus } from '../../lib/workload.js';
+import { recordEvent } from '../../lib/core-events.js';
 import { formatInZone, parseSchedule, type Schedule } from './schedule.js';
 
 /** How late after its time a CronJob is looked at, so the time has surely passed (the reference's nextScheduleDelta). */
@@ -83,10 +84,19 @@ const plugin: PluginModule<'controller'> = {
       return next === undefined ? undefined : next + SLACK_MS;
     }
 
+    const event = (cj: KObject, type: 'Normal' | 'Warning', reason: string, message: string) => recordEvent(host, 'cronjob-controller', cj, type, reason, message);
+
     const jobRef = (j: KObject): J => ({ kind: 'Job', namespace: j.metadata!.namespace, name: j.metadata!.name, uid: j.metadata!.uid, apiVersion: j.apiVersion ?? 'batch/v1', resourceVersion: j.metadata!.resourceVersion });
 
-    async function deleteJob(j: { namespace?: string; name?: string }): Promise<void> {
-      await host.objects.delete(jobType, j.namespace!, j.name!, { propagationPolicy: 'Background' }).catch((e) => { if (!isNotFound(e)) throw e; });
+    async function deleteJob(cj: KObject, j: { namespace?: string; name?: string }): Promise<void> {
+      try {
+        await host.objects.delete(jobType, j.namespace!, j.name!, { propagationPolicy: 'Background' });
+      } catch (e) {
+        if (isNotFound(e)) return;
+        await event(cj, 'Warning', 'FailedDelete', `Deleted job: ${String((e as Error).message ?? e)}`);
+        throw e;
+      }
+      await event(cj, 'Normal', 'SuccessfulDelete', `Deleted job ${j.name}`);
     }
 
     /** The Job for one scheduled time: the template's labels, annotations and spec, the scheduled-timestamp annotation, owned by the CronJob. */
@@ -105,20 +115,22 @@ const plugin: PluginModule<'controller'> = {
     }
 
     /** Brings status.active up to date with the owned Jobs: finished ones leave it (a Complete one sets lastSuccessfulTime), vanished ones too. */
-    function reconcileActive(status: J, jobs: KObject[]): void {
+    async function reconcileActive(cj: KObject, status: J, jobs: KObject[]): Promise<void> {
       const active = list(status.active);
       for (const j of jobs) {
         const done = finishedAs(j);
         if (!done || !active.some((r) => r.uid === j.metadata!.uid)) continue;
         status.active = list(status.active).filter((r) => r.uid !== j.metadata!.uid);
+        await event(cj, 'Normal', 'SawCompletedJob', `Saw completed job: ${j.metadata!.name}, status: ${done}`);
         const completed = ms((j.status as J | undefined)?.completionTime);
         if (done === 'Complete' && !Number.isNaN(completed) && !(ms(status.lastSuccessfulTime) >= completed)) status.lastSuccessfulTime = (j.status as J).completionTime;
       }
+      for (const r of list(status.active)) if (!jobs.some((j) => j.metadata!.uid === r.uid)) await event(cj, 'Normal', 'MissingJob', `Active job went missing: ${r.name}`);
       status.active = list(status.active).filter((r) => jobs.some((j) => j.metadata!.uid === r.uid));
     }
 
     /** Deletes the oldest finished Jobs beyond the history limits (oldest start first, unstarted last). */
-    async function cleanup(spec: J, status: J, jobs: KObject[]): Promise<void> {
+    async function cleanup(cj: KObject, spec: J, status: J, jobs: KObject[]): Promise<void> {
       const start = (j: KObject) => ms((j.status as J | undefined)?.startTime);
       const order = (a: KObject, b: KObject) => {
         const [x, y] = [start(a), start(b)];
@@ -129,7 +141,7 @@ const plugin: PluginModule<'controller'> = {
         if (typeof limit !== 'number') continue;
         const done = jobs.filter((j) => finishedAs(j) === kind).sort(order);
         for (const j of done.slice(0, Math.max(0, done.length - limit))) {
-          await deleteJob(j.metadata!);
+          await deleteJob(cj, j.metadata!);
           status.active = list(status.active).filter((r) => r.uid !== j.metadata!.uid);
         }
       }
@@ -142,9 +154,9 @@ const plugin: PluginModule<'controller'> = {
       const spec: J = isObj(cj.spec) ? cj.spec : {};
       const status: J = JSON.parse(JSON.stringify(cj.status ?? {}));
       const jobs = (await host.objects.list(jobType, ns)).filter((j) => controllerOf(j)?.uid === cj.metadata!.uid);
-      reconcileActive(status, jobs);
+      await reconcileActive(cj, status, jobs);
       const wake = await schedule(cj, spec, status);
-      await cleanup(spec, status, jobs);
+      await cleanup(cj, spec, status, jobs);
       if (!list(status.active).length) delete status.active;
       await writeStatus(host, cjType, cj, status);
       wakeAt(key, wake);
@@ -157,8 +169,10 @@ const plugin: PluginModule<'controller'> = {
       try {
         sched = parseSchedule(String(spec.schedule ?? ''), typeof spec.timeZone === 'string' ? spec.timeZone : undefined);
       } catch (e) {
-        // the reference records UnparseableSchedule / UnknownTimeZone and waits for a change of the CronJob
-        host.log.warn('cronjob controller: unusable schedule', { cronjob: `${cj.metadata!.namespace}/${cj.metadata!.name}`, error: String((e as Error).message) });
+        // nothing to wait for but a change of the CronJob
+        const why = (e as Error).message;
+        if (why.startsWith('provided bad location')) await event(cj, 'Warning', 'UnknownTimeZone', `invalid timeZone: ${JSON.stringify(spec.timeZone)}: ${why}`);
+        else await event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${JSON.stringify(spec.schedule)} : ${why}`);
         return undefined;
       }
       if (spec.suspend === true) return undefined;
@@ -167,23 +181,30 @@ const plugin: PluginModule<'controller'> = {
       const next = () => nextWake(current, sched, Date.now());
       const { recent, missed } = mostRecentTime(current, now, sched, true);
       if (recent === undefined) return next();
-      if (missed > TOO_MANY_MISSED) host.log.warn('cronjob controller: too many missed start times', { cronjob: `${cj.metadata!.namespace}/${cj.metadata!.name}`, missed });
+      if (missed > TOO_MANY_MISSED) await event(cj, 'Warning', 'TooManyMissedTimes', 'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew');
       const tz = typeof spec.timeZone === 'string' ? spec.timeZone : undefined;
       const job = jobFor(cj, spec, recent, tz);
       const active = list(status.active);
       // this time was handled already (the Job is active, or recorded as the last one)
       if (active.some((r) => r.name === job.metadata!.name) || ms(status.lastScheduleTime) === recent) return next();
-      if (spec.concurrencyPolicy === 'Forbid' && active.length) return next();
+      if (spec.concurrencyPolicy === 'Forbid' && active.length) {
+        await event(cj, 'Normal', 'JobAlreadyActive', 'Not starting job because prior execution is running and concurrency policy is Forbid');
+        return next();
+      }
       if (spec.concurrencyPolicy === 'Replace') {
-        for (const r of active) await deleteJob(r);
+        for (const r of active) await deleteJob(cj, r);
         status.active = [];
       }
       let made: KObject;
       try {
         made = await host.objects.create(jobType, job);
+        await event(cj, 'Normal', 'SuccessfulCreate', `Created job ${made.metadata!.name}`);
       } catch (e) {
         if (isNamespaceTerminating(e)) return undefined;
-        if ((e as { code?: number }).code !== 409) throw e;
+        if ((e as { code?: number }).code !== 409) {
+          await event(cj, 'Warning', 'FailedCreate', `Error creating job: ${String((e as Error).message ?? e)}`);
+          throw e;
+        }
         // ours already (made before a status write that did not happen): record it, as if just made
         const existing = await host.objects.get(jobType, cj.metadata!.namespace!, job.metadata!.name!);
         if (!existing || controllerOf(existing)?.uid !== cj.metadata!.uid) throw e;
