@@ -3,10 +3,10 @@
 // TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit). A node whose Ready condition is False or
 // Unknown counts as carrying the not-ready or unreachable NoSchedule taint the reference's node
 // lifecycle controller would put on it, so its reason reads the same.
+import { fitsNode, tolerates } from '../../lib/node-match.js';
 import { hostPorts, portsClash } from '../../lib/host-ports.js';
 import type { KObject } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
-import { requirementMatches } from '../../lib/label-selector.js';
 import { podTotal, resourceList, type ResourceList } from '../../admission/ResourceQuota/quantity.js';
 
 /** A node with what its bound pods already take. */
@@ -84,15 +84,6 @@ function nodePortsClash(pod: KObject, info: NodeInfo): boolean {
 
 interface Taint { key: string; value?: string; effect: string }
 
-function tolerates(tolerations: J[], taint: Taint): boolean {
-  return tolerations.some((t) => {
-    if (t.effect && t.effect !== taint.effect) return false;
-    if (t.key && t.key !== taint.key) return false;
-    if (t.operator === 'Exists') return true;
-    return (t.operator ?? 'Equal') === 'Equal' && (t.value ?? '') === (taint.value ?? '');
-  });
-}
-
 /** The node's taints, with the one its Ready condition stands for. */
 function taintsOf(node: KObject, brandTaint: (name: string) => string): Taint[] {
   const taints = list(spec(node).taints) as Taint[];
@@ -101,24 +92,6 @@ function taintsOf(node: KObject, brandTaint: (name: string) => string): Taint[] 
   if (!implied) return taints;
   const key = brandTaint(implied);
   return taints.some((t) => t.key === key && t.effect === 'NoSchedule') ? taints : [...taints, { key, effect: 'NoSchedule' }];
-}
-
-/** One node-selector term: every expression on the labels and every field (metadata.name) must match; an empty term matches nothing. */
-function termMatches(term: J, node: KObject): boolean {
-  const exprs = list(term.matchExpressions);
-  const fields = list(term.matchFields);
-  if (!exprs.length && !fields.length) return false;
-  const labels = node.metadata?.labels ?? {};
-  return exprs.every((r) => requirementMatches(r, labels)) && fields.every((r) => r.key === 'metadata.name' && requirementMatches(r, { 'metadata.name': node.metadata!.name! }));
-}
-
-/** nodeSelector and the required node affinity (terms ORed). */
-function affinityMatches(pod: KObject, node: KObject): boolean {
-  const labels = node.metadata?.labels ?? {};
-  const sel: J = isObj(spec(pod).nodeSelector) ? spec(pod).nodeSelector : {};
-  if (Object.entries(sel).some(([k, v]) => labels[k] !== v)) return false;
-  const required = spec(pod).affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  return !isObj(required) || list(required.nodeSelectorTerms).some((t) => termMatches(t, node));
 }
 
 /** NodeResourcesFit: pod count, then each requested resource against allocatable less what bound pods request. */
@@ -139,14 +112,14 @@ function resourceMisfits(pod: KObject, info: NodeInfo): string[] {
 export function misfit(pod: KObject, info: NodeInfo, brandTaint: (name: string) => string): Misfit | undefined {
   const tolerations = list(spec(pod).tolerations);
   const node = info.node;
-  if (spec(node).unschedulable && !tolerates(tolerations, { key: brandTaint('unschedulable'), effect: 'NoSchedule' })) {
+  if (spec(node).unschedulable && !tolerations.some((t) => tolerates(t, { key: brandTaint('unschedulable'), effect: 'NoSchedule' }))) {
     return { reasons: ['node(s) were unschedulable'], resolvable: false };
   }
   const wanted = spec(pod).nodeName;
   if (wanted && wanted !== info.name) return { reasons: ["node(s) didn't match the requested node name"], resolvable: false };
-  const untolerated = taintsOf(node, brandTaint).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t));
+  const untolerated = taintsOf(node, brandTaint).find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerations.some((x) => tolerates(x, t)));
   if (untolerated) return { reasons: [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`], resolvable: false };
-  if (!affinityMatches(pod, node)) return { reasons: ["node(s) didn't match Pod's node affinity/selector"], resolvable: false };
+  if (!fitsNode(spec(pod), node)) return { reasons: ["node(s) didn't match Pod's node affinity/selector"], resolvable: false };
   if (nodePortsClash(pod, info)) return { reasons: ["node(s) didn't have free ports for the requested pod ports"], resolvable: true };
   const short = resourceMisfits(pod, info);
   return short.length ? { reasons: short, resolvable: true } : undefined;
