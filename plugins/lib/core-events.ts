@@ -7,7 +7,8 @@ import { nowTime } from './workload.js';
 
 let seq = 0n;
 
-export async function recordEvent(host: PluginHost, component: string, about: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+/** `on`: the part of the object (an involvedObject.fieldPath) and the node the component runs on (source.host). */
+export async function recordEvent(host: PluginHost, component: string, about: KObject, type: 'Normal' | 'Warning', reason: string, message: string, on: { fieldPath?: string; node?: string } = {}): Promise<void> {
   const events = host.type('', 'events');
   const md = about.metadata;
   if (!events || !md?.name) return;
@@ -16,9 +17,9 @@ export async function recordEvent(host: PluginHost, component: string, about: KO
   const event: KObject = {
     apiVersion: 'v1', kind: 'Event',
     metadata: { name: `${md.name}.${nanos.toString(16)}`, namespace: md.namespace ?? 'default' },
-    involvedObject: { kind: about.kind, namespace: md.namespace, name: md.name, uid: md.uid, apiVersion: about.apiVersion, resourceVersion: md.resourceVersion },
+    involvedObject: { kind: about.kind, namespace: md.namespace, name: md.name, uid: md.uid, apiVersion: about.apiVersion, resourceVersion: md.resourceVersion, ...(on.fieldPath ? { fieldPath: on.fieldPath } : {}) },
     reason, message, type, count: 1, firstTimestamp: t, lastTimestamp: t,
-    source: { component }, reportingComponent: component, reportingInstance: '',
+    source: on.node ? { component, host: on.node } : { component }, reportingComponent: component, reportingInstance: on.node ?? '',
   };
   try {
     await host.objects.create(events, event);

@@ -4,7 +4,7 @@
 // recorder: a refused event (a namespace being deleted) is dropped.
 import type { KObject, PluginHost } from '../../../kernel/contracts/index.js';
 import { isObj, list, type J } from '../../lib/json.js';
-import { hexId, stamp } from './nodes.js';
+import { recordEvent } from '../../lib/core-events.js';
 
 export type PodEvent = 'started' | 'killing';
 
@@ -22,18 +22,6 @@ function lines(pod: KObject, what: PodEvent): [string, string, string][] {
 }
 
 export async function recordPodEvents(host: PluginHost, pod: KObject, node: string, what: PodEvent): Promise<void> {
-  const type = host.type('', 'events');
-  if (!type) return;
-  const md = pod.metadata!;
-  const t = stamp();
-  for (const [fieldPath, reason, message] of lines(pod, what)) {
-    const event = {
-      apiVersion: 'v1', kind: 'Event',
-      metadata: { name: `${md.name}.${hexId(`${md.uid}/${fieldPath}/${reason}/${Date.now()}`, 16)}`, namespace: md.namespace },
-      involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: md.namespace, name: md.name, uid: md.uid, resourceVersion: md.resourceVersion, fieldPath },
-      reason, message, type: 'Normal', count: 1, firstTimestamp: t, lastTimestamp: t,
-      source: { component: host.brand.nodeAgent, host: node }, reportingComponent: host.brand.nodeAgent, reportingInstance: node,
-    };
-    try { await host.objects.create(type, event); } catch { return; }
-  }
+  const about = { apiVersion: 'v1', kind: 'Pod', ...pod };
+  for (const [fieldPath, reason, message] of lines(pod, what)) await recordEvent(host, host.brand.nodeAgent, about, 'Normal', reason, message, { fieldPath, node });
 }
