@@ -71,7 +71,17 @@ function serveChannels(sock: Duplex, head: Buffer, protocol: string, argv: strin
       setTimeout(() => sock.end(), 50);
     },
   };
-  const stdin = argv ? runCommand(argv, io) : (() => { io.stdout(`attached to ${attach}\n`); return (c: Buffer | null) => { if (c) io.stdout(c); else io.exit(0); }; })();
+  // A container's output comes a moment after the exec starts, as on a real node: kubectl 1.32's
+  // WebSocket client discards ("Unknown stream id 1") output that reaches it before it has set up its
+  // streams, which an at-once echo did under load (a client race, not the server's). Input that
+  // arrives meanwhile waits for the command.
+  const early: (Buffer | null)[] = [];
+  let stdin: (c: Buffer | null) => void = (c) => { early.push(c); };
+  setTimeout(() => {
+    const sink = argv ? runCommand(argv, io) : (() => { io.stdout(`attached to ${attach}\n`); return (c: Buffer | null) => { if (c) io.stdout(c); else io.exit(0); }; })();
+    stdin = sink;
+    for (const c of early.splice(0)) sink(c);
+  }, 200);
   let buf: Buffer = head;
   const onData = (d: Buffer) => {
     buf = buf.length ? Buffer.concat([buf, d]) : d;
