@@ -197,5 +197,8 @@ export const isNamespaceTerminating = (e: unknown) => list((e as { details?: J }
 
 /** A controller's queue keyed by namespace/name; failures are logged, except creates in a namespace being deleted. */
 export function controllerQueue(host: PluginHost, controller: string, sync: (key: string) => Promise<void>): WorkQueue {
-  return new WorkQueue(sync, (key, e) => { if (!isNamespaceTerminating(e)) host.log.warn(`${controller} controller`, { key, error: String(e) }); });
+  // Retried without a warning: a namespace going away, and a pod made before its namespace's default
+  // service account exists (the ServiceAccount admission's refusal, as the reference's; the next pass succeeds).
+  const transient = (e: unknown) => isNamespaceTerminating(e) || /error looking up service account/.test(String((e as Error)?.message ?? e));
+  return new WorkQueue(sync, (key, e) => { if (!transient(e)) host.log.warn(`${controller} controller`, { key, error: String(e) }); });
 }
