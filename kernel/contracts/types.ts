@@ -80,6 +80,8 @@ export interface TypeDef {
   metadataChecksOnUpdate?: number; // the update strategy's own metadata passes, beyond every update's two (default 1)
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
+  /** The object in place as the reference's storage would leave it (Go's omitempty; Protobuf's empty lists); after defaults. */
+  storedShape?: (obj: KObject) => void;
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */

@@ -5,6 +5,7 @@
 // field removed), so the generator needs no schema and gives the same probes on every machine:
 // the recorded verdicts are keyed by probe id.
 import { SEEDS, type Seed } from './seeds.js';
+import { carries } from './protobuf.js';
 
 export type Op = 'create' | 'update';
 
@@ -16,6 +17,8 @@ export interface Probe {
   /** Path segments of the mutated field: keys and list indexes. */
   path: (string | number)[];
   mutation: string;
+  /** How the body is sent: JSON, or the reference's Protobuf (ids end in ":pb"). */
+  encoding: 'json' | 'protobuf';
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -93,11 +96,18 @@ export function generateProbes(seeds: Seed[] = SEEDS): Probe[] {
         // a list's dup needs an item; nothing else is skipped
         if (mutation === 'dup' && !(Array.isArray(value) && value.length)) continue;
         void make;
-        for (const op of ['create', 'update'] as const) out.push({ id: `${seed.name}:${op}:${text}:${mutation}`, seed, op, path, mutation });
+        for (const op of ['create', 'update'] as const) out.push({ id: `${seed.name}:${op}:${text}:${mutation}`, seed, op, path, mutation, encoding: 'json' });
       }
     }
   }
-  return out;
+  // The same probes in Protobuf, where Protobuf can carry the mutation (protobuf.ts).
+  const pb: Probe[] = [];
+  for (const p of out) {
+    if (p.op === 'create' && carries(applyProbe(seedObject(p.seed, 'create'), p), p.path, p.mutation === 'drop')) {
+      for (const op of ['create', 'update'] as const) pb.push({ ...p, op, id: `${p.seed.name}:${op}:${pathText(p.path)}:${p.mutation}:pb`, encoding: 'protobuf' });
+    }
+  }
+  return [...out, ...pb];
 }
 
 /** The probe's body: `base` (the seed as sent, or as the server stored it for an update) with the mutation applied. */

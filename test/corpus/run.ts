@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import https from 'node:https';
 import { applyProbe, seedName, seedObject, type Probe } from './generate.js';
+import { PROTOBUF, protobufBody } from './protobuf.js';
 
 export interface Target { url: string; token: string; ca: Buffer | string }
 
@@ -25,7 +26,7 @@ function client(target: Target) {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 16, ca: target.ca });
   const base = new URL(target.url);
   const request = (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> => new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const data = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
     const req = https.request({
       agent, host: base.hostname, port: base.port, method, path,
       headers: { authorization: `Bearer ${target.token}`, accept: 'application/json', ...(data ? { 'content-type': contentType, 'content-length': data.length } : {}) },
@@ -45,6 +46,14 @@ function client(target: Target) {
     req.end(data);
   });
   return { request, close: () => agent.destroy() };
+}
+
+/** A probe's body and its content type, in the probe's encoding (a Buffer for Protobuf). */
+function encoded(p: Probe, obj: Record<string, any>): [body: unknown, contentType: string] {
+  if (p.encoding !== 'protobuf') return [obj, 'application/json'];
+  const body = protobufBody(obj);
+  if (!body) throw new Error(`${p.id}: the body cannot be encoded in Protobuf`);
+  return [body, PROTOBUF];
 }
 
 export function verdictOf(a: Answer): Verdict {
@@ -99,8 +108,8 @@ export async function runProbes(target: Target, probes: Probe[], opts: { concurr
     await setup(request);
     const creates = probes.filter((p) => p.op === 'create');
     await pool(creates, concurrency, async (p) => {
-      const body = applyProbe(seedObject(p.seed, 'create'), p);
-      record(p, verdictOf(await request('POST', `${collection(p)}?dryRun=All`, body)));
+      const [body, type] = encoded(p, applyProbe(seedObject(p.seed, 'create'), p));
+      record(p, verdictOf(await request('POST', `${collection(p)}?dryRun=All`, body, type)));
     });
     // Updates, seed by seed.
     const bySeed = new Map<string, Probe[]>();
@@ -119,7 +128,8 @@ export async function runProbes(target: Target, probes: Probe[], opts: { concurr
         let answer: Answer | undefined;
         for (let attempt = 0; attempt < 5; attempt++) {
           const stored = (await request('GET', item)).body;
-          answer = await request('PUT', `${item}?dryRun=All`, applyProbe(stored, p));
+          const [body, type] = encoded(p, applyProbe(stored, p));
+          answer = await request('PUT', `${item}?dryRun=All`, body, type);
           if (!(answer.status === 409 && /the object has been modified/.test(String(answer.body?.message)))) break;
         }
         record(p, verdictOf(answer!));

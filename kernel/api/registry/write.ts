@@ -177,6 +177,7 @@ export class RegistryWrites extends RegistryBody {
     if (type.createForbidden) throw errors.methodNotAllowed(type.createForbidden);
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
+    type.storedShape?.(obj);
     if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager, fm.size ?? 0);
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
@@ -203,6 +204,7 @@ export class RegistryWrites extends RegistryBody {
       await this.validate(t, obj, undefined, large);
       attrs.name = md.name!;
       await this.ctx.admission.validate(attrs);
+      type.storedShape?.(obj); // what mutating admission added, as the reference's storage keeps it
       if (large) await giveTurn();
       if (dryRun) {
         // A dry run answers what the real create would: an existing name is a conflict.
@@ -289,6 +291,7 @@ export class RegistryWrites extends RegistryBody {
       }
       const nmd = obj.metadata!;
       type.defaults?.(obj, this.ctx.brand);
+      type.storedShape?.(obj);
       nmd.uid = omd.uid;
       nmd.creationTimestamp = omd.creationTimestamp;
       nmd.resourceVersion = omd.resourceVersion;
@@ -310,6 +313,7 @@ export class RegistryWrites extends RegistryBody {
         const large = e.bytes.length + (fm?.size ?? 0) >= LARGE_WRITE_BYTES;
         await this.validate(t, obj, old, large);
         await this.ctx.admission.validate(attrs);
+        type.storedShape?.(obj);
         if (large) await giveTurn();
         // The last finalizer removed from an object being deleted: the object goes. Not while a
         // graceful deletion's period runs: the node agent still writes the pod's status then.

@@ -249,6 +249,30 @@ export class ProtobufCodec {
     throw new Error(`unknown encoding ${c.enc}`);
   }
 
+  /**
+   * The object in place as the reference's storage leaves it (it stores Protobuf and serves what it
+   * reads back): zero values and empty lists or maps of omitempty fields go, and an empty list or map
+   * without omitempty reads back as null. Custom encodings (times, quantities, raw) are left alone.
+   */
+  goShape(name: string, v: unknown, depth = 0): void {
+    const c = this.get(name);
+    if (c.enc || depth > 128 || !v || typeof v !== 'object' || Array.isArray(v)) return;
+    const o = v as Json;
+    for (const f of c.fields) {
+      if (f.inline) { this.goShape(f.type, o, depth + 1); continue; }
+      const x = o[f.json];
+      if (x === undefined) continue;
+      if (x === null) { if (f.omitempty && !f.pointer) delete o[f.json]; continue; }
+      if (f.repeated || f.map) {
+        if (f.repeated ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) continue;
+        if (isZero(x, f)) { if (f.omitempty) delete o[f.json]; else if (!f.pointer) o[f.json] = null; continue; }
+        if (!f.scalar) for (const el of f.repeated ? x as unknown[] : Object.values(x as Json)) this.goShape(f.type, el, depth + 1);
+      } else if (f.scalar) {
+        if (f.omitempty && !f.pointer && isZero(x, f)) delete o[f.json];
+      } else this.goShape(f.type, x, depth + 1);
+    }
+  }
+
   // ---------------------------------------------------------------- decode (wire → JSON)
 
   /** Decodes one message; throws DecodeError (→ 400) on anything malformed. */

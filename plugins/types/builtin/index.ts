@@ -62,7 +62,11 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (computed[key]) t.computed = computed[key];
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';
-    if (DEFAULTERS[key]) t.defaults = DEFAULTERS[key];
+    // The reference's status is a Go struct (never a pointer): it is on the wire as {} when empty,
+    // and clients read fields of it right after a create.
+    const own = DEFAULTERS[key];
+    if (t.statusField) t.defaults = own ? (o, b) => { own(o, b); o.status ??= {}; } : (o) => { o.status ??= {}; };
+    else if (own) t.defaults = own;
     const checks = [VALIDATORS[key], RULES[key]].filter((v) => v !== undefined);
     if (checks.length === 1) t.validate = checks[0];
     else if (checks.length) t.validate = (o, old, brand, sub) => checks.flatMap((v) => v(o, old, brand, sub));

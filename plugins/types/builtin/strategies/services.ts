@@ -241,6 +241,20 @@ function invalidService(s: KObject, causes: FieldCause[]): StatusError {
   return e;
 }
 
+/**
+ * The reference's node-port update allocates before it validates, and meets a port listed twice
+ * (the same protocol and node port, as a duplicated list item carries) as a plain error: 500.
+ */
+function duplicateNodePort(spec: J): void {
+  const seen = new Set<string>();
+  for (const p of list(spec.ports)) {
+    if (typeof p.nodePort !== 'number' || p.nodePort <= 0) continue;
+    const key = `${p.protocol ?? 'TCP'} ${p.nodePort}`;
+    if (seen.has(key)) throw new StatusError(500, '', `duplicate nodePort: {${key}}`);
+    seen.add(key);
+  }
+}
+
 function internal(msg: string): StatusError {
   return new StatusError(500, 'InternalError', `Internal error occurred: ${msg}`, { causes: [{ message: msg }] });
 }
@@ -444,7 +458,10 @@ export function serviceStrategy(al: ServiceAllocator): TypeStrategy {
           }
         }
         const oldNodePorts = new Set(list(ospec.ports).map((q) => q.nodePort).filter((n): n is number => typeof n === 'number' && n > 0));
-        if (needsNodePorts(spec)) await allocNodePorts(spec, txn, oldNodePorts);
+        if (needsNodePorts(spec)) {
+          duplicateNodePort(spec);
+          await allocNodePorts(spec, txn, oldNodePorts);
+        }
         const keep = new Set(list(spec.ports).map((p) => p.nodePort));
         for (const n of oldNodePorts) if (!keep.has(n)) txn.releaseLater('port', String(n));
         const hc = ospec.healthCheckNodePort;
