@@ -99,6 +99,11 @@ export function generateProbes(seeds: Seed[] = SEEDS): Probe[] {
         for (const op of ['create', 'update'] as const) out.push({ id: `${seed.name}:${op}:${text}:${mutation}`, seed, op, path, mutation, encoding: 'json' });
       }
     }
+    for (const { path, try: values } of seed.values ?? []) {
+      for (let i = 0; i < values.length; i++) {
+        for (const op of ['create', 'update'] as const) out.push({ id: `${seed.name}:${op}:${pathText(path)}:v${i}`, seed, op, path, mutation: `v${i}`, encoding: 'json' });
+      }
+    }
   }
   // The same probes in Protobuf, where Protobuf can carry the mutation (protobuf.ts).
   const pb: Probe[] = [];
@@ -120,7 +125,8 @@ export function applyProbe(base: Record<string, any>, probe: Probe): Record<stri
     parent = parent[seg];
   }
   const last = probe.path[probe.path.length - 1]!;
-  const make = kinds[probe.mutation as keyof typeof kinds] as ((v: any) => Json | undefined) | undefined;
+  const chosen = /^v\d+$/.test(probe.mutation) ? probe.seed.values?.find((x) => pathText(x.path) === pathText(probe.path))?.try[Number(probe.mutation.slice(1))] as Json | undefined : undefined;
+  const make = chosen !== undefined ? () => chosen : kinds[probe.mutation as keyof typeof kinds] as ((v: any) => Json | undefined) | undefined;
   // The stored object may hold another shape there than the seed (a server rewrote it): the field goes.
   const value = make ? make(parent[last]) : undefined;
   if (value === undefined) {

@@ -15,6 +15,8 @@ export interface Seed {
   object: Record<string, any>;
   /** The object's name when its type dictates it (an APIService is named version.group); else the runner names it. */
   fixedName?: string;
+  /** Values to try at a path beyond the generic mutations (probes "v0", "v1", ...): rules no generic mutation reaches. */
+  values?: { path: (string | number)[]; try: unknown[] }[];
 }
 
 const NS = '/api/v1/namespaces/{ns}';

@@ -4,13 +4,13 @@
 // even when no object exists for them) are only for pods in the system namespace. PriorityClass
 // writes may not introduce a second globalDefault class.
 import { CONTRACT_VERSION, type AdmissionAttributes, type PluginHost, type PluginModule } from '../../../kernel/contracts/index.js';
+import { SYSTEM_PRIORITY } from '../../lib/system-priority-classes.js';
 
 type J = Record<string, any>;
 interface Resolved { name: string; value: number; preemptionPolicy?: string }
 
 
 /** The reference's built-in classes. */
-export const SYSTEM_CLASSES: Record<string, number> = { 'system-node-critical': 2000001000, 'system-cluster-critical': 2000000000 };
 
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',
@@ -30,7 +30,7 @@ const plugin: PluginModule<'admission'> = {
       const t = pcType();
       const pc = t && (await host.objects.get(t, '', name));
       if (pc) return { name, value: Number(pc.value ?? 0), preemptionPolicy: pc.preemptionPolicy as string | undefined };
-      if (name in SYSTEM_CLASSES) return { name, value: SYSTEM_CLASSES[name], preemptionPolicy: 'PreemptLowerPriority' };
+      if (name in SYSTEM_PRIORITY) return { name, value: SYSTEM_PRIORITY[name], preemptionPolicy: 'PreemptLowerPriority' };
       return undefined;
     };
 
@@ -53,7 +53,7 @@ const plugin: PluginModule<'admission'> = {
         if (!found) throw host.errors.admissionForbidden(a, `no PriorityClass with name ${spec.priorityClassName} was found`);
         resolved = found;
       }
-      if (resolved.name in SYSTEM_CLASSES && a.namespace !== host.brand.systemNamespace) {
+      if (resolved.name in SYSTEM_PRIORITY && a.namespace !== host.brand.systemNamespace) {
         throw host.errors.admissionForbidden(a, `pods with ${resolved.name} priorityClass is not permitted in ${a.namespace} namespace`);
       }
       if (spec.priority != null && spec.priority !== resolved.value) {

@@ -5,7 +5,8 @@ import type { FieldCause, KObject, TableColumn } from '../../../kernel/contracts
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { defaultV2, hpaConversion, withoutRoundTrip } from './conversions/autoscaling.js';
 import { quantity } from './quantity.js';
-import { forbidden, invalid, notSupported, required, show } from './validation/causes.js';
+import { dnsLabelErrors, forbidden, invalid, notSupported, required, show } from './validation/causes.js';
+import { containerResourceNameCauses } from './validation/pod-resources.js';
 
 const isV1 = (o: KObject) => o.apiVersion === 'autoscaling/v1';
 /** The object in its v2 form (a copy when it was v1). */
@@ -55,6 +56,7 @@ function target(out: FieldCause[], p: string, t: J): void {
 
 function identifier(out: FieldCause[], p: string, id: unknown): void {
   if (!isObj(id) || !id.name) out.push(required(`${p}.name`, 'must specify a metric name'));
+  else pathSegment(out, `${p}.name`, id.name);
 }
 
 const SOURCES = ['ContainerResource', 'External', 'Object', 'Pods', 'Resource'];
@@ -86,7 +88,11 @@ function metric(out: FieldCause[], p: string, m: J): void {
     if (tgt.averageValue == null) out.push(required(`${tp}.averageValue`, 'must specify a positive target averageValue'));
   } else if (first === 'resource' || first === 'containerResource') {
     if (!src.name) out.push(required(`${p}.${first}.name`, 'must specify a resource name'));
-    if (first === 'containerResource' && !src.container) out.push(required(`${p}.containerResource.container`, 'must specify a container'));
+    else if (first === 'containerResource') out.push(...containerResourceNameCauses(String(src.name), `${p}.containerResource.name`));
+    if (first === 'containerResource') {
+      if (!src.container) out.push(required(`${p}.containerResource.container`, 'must specify a container'));
+      else for (const m of dnsLabelErrors(String(src.container))) out.push(invalid(`${p}.containerResource.container`, src.container, m));
+    }
     target(out, tp, tgt);
     if (tgt.averageUtilization == null && tgt.averageValue == null) out.push(required(`${tp}.averageUtilization`, 'must set either a target raw value or a target utilization'));
     if (tgt.averageUtilization != null && tgt.averageValue != null) out.push(forbidden(`${tp}.averageValue`, 'may not set both a target raw value and a target utilization'));

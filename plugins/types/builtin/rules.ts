@@ -9,6 +9,7 @@ import { canon, dnsLabelErrors, duplicate, forbidden, invalid, notSupported, req
 import { resourceRequirementsCauses } from './validation/pod-resources.js';
 import { tolerationsCauses } from './validation/pod-scheduling.js';
 import { validateLabels } from '../../../kernel/api/validation.js';
+import { SYSTEM_PRIORITY } from '../../lib/system-priority-classes.js';
 
 // ---------------------------------------------------------------- pods
 
@@ -133,7 +134,14 @@ const HIGHEST_USER_PRIORITY = 1000000000;
 export const priorityClass: Validator = (o, old) => {
   const out: FieldCause[] = [];
   const name = o.metadata?.name ?? '';
-  if (!name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
+  if (!old && name.startsWith('system-')) {
+    // names of this prefix are the system classes' alone, with their values (the reference's IsKnownSystemPriorityClass)
+    const known = SYSTEM_PRIORITY[name];
+    const why = known === undefined ? `${name} is not a known system priority class`
+      : o.value !== known ? `value of ${name} PriorityClass must be ${known}`
+      : o.globalDefault === true ? `globalDefault of ${name} PriorityClass must be false` : '';
+    if (why) out.push(forbidden('metadata.name', `priority class names with 'system-' prefix are reserved for system use only. error: ${why}`));
+  } else if (!name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
     out.push(forbidden('value', `maximum allowed value of a user defined priority is ${HIGHEST_USER_PRIORITY}`));
   }
   // an update is checked for its immutable fields only (the reference validates no more there)

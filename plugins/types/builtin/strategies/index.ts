@@ -12,6 +12,7 @@ import { nodeAgent, schemeNamePort, type NodeAgentOptions } from './nodeagent.js
 import { podHandlers, podStrategy } from './pods.js';
 import { withProtobuf } from '../../../lib/protobuf-catalog.js';
 import { repairServices, ServiceAllocator, serviceStrategy, type ServiceOptions } from './services.js';
+import { SYSTEM_PRIORITY_CLASSES } from '../../../lib/system-priority-classes.js';
 
 export type StrategyOptions = ServiceOptions & NodeAgentOptions;
 
@@ -62,11 +63,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
 async function ensureSystemPriorityClasses(host: PluginHost): Promise<void> {
   const pc = host.type(`scheduling.${host.brand.domain}`, 'priorityclasses');
   if (!pc) return;
-  const classes = [
-    { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
-    { name: 'system-cluster-critical', value: 2000000000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
-  ];
-  for (const c of classes) {
+  for (const c of SYSTEM_PRIORITY_CLASSES) {
     if (await host.objects.get(pc, '', c.name)) continue;
     try {
       await host.objects.create(pc, { apiVersion: `${pc.group}/${pc.version}`, kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description });

@@ -204,7 +204,60 @@ function scheduleError(s: string): string | undefined {
   const t = s.trim();
   if (t.startsWith('@')) return /^@(yearly|annually|monthly|weekly|daily|midnight|hourly|every \S+)$/.test(t) ? undefined : `unrecognized descriptor: ${t}`;
   const f = t.replace(/^(CRON_)?TZ=\S+\s+/, '').split(/\s+/).filter(Boolean);
-  return f.length === 5 ? undefined : `expected exactly 5 fields, found ${f.length}: [${f.join(' ')}]`;
+  if (f.length !== 5) return `expected exactly 5 fields, found ${f.length}: [${f.join(' ')}]`;
+  for (let i = 0; i < 5; i++) {
+    for (const expr of f[i]!.split(',').filter(Boolean)) {
+      const err = cronRangeError(expr, CRON_FIELDS[i]!);
+      if (err) return err;
+    }
+  }
+  return undefined;
+}
+
+/** Each field's bounds and names, in order: minute, hour, day of month, month, day of week. */
+const CRON_FIELDS: { min: number; max: number; names?: Record<string, number> }[] = [
+  { min: 0, max: 59 }, { min: 0, max: 23 }, { min: 1, max: 31 },
+  { min: 1, max: 12, names: Object.fromEntries(['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].map((m, i) => [m, i + 1])) },
+  { min: 0, max: 6, names: Object.fromEntries(['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'].map((d, i) => [d, i])) },
+];
+
+/** Go's strconv.Atoi then the parser's sign check, with their messages. */
+function cronInt(expr: string): number | string {
+  if (!/^[+-]?\d+$/.test(expr)) return `failed to parse int from ${expr}: strconv.Atoi: parsing ${JSON.stringify(expr)}: invalid syntax`;
+  const n = Number(expr);
+  if (!Number.isSafeInteger(n) || Math.abs(n) > 2 ** 63 - 1) return `failed to parse int from ${expr}: strconv.Atoi: parsing ${JSON.stringify(expr)}: value out of range`;
+  return n < 0 ? `negative number (${n}) not allowed: ${expr}` : n;
+}
+
+/** One comma-separated part of a field (`*`, `a`, `a-b`, each with an optional `/step`), as the reference's cron parser reads it. */
+function cronRangeError(expr: string, r: (typeof CRON_FIELDS)[number]): string | undefined {
+  const rangeAndStep = expr.split('/');
+  const lowAndHigh = rangeAndStep[0]!.split('-');
+  const value = (x: string) => r.names?.[x.toLowerCase()] ?? cronInt(x);
+  let start: number, end: number;
+  if (lowAndHigh[0] === '*' || lowAndHigh[0] === '?') [start, end] = [r.min, r.max];
+  else {
+    const a = value(lowAndHigh[0]!);
+    if (typeof a === 'string') return a;
+    start = end = a;
+    if (lowAndHigh.length === 2) {
+      const b = value(lowAndHigh[1]!);
+      if (typeof b === 'string') return b;
+      end = b;
+    } else if (lowAndHigh.length > 2) return `too many hyphens: ${expr}`;
+  }
+  let step = 1;
+  if (rangeAndStep.length === 2) {
+    const n = cronInt(rangeAndStep[1]!);
+    if (typeof n === 'string') return n;
+    step = n;
+    if (lowAndHigh.length === 1) end = r.max; // "N/step" is "N-max/step"
+  } else if (rangeAndStep.length > 2) return `too many slashes: ${expr}`;
+  if (start < r.min) return `beginning of range (${start}) below minimum (${r.min}): ${expr}`;
+  if (end > r.max) return `end of range (${end}) above maximum (${r.max}): ${expr}`;
+  if (start > end) return `beginning of range (${start}) beyond end of range (${end}): ${expr}`;
+  if (step === 0) return `step of range should be a positive number: ${expr}`;
+  return undefined;
 }
 
 const CONCURRENCY = ['Allow', 'Forbid', 'Replace'];
