@@ -80,6 +80,8 @@ export interface TypeDef {
   metadataChecksOnUpdate?: number; // the update strategy's own metadata passes, beyond every update's two (default 1)
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
+  /** Names a DELETE of one object refuses (403 Forbidden, with `why`): the reference's system PriorityClasses. */
+  undeletable?: { names: readonly string[]; why: string };
   /** The object in place as the reference's storage would leave it (Go's omitempty; Protobuf's empty lists); after defaults. */
   storedShape?: (obj: KObject) => void;
   /** Fill defaults in place (pure). */

@@ -16,6 +16,13 @@ t.test('system objects (kubernetes brand)', async (t) => {
   // System PriorityClasses.
   const pcs = (await s.get('/apis/scheduling.k8s.io/v1/priorityclasses')).json.items;
   t.same(pcs.map((p: { metadata: { name: string }; value: number }) => [p.metadata.name, p.value]), [['system-cluster-critical', 2000000000], ['system-node-critical', 2000001000]]);
+  // They cannot be deleted one by one (the reference's REST Delete), and their names are reserved.
+  const del = await s.request('DELETE', '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical');
+  t.equal(del.status, 403);
+  t.match(del.json, { reason: 'Forbidden', message: 'priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted', details: { name: 'system-node-critical', group: 'scheduling.k8s.io', kind: 'priorityclasses' } });
+  t.equal((await s.get('/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical')).status, 200, 'still there');
+  const reserved = await s.request('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'system-mine' }, value: 10 } });
+  t.match(reserved.json, { code: 422, message: /metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class/ });
 
   // APF configuration.
   const FC = '/apis/flowcontrol.apiserver.k8s.io/v1beta3';

@@ -43,6 +43,11 @@ export class RegistryDeletes extends RegistryPatch {
   }
 
   async delete(req: KRequest, res: KResponse, t: Target, user: UserInfo): Promise<void> {
+    const keep = t.type.undeletable;
+    if (keep?.names.includes(t.name)) {
+      const qualified = t.type.group ? `${t.type.resource}.${t.type.group}` : t.type.resource;
+      throw errors.forbidden(`${qualified} ${JSON.stringify(t.name)} is forbidden: ${keep.why}`, { name: t.name, group: t.type.group, kind: t.type.resource });
+    }
     const opts = await this.deleteOptions(req);
     const { result: { code, body }, warned } = await this.queued(t, () => collectWarnings(t, (t) => this.deleteObject(t, user, opts)));
     await this.sendWritten(req, res, t, code, withWarnings(JSON_HEADERS, [...defaultPolicyWarning(t.type, opts), ...warned]), body);

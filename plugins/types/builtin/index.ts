@@ -5,6 +5,7 @@ import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, typ
 import { CATALOG, FIELD_LABELS, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
+import { SYSTEM_PRIORITY_CLASSES } from '../../lib/system-priority-classes.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
 import { RULES } from './rules.js';
@@ -64,6 +65,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (r.subresources?.includes('status')) t.statusField = 'status';
     // The reference's status is a Go struct (never a pointer): it is on the wire as {} when empty,
     // and clients read fields of it right after a create.
+    if (UNDELETABLE[key]) t.undeletable = UNDELETABLE[key];
     const own = DEFAULTERS[key];
     if (t.statusField) t.defaults = own ? (o, b) => { own(o, b); o.status ??= {}; } : (o) => { o.status ??= {}; };
     else if (own) t.defaults = own;
@@ -82,6 +84,11 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     return t;
   });
 }
+
+/** Objects a DELETE of one refuses, by row key (the reference's REST Delete hooks; a collection delete passes, as there). */
+const UNDELETABLE: Record<string, TypeDef['undeletable']> = {
+  'priorityclasses.scheduling.cluster.io': { names: SYSTEM_PRIORITY_CLASSES.map((c) => c.name), why: 'this is a system priority class and cannot be deleted' },
+};
 
 const plugin: PluginModule<'types'> = {
   kind: 'types',

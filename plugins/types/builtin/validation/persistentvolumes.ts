@@ -258,11 +258,21 @@ const storageRequest = (spec: J): Quantity | undefined => {
  * A claim's spec is immutable but for a first volumeName, a storage class set where there was none,
  * and (for a bound claim) the storage request, which may only grow.
  */
-function pvcUpdateCauses(o: KObject, old: KObject): FieldCause[] {
+function pvcUpdateCauses(o: KObject, old: KObject, brand: Brand): FieldCause[] {
   const spec: J = structuredClone(specOf(o)), was: J = structuredClone(specOf(old));
   const out: FieldCause[] = [];
   if (!str(was.volumeName)) was.volumeName = spec.volumeName;
-  if (isSet(spec.storageClassName) && !isSet(was.storageClassName)) was.storageClassName = spec.storageClassName;
+  // The beta annotation's upgrade path: a class may be set where none was when it names the
+  // annotation's class (or there is none); otherwise the annotation itself is immutable.
+  const beta = `volume.beta.${brand.keyDomain}/storage-class`;
+  const annotations = (x: KObject): Record<string, string> => (isObj(x.metadata?.annotations) ? x.metadata.annotations : {});
+  const oldClass = annotations(old)[beta], newClass = annotations(o)[beta];
+  const fromAnnotation = oldClass !== undefined && !isSet(was.storageClassName) && isSet(spec.storageClassName) && spec.storageClassName === oldClass && (newClass === undefined || newClass === oldClass);
+  if (fromAnnotation) was.storageClassName = spec.storageClassName;
+  else {
+    if ((newClass ?? '') !== (oldClass ?? '')) out.push(invalid(`metadata.annotations.${beta}`, newClass ?? '', 'field is immutable'));
+    if (isSet(spec.storageClassName) && !isSet(was.storageClassName) && (oldClass === undefined || spec.storageClassName === oldClass)) was.storageClassName = spec.storageClassName;
+  }
   if (isObj(o.status) && o.status.phase === 'Bound' && isObj(spec.resources) && isObj(spec.resources.requests)) {
     spec.resources.requests.storage = isObj(was.resources) && isObj(was.resources.requests) ? was.resources.requests.storage : undefined;
   }
@@ -276,7 +286,7 @@ function pvcUpdateCauses(o: KObject, old: KObject): FieldCause[] {
   return out;
 }
 
-export const persistentVolumeClaim: Validator = (o, old) => {
+export const persistentVolumeClaim: Validator = (o, old, brand) => {
   const own = pvcSpecCauses(specOf(o));
-  return old ? [...own, ...own, ...pvcUpdateCauses(o, old)] : own;
+  return old ? [...own, ...own, ...pvcUpdateCauses(o, old, brand)] : own;
 };
