@@ -79,6 +79,7 @@ const podSpec = (restartPolicy = 'Always', deadline = true) => ({
 
 /** A pod template; controllers of long-running pods refuse activeDeadlineSeconds in theirs. */
 const template = (restartPolicy = 'Always', deadline = false) => ({ metadata: { labels: { app: 'web' }, annotations: { 'example.com/a': 'b' } }, spec: podSpec(restartPolicy, deadline) });
+const GCE_PD_TEMPLATE = { metadata: { labels: { app: 'pd' } }, spec: { containers: [{ name: 'c', image: 'registry.example/app:1.0' }], volumes: [{ name: 'pd', gcePersistentDisk: { pdName: 'disk-1', fsType: 'ext4', partition: 1, readOnly: true } }] } };
 const selector = { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['db'] }] };
 
 const webhookClient = { service: { namespace: 'default', name: 'hook', path: '/validate', port: 443 }, caBundle: 'Y2E=' };
@@ -109,7 +110,21 @@ const CRON_SCHEDULES = ['61 * * * *', '* 24 * * *', '0 0 0 * *', '0 0 32 * *', '
 
 export const SEEDS: Seed[] = [
   // ---------------------------------------------------------------- core/v1
-  { name: 'pod', path: `${NS}/pods`, object: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'web' }, annotations: { 'example.com/a': 'b' } }, spec: podSpec() } },
+  { name: 'pod', path: `${NS}/pods`, object: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'web' }, annotations: { 'example.com/a': 'b' } }, spec: podSpec() },
+    // fields of features 1.28 leaves off: dropped before validation there
+    values: [
+      { path: ['spec', 'hostUsers'], try: [false] }, { path: ['spec', 'resourceClaims'], try: [[{ name: 'Bad Name!' }]] },
+      { path: ['spec', 'containers', 0, 'resizePolicy'], try: [[{ resourceName: 'cpu', restartPolicy: 'Bogus' }]] },
+      { path: ['spec', 'containers', 0, 'resources', 'claims'], try: [[{ name: 'Bad Name!' }]] },
+      { path: ['spec', 'initContainers', 0, 'restartPolicy'], try: ['Always', 'Bogus'] },
+      { path: ['spec', 'containers', 0, 'securityContext', 'procMount'], try: ['Unmasked', 'Bogus'] },
+      { path: ['spec', 'topologySpreadConstraints', 0, 'matchLabelKeys'], try: [['pod-template-hash'], ['app'], ['Bad Key!'], ['a', 'a']] },
+    ] },
+  // Windows host-process pods: on the host network, every container one
+  { name: 'pod-windows-hostprocess', path: `${NS}/pods`, object: { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: {
+    os: { name: 'windows' }, hostNetwork: true, securityContext: { windowsOptions: { hostProcess: true, runAsUserName: 'NT AUTHORITY\\SYSTEM' } },
+    containers: [{ name: 'a', image: 'registry.example/win:1.0', securityContext: { windowsOptions: { hostProcess: true } } }, { name: 'b', image: 'registry.example/win:1.0' }],
+  } }, values: [{ path: ['spec', 'containers', 1, 'securityContext'], try: [{ windowsOptions: { hostProcess: false } }] }, { path: ['spec', 'hostNetwork'], try: [false] }] },
   { name: 'podtemplate', path: `${NS}/podtemplates`, object: { apiVersion: 'v1', kind: 'PodTemplate', metadata: {}, template: template('Always', true) } },
   { name: 'replicationcontroller', path: `${NS}/replicationcontrollers`, object: { apiVersion: 'v1', kind: 'ReplicationController', metadata: {}, spec: { replicas: 2, minReadySeconds: 5, selector: { app: 'web' }, template: template() } } },
   { name: 'service-clusterip', path: `${NS}/services`, object: { apiVersion: 'v1', kind: 'Service', metadata: {}, spec: { type: 'ClusterIP', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' }], sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } }, ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'], internalTrafficPolicy: 'Cluster', publishNotReadyAddresses: true } } },
@@ -135,12 +150,22 @@ export const SEEDS: Seed[] = [
   { name: 'event', path: `${NS}/events`, object: { apiVersion: 'v1', kind: 'Event', metadata: {}, involvedObject: { kind: 'Pod', name: 'p', namespace: 'probes', apiVersion: 'v1' }, reason: 'Started', message: 'started', source: { component: 'kubelet', host: 'n1' }, firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:00:01Z', count: 2, type: 'Normal', reportingComponent: 'kubelet', reportingInstance: 'n1' } },
   // ---------------------------------------------------------------- apps/v1
   { name: 'deployment', path: '/apis/apps/v1/namespaces/{ns}/deployments', object: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { labels: { app: 'web' } }, spec: { replicas: 3, selector, template: template(), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } }, minReadySeconds: 5, revisionHistoryLimit: 5, progressDeadlineSeconds: 600 } } },
+  // a GCE disk mounts on several machines only read-only: templates of more than one pod
+  ...(['ReplicaSet', 'Deployment', 'DaemonSet', 'ReplicationController'] as const).map((kind): Seed => {
+    const daemon = kind === 'DaemonSet', rc = kind === 'ReplicationController';
+    return {
+      name: `${kind.toLowerCase()}-gce-pd`, path: rc ? `${NS}/replicationcontrollers` : `/apis/apps/v1/namespaces/{ns}/${kind.toLowerCase()}s`,
+      object: { apiVersion: rc ? 'v1' : 'apps/v1', kind, metadata: {}, spec: { ...(daemon ? {} : { replicas: 2 }), selector: rc ? { app: 'pd' } : { matchLabels: { app: 'pd' } }, template: GCE_PD_TEMPLATE } },
+      values: [{ path: ['spec', 'template', 'spec', 'volumes', 0, 'gcePersistentDisk', 'readOnly'], try: [false] }, ...(daemon ? [] : [{ path: ['spec', 'replicas'], try: [1, 0] }])],
+    };
+  }),
   { name: 'replicaset', path: '/apis/apps/v1/namespaces/{ns}/replicasets', object: { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: {}, spec: { replicas: 2, minReadySeconds: 1, selector, template: template() } } },
   { name: 'statefulset', path: '/apis/apps/v1/namespaces/{ns}/statefulsets', object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: {}, spec: { replicas: 2, serviceName: 'web', selector, template: template(), podManagementPolicy: 'Parallel', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1, maxUnavailable: 1 } }, revisionHistoryLimit: 3, minReadySeconds: 2, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' }, volumeClaimTemplates: [{ metadata: { name: 'www' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } } },
   { name: 'daemonset', path: '/apis/apps/v1/namespaces/{ns}/daemonsets', object: { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: {}, spec: { selector, template: template(), updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } }, minReadySeconds: 1, revisionHistoryLimit: 4 } } },
   { name: 'controllerrevision', path: '/apis/apps/v1/namespaces/{ns}/controllerrevisions', object: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: {}, data: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } }, revision: 3 } },
   // ---------------------------------------------------------------- batch/v1
-  { name: 'job', path: '/apis/batch/v1/namespaces/{ns}/jobs', object: { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, spec: { parallelism: 2, completions: 4, completionMode: 'Indexed', backoffLimit: 3, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 100, suspend: false, template: template('Never', true), podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { containerName: 'app', operator: 'In', values: [42] } }, { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] } } } },
+  { name: 'job', path: '/apis/batch/v1/namespaces/{ns}/jobs', object: { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, spec: { parallelism: 2, completions: 4, completionMode: 'Indexed', backoffLimit: 3, activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 100, suspend: false, template: template('Never', true), podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { containerName: 'app', operator: 'In', values: [42] } }, { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] } } },
+    values: [{ path: ['spec', 'backoffLimitPerIndex'], try: [-1, 2] }, { path: ['spec', 'maxFailedIndexes'], try: [-1, 1] }, { path: ['spec', 'podReplacementPolicy'], try: ['Bogus', 'Failed'] }, { path: ['spec', 'podFailurePolicy', 'rules', 0, 'action'], try: ['FailIndex'] }] },
   { name: 'cronjob', path: '/apis/batch/v1/namespaces/{ns}/cronjobs', object: { apiVersion: 'batch/v1', kind: 'CronJob', metadata: {}, spec: { schedule: '*/5 * * * *', timeZone: 'Etc/UTC', concurrencyPolicy: 'Forbid', startingDeadlineSeconds: 60, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 1, suspend: false, jobTemplate: { metadata: { labels: { app: 'web' } }, spec: { backoffLimit: 2, template: template('OnFailure') } } } },
     values: [{ path: ['spec', 'schedule'], try: CRON_SCHEDULES }] },
   // ---------------------------------------------------------------- autoscaling

@@ -5,6 +5,7 @@ import { CONTRACT_VERSION, type KObject, type PluginHost, type PluginModule, typ
 import { CATALOG, FIELD_LABELS, FIELD_SELECTORS, LATER_RELEASES, rowKey } from './catalog.js';
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
+import { withDisabledFieldsDropped } from './disabled-features.js';
 import { SYSTEM_PRIORITY_CLASSES } from '../../lib/system-priority-classes.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
@@ -63,9 +64,9 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (computed[key]) t.computed = computed[key];
     // Types with a status sub-resource keep status writes and main-resource writes apart.
     if (r.subresources?.includes('status')) t.statusField = 'status';
+    if (UNDELETABLE[key]) t.undeletable = UNDELETABLE[key];
     // The reference's status is a Go struct (never a pointer): it is on the wire as {} when empty,
     // and clients read fields of it right after a create.
-    if (UNDELETABLE[key]) t.undeletable = UNDELETABLE[key];
     const own = DEFAULTERS[key];
     if (t.statusField) t.defaults = own ? (o, b) => { own(o, b); o.status ??= {}; } : (o) => { o.status ??= {}; };
     else if (own) t.defaults = own;
@@ -75,7 +76,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
     if (FIELD_LABELS[key]) t.fieldLabels = FIELD_LABELS[key];
-    const st = strategy(key);
+    const st = withDisabledFieldsDropped(key, strategy(key));
     if (st) t.strategy = st;
     if (subresourceFields[key]) t.subresourceFields = subresourceFields[key];
     withProtobuf(t, brand, r.shapeOf);

@@ -204,7 +204,49 @@ export function topologySpreadCauses(constraints: unknown, p: string): FieldCaus
       const v = c[k];
       if (v !== undefined && v !== null && !INCLUSION_POLICIES.includes(v)) out.push(notSupported(`${ip}.${k}`, v, INCLUSION_POLICIES));
     }
+    out.push(...matchLabelKeysCauses(c, `${ip}.matchLabelKeys`));
     out.push(...validateLabelSelector(c.labelSelector, `${ip}.labelSelector`));
   });
+  return out;
+}
+
+/** matchLabelKeys: label names, with a label selector, and none of them among the selector's keys. */
+function matchLabelKeysCauses(c: J, p: string): FieldCause[] {
+  const keys = list(c.matchLabelKeys) as unknown[];
+  if (!keys.length) return [];
+  const out: FieldCause[] = [];
+  const sel = c.labelSelector;
+  if (!isObj(sel)) out.push(forbidden(p, 'must not be specified when labelSelector is not set'));
+  const taken = new Set<unknown>(isObj(sel) ? [...Object.keys(isObj(sel.matchLabels) ? sel.matchLabels : {}), ...list(sel.matchExpressions).map((e) => e.key)] : []);
+  keys.forEach((k, i) => {
+    out.push(...validateQualifiedName(String(k ?? ''), `${p}[${i}]`));
+    if (taken.has(k)) out.push(invalid(`${p}[${i}]`, k, 'exists in both matchLabelKeys and labelSelector'));
+  });
+  return out;
+}
+
+/**
+ * Windows host-process pods: the pod's and a container's hostProcess agree where both are set, and
+ * a pod with any host-process container has only those, on the host network.
+ */
+export function hostProcessCauses(s: J, p: string): FieldCause[] {
+  const out: FieldCause[] = [];
+  const windows = (sc: unknown) => (isObj(sc) && isObj(sc.windowsOptions) ? sc.windowsOptions : undefined);
+  const podFlag = windows(s.securityContext)?.hostProcess;
+  const pod = typeof podFlag === 'boolean' ? podFlag : undefined;
+  let containers = 0, hostProcess = 0;
+  for (const k of ['initContainers', 'containers', 'ephemeralContainers']) {
+    list(s[k]).forEach((c, i) => {
+      containers++;
+      const own = windows(c.securityContext)?.hostProcess;
+      const flag = typeof own === 'boolean' ? own : undefined;
+      if (pod !== undefined && flag !== undefined && pod !== flag) out.push(invalid(`${p}.${k}[${i}].securityContext.windowsOptions.hostProcess`, flag, `pod hostProcess value must be identical if both are specified, was ${pod}`));
+      if (flag === true || (flag === undefined && pod === true)) hostProcess++;
+    });
+  }
+  if (hostProcess > 0) {
+    if (hostProcess !== containers) out.push(invalid(p, '', 'If pod contains any hostProcess containers then all containers must be HostProcess containers'));
+    if (s.hostNetwork !== true) out.push(invalid(`${p}.hostNetwork`, false, 'hostNetwork must be true if pod contains any hostProcess containers'));
+  }
   return out;
 }

@@ -8,7 +8,7 @@ import { isObj, list, type J } from '../../../lib/json.js';
 import { duplicate, forbidden, invalid, notSupported, oneOf, portNameErrors, required, show } from './causes.js';
 import { envCauses, envFromCauses, str } from './pod-env.js';
 import { overheadCauses, resourceRequirementsCauses } from './pod-resources.js';
-import { affinityCauses, dnsConfigCauses, hostAliasesCauses, readinessGatesCauses, schedulingGatesCauses, tolerationsCauses, topologySpreadCauses } from './pod-scheduling.js';
+import { affinityCauses, dnsConfigCauses, hostAliasesCauses, readinessGatesCauses, schedulingGatesCauses, tolerationsCauses, topologySpreadCauses, hostProcessCauses } from './pod-scheduling.js';
 import { containerSecurityContextCauses, osCauses, podSecurityContextCauses } from './pod-security.js';
 import { volumeDeviceCauses, volumeMountCauses, volumesCauses } from './pod-volumes.js';
 
@@ -265,6 +265,7 @@ export function podSpecCauses(spec: unknown, p: string, pod: boolean, podName?: 
     ...readinessGatesCauses(s.readinessGates, `${p}.readinessGates`),
     ...schedulingGatesCauses(s.schedulingGates, `${p}.schedulingGates`),
     ...topologySpreadCauses(s.topologySpreadConstraints, `${p}.topologySpreadConstraints`),
+    ...hostProcessCauses(s, p),
     ...subdomainCauses(s.serviceAccountName, `${p}.serviceAccountName`),
     ...subdomainCauses(s.nodeName, `${p}.nodeName`),
   );

@@ -7,7 +7,7 @@
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
 import { validateAnnotations, validateLabels, validateLabelSelector } from '../../../../kernel/api/validation.js';
 import { selectorMatches } from '../../../lib/label-selector.js';
-import { isObj, type J } from '../../../lib/json.js';
+import { isObj, list, type J } from '../../../lib/json.js';
 import { canon, forbidden, goMap, goSelector, invalid, labelsOf, nonNegative, notSupported, required, show, type Validator } from './causes.js';
 import { podSpecCauses } from './pod.js';
 import { seccompAnnotationCauses } from './pod-security.js';
@@ -69,13 +69,24 @@ function immutableSelector(spec: J, old: J): FieldCause[] {
 // ---------------------------------------------------------------- templates of replicated pods
 
 /** ValidatePodTemplateSpecForReplicaSet (and ForRC): selector match, the template, Always restarts, no deadline. */
-function replicatedTemplateCauses(tpl: J, parsed: Parsed, p: string, kind: string): FieldCause[] {
+function replicatedTemplateCauses(tpl: J, parsed: Parsed, p: string, kind: string, replicas: unknown, oldTpl: J | undefined): FieldCause[] {
   const out: FieldCause[] = [];
   const labels = obj(tpl.metadata).labels;
   if (labelsMismatch(parsed, labels)) out.push(mismatch(p, labels));
   out.push(...podTemplateSpecCauses(tpl, p));
+  if ((typeof replicas === 'number' ? replicas : 1) > 1) out.push(...readOnlyDiskCauses(tpl, oldTpl, `${p}.spec.volumes`));
   out.push(...alwaysRestartCauses(obj(tpl.spec), `${p}.spec`, kind));
   return out;
+}
+
+/**
+ * A GCE persistent disk mounts on several machines only read-only: refused in a template of more
+ * than one pod, unless the template being replaced had a writable one already (ValidateReadOnlyPersistentDisks).
+ */
+function readOnlyDiskCauses(tpl: J, oldTpl: J | undefined, p: string): FieldCause[] {
+  const writable = (v: J) => isObj(v.gcePersistentDisk) && v.gcePersistentDisk.readOnly !== true;
+  if (oldTpl && list(obj(oldTpl.spec).volumes).some(writable)) return [];
+  return list(obj(tpl.spec).volumes).flatMap((v, i) => (writable(v) ? [invalid(`${p}[${i}].gcePersistentDisk.readOnly`, false, 'must be true for replicated pods > 1; GCE PD can only be mounted on multiple machines if it is read-only')] : []));
 }
 
 /** Controllers that keep pods running: restartPolicy Always, and no activeDeadlineSeconds. */
@@ -107,13 +118,13 @@ function notOver100(v: unknown, p: string): FieldCause[] {
 
 // ---------------------------------------------------------------- the kinds
 
-function replicaSetSpecCauses(spec: J): FieldCause[] {
+function replicaSetSpecCauses(spec: J, oldSpec?: J): FieldCause[] {
   const out: FieldCause[] = [];
   nonNegative(out, 'spec.replicas', spec.replicas);
   nonNegative(out, 'spec.minReadySeconds', spec.minReadySeconds);
   out.push(...requiredSelectorCauses(spec.selector, 'spec.selector', 'deployment', 'invalid label selector'));
   const parsed = parseSelector(spec.selector);
-  if (parsed !== 'bad') out.push(...replicatedTemplateCauses(obj(spec.template), parsed, 'spec.template', 'ReplicaSet'));
+  if (parsed !== 'bad') out.push(...replicatedTemplateCauses(obj(spec.template), parsed, 'spec.template', 'ReplicaSet', spec.replicas, oldSpec && obj(oldSpec.template)));
   return out;
 }
 
@@ -129,12 +140,12 @@ function deploymentStrategyCauses(st: J): FieldCause[] {
   return out;
 }
 
-function deploymentSpecCauses(spec: J): FieldCause[] {
+function deploymentSpecCauses(spec: J, oldSpec?: J): FieldCause[] {
   const out: FieldCause[] = [];
   nonNegative(out, 'spec.replicas', spec.replicas);
   out.push(...requiredSelectorCauses(spec.selector, 'spec.selector', 'deployment', 'invalid label selector'));
   const parsed = parseSelector(spec.selector);
-  if (parsed !== 'bad') out.push(...replicatedTemplateCauses(obj(spec.template), parsed, 'spec.template', 'ReplicaSet'));
+  if (parsed !== 'bad') out.push(...replicatedTemplateCauses(obj(spec.template), parsed, 'spec.template', 'ReplicaSet', spec.replicas, oldSpec && obj(oldSpec.template)));
   out.push(...deploymentStrategyCauses(obj(spec.strategy)));
   nonNegative(out, 'spec.minReadySeconds', spec.minReadySeconds);
   nonNegative(out, 'spec.revisionHistoryLimit', spec.revisionHistoryLimit);
@@ -163,7 +174,7 @@ function daemonSetStrategyCauses(st: J): FieldCause[] {
   return out;
 }
 
-function daemonSetSpecCauses(spec: J): FieldCause[] {
+function daemonSetSpecCauses(spec: J, oldSpec?: J): FieldCause[] {
   const out: FieldCause[] = [];
   // The selector is not required here: an absent one selects nothing, so the template's labels fail it.
   out.push(...validateLabelSelector(spec.selector, 'spec.selector'));
@@ -172,6 +183,7 @@ function daemonSetSpecCauses(spec: J): FieldCause[] {
   if (labelsMismatch(parsed, obj(tpl.metadata).labels)) out.push(mismatch('spec.template', obj(tpl.metadata).labels));
   if (parsed === 'everything') out.push(invalid('spec.selector', spec.selector, 'empty selector is invalid for daemonset', goSelector(obj(spec.selector))));
   out.push(...podTemplateSpecCauses(tpl, 'spec.template'));
+  out.push(...readOnlyDiskCauses(tpl, oldSpec && obj(oldSpec.template), 'spec.template.spec.volumes'));
   out.push(...alwaysRestartCauses(obj(tpl.spec), 'spec.template.spec', 'DaemonSet'));
   nonNegative(out, 'spec.minReadySeconds', spec.minReadySeconds);
   out.push(...daemonSetStrategyCauses(obj(spec.updateStrategy)));
@@ -231,14 +243,14 @@ function statefulSetUpdateCauses(spec: J, old: J): FieldCause[] {
   return [forbidden('spec', "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")];
 }
 
-function replicationControllerSpecCauses(spec: J): FieldCause[] {
+function replicationControllerSpecCauses(spec: J, oldSpec?: J): FieldCause[] {
   const out: FieldCause[] = [];
   nonNegative(out, 'spec.minReadySeconds', spec.minReadySeconds);
   const selector = labelsOf(spec.selector);
   if (!Object.keys(selector).length) out.push(required('spec.selector'));
   nonNegative(out, 'spec.replicas', spec.replicas);
   if (!isObj(spec.template)) out.push(required('spec.template'));
-  else out.push(...replicatedTemplateCauses(spec.template, Object.keys(selector).length ? { matchLabels: selector } : 'everything', 'spec.template', 'ReplicationController'));
+  else out.push(...replicatedTemplateCauses(spec.template, Object.keys(selector).length ? { matchLabels: selector } : 'everything', 'spec.template', 'ReplicationController', spec.replicas, oldSpec && obj(oldSpec.template)));
   return out;
 }
 
@@ -246,16 +258,17 @@ function replicationControllerSpecCauses(spec: J): FieldCause[] {
  * A validator from a kind's spec rules. `twice`: its strategy validates the object, then the update,
  * so on update each spec cause is reported twice (its metadata too: the catalog's metadataChecksOnUpdate). `selectorFixed`: apps/v1 selectors are immutable.
  */
-function kind(specCauses: (spec: J) => FieldCause[], opts: { twice?: boolean; selectorFixed?: boolean; update?: (spec: J, old: J) => FieldCause[] } = {}): Validator {
+function kind(specCauses: (spec: J, oldSpec?: J) => FieldCause[], opts: { twice?: boolean; selectorFixed?: boolean; update?: (spec: J, old: J) => FieldCause[] } = {}): Validator {
   return (o, old, _brand, subresource) => {
     // The status and scale sub-resources have rules of their own; the spec is the stored one.
     if (subresource) return [];
     const spec = obj(o.spec);
-    const causes = specCauses(spec);
-    if (!old) return causes;
+    if (!old) return specCauses(spec);
     const oldSpec = obj(old.spec);
+    // validated as an object (no old spec), then as an update of the old one
+    const causes = specCauses(spec, oldSpec);
     return [
-      ...(opts.twice ? [...causes, ...causes] : causes),
+      ...(opts.twice ? [...specCauses(spec), ...causes] : causes),
       ...(opts.update?.(spec, oldSpec) ?? []),
       ...(opts.selectorFixed ? immutableSelector(spec, oldSpec) : []),
     ];
