@@ -81,7 +81,7 @@ export const CATALOG: Row[] = [
   row('', 'v1', 'Event', 'events', NS, { nameRule: 'path-segment', shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
   row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
-  row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { shortNames: ['pvc'], subresources: S }),
+  row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { metadataChecksOnUpdate: 3, shortNames: ['pvc'], subresources: S }),
   row('', 'v1', 'LimitRange', 'limitranges', NS, { shortNames: ['limits'] }),
   row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),
   // Computed on every read (strategies/componentstatus.ts), never stored.

@@ -141,7 +141,7 @@ export const priorityClass: Validator = (o, old) => {
       : o.value !== known ? `value of ${name} PriorityClass must be ${known}`
       : o.globalDefault === true ? `globalDefault of ${name} PriorityClass must be false` : '';
     if (why) out.push(forbidden('metadata.name', `priority class names with 'system-' prefix are reserved for system use only. error: ${why}`));
-  } else if (!name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
+  } else if (!old && !name.startsWith('system-') && typeof o.value === 'number' && o.value > HIGHEST_USER_PRIORITY) {
     out.push(forbidden('value', `maximum allowed value of a user defined priority is ${HIGHEST_USER_PRIORITY}`));
   }
   // an update is checked for its immutable fields only (the reference validates no more there)

@@ -212,7 +212,7 @@ export function topologySpreadCauses(constraints: unknown, p: string): FieldCaus
 
 /** matchLabelKeys: label names, with a label selector, and none of them among the selector's keys. */
 function matchLabelKeysCauses(c: J, p: string): FieldCause[] {
-  const keys = list(c.matchLabelKeys) as unknown[];
+  const keys: unknown[] = Array.isArray(c.matchLabelKeys) ? c.matchLabelKeys : [];
   if (!keys.length) return [];
   const out: FieldCause[] = [];
   const sel = c.labelSelector;

@@ -51,7 +51,27 @@ function windowsOptionsCauses(w: unknown, p: string): FieldCause[] {
   const out: FieldCause[] = [];
   if (typeof w.gmsaCredentialSpecName === 'string') for (const m of isDNS1123Subdomain(w.gmsaCredentialSpecName)) out.push(invalid(`${p}.gmsaCredentialSpecName`, w.gmsaCredentialSpecName, m));
   if (w.gmsaCredentialSpec === '') out.push(invalid(`${p}.gmsaCredentialSpec`, '', 'gmsaCredentialSpec cannot be an empty string'));
-  if (w.runAsUserName === '') out.push(invalid(`${p}.runAsUserName`, '', 'runAsUserName cannot be an empty string'));
+  else if (typeof w.gmsaCredentialSpec === 'string' && Buffer.byteLength(w.gmsaCredentialSpec) > 64 * 1024) out.push(invalid(`${p}.gmsaCredentialSpec`, w.gmsaCredentialSpec, 'gmsaCredentialSpec size must be under 64 KiB'));
+  if (typeof w.runAsUserName === 'string') for (const m of runAsUserNameErrors(w.runAsUserName)) out.push(invalid(`${p}.runAsUserName`, w.runAsUserName, m));
+  return out;
+}
+
+/** A Windows user name, DOMAIN\\USER or USER, as the reference reads it (lengths in bytes). */
+function runAsUserNameErrors(name: string): string[] {
+  if (name === '') return ['runAsUserName cannot be an empty string'];
+  if (/[\x00-\x1f\x7f]/.test(name)) return ['runAsUserName cannot contain control characters'];
+  const parts = name.split('\\');
+  if (parts.length > 2) return ['runAsUserName cannot contain more than one backslash'];
+  const [domain, user] = parts.length === 2 ? parts as [string, string] : ['', parts[0]!];
+  const out: string[] = [];
+  if (Buffer.byteLength(domain) >= 256) out.push('runAsUserName\'s Domain length must be under 256 characters');
+  const label = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+  if (parts.length === 2 && !(/^[^\\/:*?"<>|.][^\\/:*?"<>|]{0,14}$/.test(domain) || new RegExp(`^${label}(?:\\.${label})*$`).test(domain))) out.push("runAsUserName's Domain doesn't match the NetBios nor the DNS format");
+  const len = Buffer.byteLength(user);
+  if (len === 0) out.push("runAsUserName's User cannot be empty");
+  else if (len > 104) out.push("runAsUserName's User length must not be longer than 104 characters");
+  if (/^[. ]+$/.test(user)) out.push("runAsUserName's User cannot contain only periods or spaces");
+  if (/["/\\:;|=,+*?<>@[\]]/.test(user)) out.push('runAsUserName\'s User cannot contain the following characters: "/\\:;|=,+*?<>@[]');
   return out;
 }
 

@@ -210,10 +210,47 @@ function compileError(expression: string): string | undefined {
   const names: string[] = [];
   undeclared(parsed.expr, new Set(), names);
   if (names.length) return `compilation failed: ERROR: <input>:1:1: undeclared reference to '${names[0]}' (in container '')`;
-  // a constant that is no boolean cannot be a condition
-  const root = parsed.expr.exprKind;
-  if (root.case === 'constExpr' && root.value?.constantKind?.case !== 'boolValue') return 'must evaluate to bool';
-  return undefined;
+  // The checker's output type must be bool: a dyn value (a field of object) or any other type is refused.
+  return outputKind(parsed.expr, new Map()) === 'other' ? 'must evaluate to bool' : undefined;
+}
+
+/** Functions and operators whose result is a bool whatever their arguments. */
+const BOOL_FUNCTIONS = new Set(['_==_', '_!=_', '_<_', '_<=_', '_>_', '_>=_', '!_', '_&&_', '_||_', '@in', '@not_strictly_false',
+  'startsWith', 'endsWith', 'contains', 'matches', 'has', 'isSorted', 'allowed', 'errored', 'isURL']);
+/** Functions and operators whose result is never a bool. */
+const OTHER_FUNCTIONS = new Set(['_+_', '_-_', '_*_', '_/_', '_%_', '-_', '_[_]', 'size', 'int', 'uint', 'double', 'string', 'bytes', 'type', 'duration', 'timestamp']);
+
+/**
+ * The expression's output type as the reference's checker sees it, as far as it matters here: bool,
+ * `other` (dyn, as every field of object or oldObject is, or any other type), or unknown (accepted).
+ * `accu` types the comprehension accumulators in scope by their initial value.
+ */
+function outputKind(e: CelExpr, accu: Map<string, 'bool' | 'other' | 'unknown'>): 'bool' | 'other' | 'unknown' {
+  const { case: kind, value } = e.exprKind;
+  switch (kind) {
+    case 'constExpr': return value?.constantKind?.case === 'boolValue' ? 'bool' : 'other';
+    case 'identExpr': return accu.get(value.name) ?? 'other';
+    case 'selectExpr':
+      if (value.testOnly) return 'bool'; // has()
+      // request.dryRun is the one bool field of the typed variables a condition is likely to read alone
+      return value.field === 'dryRun' && value.operand?.exprKind.case === 'identExpr' && value.operand.exprKind.value.name === 'request' ? 'bool' : value.operand?.exprKind.case === 'identExpr' && value.operand.exprKind.value.name === 'authorizer' ? 'unknown' : 'other';
+    case 'listExpr': case 'structExpr': return 'other';
+    case 'callExpr': {
+      if (BOOL_FUNCTIONS.has(value.function)) return 'bool';
+      if (OTHER_FUNCTIONS.has(value.function)) return 'other';
+      if (value.function === '_?_:_') {
+        const [a, b] = [outputKind(value.args[1], accu), outputKind(value.args[2], accu)];
+        return a === 'bool' && b === 'bool' ? 'bool' : a === 'other' || b === 'other' ? 'other' : 'unknown';
+      }
+      return 'unknown';
+    }
+    case 'comprehensionExpr': {
+      const inner = new Map(accu);
+      inner.set(value.accuVar, value.accuInit ? outputKind(value.accuInit, accu) : 'unknown');
+      return value.result ? outputKind(value.result, inner) : 'unknown';
+    }
+    default: return 'unknown';
+  }
 }
 
 function matchConditionCauses(conditions: unknown, p: string): FieldCause[] {
