@@ -68,8 +68,7 @@ export interface TypeDef {
   subresources?: string[];
   /** Name syntax: DNS subdomain (default), DNS label, or path segment. */
   nameRule?: 'subdomain' | 'label' | 'path-segment';
-  /** Whether generation is bumped by spec changes (types with a spec). */
-  hasSpec?: boolean;
+  hasSpec?: boolean; // generation is bumped by spec changes (types with a spec)
   /** Fields a write to the main resource may not change via the status sub-resource, and vice versa: the status field name. */
   statusField?: string;
   /** Metadata a status write does not change (its strategy resets it; Deployments: ["labels"]); other metadata changes apply. */
@@ -80,10 +79,8 @@ export interface TypeDef {
   metadataChecksOnUpdate?: number; // the update strategy's own metadata passes, beyond every update's two (default 1)
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
-  /** Names a DELETE of one object refuses (403 Forbidden, with `why`): the reference's system PriorityClasses. */
-  undeletable?: { names: readonly string[]; why: string };
-  /** The object in place as the reference's storage would leave it (Go's omitempty; Protobuf's empty lists); after defaults. */
-  storedShape?: (obj: KObject) => void;
+  undeletable?: { names: readonly string[]; why: string }; // names a DELETE of one refuses (403, with why): system PriorityClasses
+  storedShape?: (obj: KObject) => void; // in place, as the reference's storage leaves it (omitempty; Protobuf's empty lists)
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */
