@@ -51,6 +51,10 @@ t.test('the reference scheduler against this server', { skip }, async (t) => {
   });
 
   await t.test('pods are bound to nodes that fit', async (t) => {
+    // A first pod bound shows the scheduler's cache holds the nodes: one scheduled before that fails,
+    // and the scheduler's Unschedulable status patch may land after a later binding (its own race).
+    await created(PODS, pod('warm-up', '1m'));
+    t.ok(await until(async () => (await s.get(`${PODS}/warm-up`)).json.spec?.nodeName, Boolean, WAIT), 'a first pod is bound');
     for (let i = 0; i < 4; i++) await created(PODS, pod(`fit-${i}`, '1'));
     const bound = await until(async () => ((await s.get(PODS)).json.items as any[]).filter((p) => p.metadata.name.startsWith('fit-') && p.spec.nodeName), (l) => l.length === 4, WAIT);
     t.equal(bound.length, 4, 'all four bound');
