@@ -68,7 +68,7 @@ export interface TypeDef {
   subresources?: string[];
   /** Name syntax: DNS subdomain (default), DNS label, or path segment. */
   nameRule?: 'subdomain' | 'label' | 'path-segment';
-  hasSpec?: boolean; // generation is bumped by spec changes (types with a spec)
+  hasSpec?: boolean | 'create'; // generation 1 on create, bumped by spec changes (true) or never ('create': PriorityClass)
   /** Fields a write to the main resource may not change via the status sub-resource, and vice versa: the status field name. */
   statusField?: string;
   /** Metadata a status write does not change (its strategy resets it; Deployments: ["labels"]); other metadata changes apply. */

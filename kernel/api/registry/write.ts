@@ -302,7 +302,7 @@ export class RegistryWrites extends RegistryBody {
       const storedAs = storedApiVersion(type);
       const inStorage = type.convertObject && storedAs !== gv(type) ? (o: KObject) => type.convertObject!(o, storedAs) : undefined;
       // A status write never bumps generation (the reference's status strategies keep the stored spec).
-      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (sub !== 'status' && (inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
+      if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (type.hasSpec === true && sub !== 'status' && (inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
       else delete nmd.generation;
       if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);

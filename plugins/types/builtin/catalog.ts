@@ -21,7 +21,7 @@ export interface Row {
   /** Defaults to 'subdomain', the reference's usual rule. */
   nameRule?: TypeDef['nameRule'];
   /** The reference tracks metadata.generation for this type. */
-  hasSpec?: boolean;
+  hasSpec?: boolean | 'create';
   /** See TypeDef: streaming sub-resources answered after CONNECT admission. */
   connectSubresources?: string[];
   /** See TypeDef: field selectors the watch fan-out indexes. */
@@ -111,7 +111,7 @@ export const CATALOG: Row[] = [
   row('networking.cluster.io', 'v1', 'IngressClass', 'ingressclasses', CLUSTER, { hasSpec: true }),
   row('networking.cluster.io', 'v1', 'NetworkPolicy', 'networkpolicies', NS, { shortNames: ['netpol'], hasSpec: true }),
   row('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', NS, { nameRule: 'path-segment', shortNames: ['pdb'], subresources: S, hasSpec: true, conditionalUpdateOnly: true }),
-  row('scheduling.cluster.io', 'v1', 'PriorityClass', 'priorityclasses', CLUSTER, { shortNames: ['pc'] }),
+  row('scheduling.cluster.io', 'v1', 'PriorityClass', 'priorityclasses', CLUSTER, { shortNames: ['pc'], hasSpec: 'create' }),
   row('storage.cluster.io', 'v1', 'StorageClass', 'storageclasses', CLUSTER, { shortNames: ['sc'] }),
   row('storage.cluster.io', 'v1', 'CSIDriver', 'csidrivers', CLUSTER, { conditionalUpdateOnly: true }),
   row('storage.cluster.io', 'v1', 'CSINode', 'csinodes', CLUSTER, { conditionalUpdateOnly: true }),
@@ -133,8 +133,8 @@ export const CATALOG: Row[] = [
   // Webhook configurations. The reference release this catalog follows serves only v1; the older
   // v1beta1 (same objects, other defaults) is an opt-in types plugin,
   // plugins/admission/webhook-common/v1beta1-types.ts, sharing these rows' storage.
-  row('admissionregistration.cluster.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true }),
-  row('admissionregistration.cluster.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true }),
+  row('admissionregistration.cluster.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true, hasSpec: true }),
+  row('admissionregistration.cluster.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', CLUSTER, { categories: ['api-extensions'], conditionalUpdateOnly: true, hasSpec: true }),
 ];
 
 /**
