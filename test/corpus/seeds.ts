@@ -111,6 +111,94 @@ const CRON_SCHEDULES = ['61 * * * *', '* 24 * * *', '0 0 0 * *', '0 0 32 * *', '
 const MATCH_EXPRESSIONS = ['object.spec.enabled', 'request.dryRun', "object.metadata.name == 'x'", 'has(object.spec)', 'true ? object.a : false', 'size(object.metadata.labels)',
   "object.metadata.name.startsWith('a')", '[true]', "object['x']", "request.userInfo.groups.exists(g, g == 'a')", 'request.userInfo.groups.map(g, g)',
   "authorizer.group('').resource('pods').check('get').allowed()", '1 + 2', 'object', '!object.x', "request.userInfo.groups.exists_one(g, g == 'a')", 'request.name', 'oldObject == null'];
+// ---------------------------------------------------------------- volume sources
+// Every vendor source a pod volume may use, each with its fields set, in one pod: their rules are
+// checked per volume, so one pod proves them all. The PV seeds set the PersistentVolume flavours.
+const vendorVolumes = [
+  { name: 'git', gitRepo: { repository: 'https://git.example/repo.git', revision: 'main', directory: 'src' } },
+  { name: 'gce', gcePersistentDisk: { pdName: 'disk-1', fsType: 'ext4', partition: 1, readOnly: true } },
+  { name: 'ebs', awsElasticBlockStore: { volumeID: 'vol-1', fsType: 'ext4', partition: 2, readOnly: true } },
+  { name: 'nfs', nfs: { server: 'nfs.example', path: '/exports', readOnly: true } },
+  { name: 'iscsi', iscsi: { targetPortal: '10.0.0.1:3260', iqn: 'iqn.2001-04.com.example:storage', lun: 1, iscsiInterface: 'default', fsType: 'ext4', readOnly: true, portals: ['10.0.0.2:3260'], chapAuthDiscovery: true, chapAuthSession: true, secretRef: { name: 'chap' }, initiatorName: 'iqn.2026-01.com.example:node1' } },
+  { name: 'gluster', glusterfs: { endpoints: 'gluster', path: 'vol', readOnly: true } },
+  { name: 'flocker', flocker: { datasetName: 'ds' } },
+  { name: 'rbd', rbd: { monitors: ['10.0.0.3:6789'], image: 'img', fsType: 'ext4', pool: 'kube', user: 'kube', keyring: '/etc/ceph/kr', secretRef: { name: 'ceph' }, readOnly: true } },
+  { name: 'cinder', cinder: { volumeID: 'c-1', fsType: 'ext4', readOnly: true, secretRef: { name: 'os' } } },
+  { name: 'cephfs', cephfs: { monitors: ['10.0.0.3:6789'], path: '/', user: 'admin', secretFile: '/etc/ceph/secret', secretRef: { name: 'ceph' }, readOnly: true } },
+  { name: 'quobyte', quobyte: { registry: 'reg1:7861,reg2:7861', volume: 'vol', readOnly: true, user: 'u', group: 'g', tenant: 'tenant-1' } },
+  { name: 'fc', fc: { targetWWNs: ['500a0982991b8dc5'], lun: 2, fsType: 'ext4', readOnly: true } },
+  { name: 'flex', flexVolume: { driver: 'example.com/flex', fsType: 'ext4', secretRef: { name: 'flex' }, readOnly: true, options: { 'example.com/size': '1' } } },
+  { name: 'azfile', azureFile: { secretName: 'az', shareName: 'share', readOnly: true } },
+  { name: 'vsphere', vsphereVolume: { volumePath: '[ds] vol.vmdk', fsType: 'ext4', storagePolicyName: 'gold', storagePolicyID: 'p-1' } },
+  { name: 'photon', photonPersistentDisk: { pdID: 'pd-1', fsType: 'ext4' } },
+  { name: 'pwx', portworxVolume: { volumeID: 'px-1', fsType: 'ext4', readOnly: true } },
+  { name: 'azdisk', azureDisk: { diskName: 'd1', diskURI: 'https://acct.blob.core.windows.net/vhds/d1.vhd', cachingMode: 'ReadOnly', fsType: 'ext4', readOnly: true, kind: 'Dedicated' } },
+  { name: 'sos', storageos: { volumeName: 'vol-a', volumeNamespace: 'team-a', fsType: 'ext4', readOnly: true, secretRef: { name: 'sos' } } },
+  { name: 'sio', scaleIO: { gateway: 'https://sio.example/api', system: 'sys', secretRef: { name: 'sio' }, sslEnabled: true, protectionDomain: 'pd', storagePool: 'sp', storageMode: 'ThickProvisioned', volumeName: 'vol', fsType: 'xfs', readOnly: true } },
+  { name: 'csi', csi: { driver: 'csi.example.com', readOnly: true, fsType: 'ext4', volumeAttributes: { size: '1Gi' }, nodePublishSecretRef: { name: 'csi-secret' } } },
+];
+const vol = (name: string) => vendorVolumes.findIndex((v) => v.name === name);
+const bareContainer = { name: 'app', image: 'registry.example/app:1.0', volumeMounts: [{ name: 'nfs', mountPath: '/nfs' }] };
+/** iSCSI names in each form, well and badly made. */
+const ISCSI_NAMES = ['eui.0123456789ABCDEF', 'naa.0123456789abcdef0123456789abcdef', 'eui.123', 'naa.1', 'iqn.2001-04.com.example', 'iqn.2001-04.com.example:a b', 'iqn.01-04.com.example:a', 'xyz.2001-04.com.example:a', 'x-iqn.2001-04.com.example:a'];
+const vendorValues: Seed['values'] = [
+  { path: ['spec', 'volumes', vol('iscsi'), 'iscsi', 'iqn'], try: ISCSI_NAMES },
+  { path: ['spec', 'volumes', vol('iscsi'), 'iscsi', 'initiatorName'], try: ISCSI_NAMES },
+  { path: ['spec', 'volumes', vol('iscsi'), 'iscsi'], try: [{ targetPortal: '10.0.0.1:3260', iqn: 'iqn.2001-04.com.example:s', chapAuthSession: true }, { targetPortal: `${'a'.repeat(50)}:3260`, iqn: 'iqn.2001-04.com.example:s', initiatorName: 'iqn.2026-01.com.example:n' }, { targetPortal: 'p', iqn: 'naa.x', lun: 256 }] },
+  { path: ['spec', 'volumes', vol('flocker'), 'flocker'], try: [{ datasetUUID: 'u-1' }, { datasetName: 'a', datasetUUID: 'u-1' }, { datasetName: 'a/b' }, {}] },
+  { path: ['spec', 'volumes', vol('fc'), 'fc'], try: [{ wwids: ['w-1'] }, { targetWWNs: ['a'], wwids: ['w-1'], lun: 1 }, { targetWWNs: ['a'] }, { targetWWNs: ['a'], lun: 256 }, { lun: 1 }] },
+  { path: ['spec', 'volumes', vol('quobyte'), 'quobyte', 'registry'], try: ['host', '[::1]:80', '[::1]', 'a:b:c', '[a]b:1', 'h:1,', 'h:1,[x]:2', '[h:1', 'h]:1', 'a[b:1'] },
+  { path: ['spec', 'volumes', vol('quobyte'), 'quobyte'], try: [{ registry: 'r:1', volume: 'v', tenant: 't'.repeat(65) }, { registry: '', volume: '', tenant: 't'.repeat(65) }, { registry: 'bad', volume: 'v', tenant: 't'.repeat(64) }] },
+  { path: ['spec', 'volumes', vol('flex'), 'flexVolume', 'options'], try: [{ 'kubernetes.io/x': 'a' }, { 'foo.k8s.io': 'b' }, { 'Example.Kubernetes.IO/y': 'c' }, { 'k8s.io': 'x' }, { 'notk8s.io/z': 'y', 'a.k8s.io/b/c': 'd' }] },
+  { path: ['spec', 'volumes', vol('azdisk'), 'azureDisk'], try: [{ diskName: 'd', diskURI: 'https://a/b.vhd', kind: 'Managed' }, { diskName: 'd', diskURI: '/subscriptions/s/x', kind: 'Managed' }, { diskName: 'd', diskURI: '/subscriptions/s/x' }, { diskName: 'd', diskURI: 'http://a', kind: 'Shared', cachingMode: 'Bad' }, { diskName: 'd', diskURI: '', kind: 'Bad' }] },
+  { path: ['spec', 'volumes', vol('csi'), 'csi'], try: [{ driver: 'CSI.Example.com' }, { driver: 'csi.example.com', nodePublishSecretRef: { name: 'Bad_Name' } }, { driver: 'csi.example.com', nodePublishSecretRef: {} }, { driver: `${'d'.repeat(64)}.com` }, { driver: '' }] },
+  { path: ['spec', 'volumes', vol('sos'), 'storageos'], try: [{ volumeName: 'Bad_Name', volumeNamespace: 'Bad_NS' }, { volumeName: 'v', secretRef: {} }, {}] },
+  { path: ['spec', 'volumes', vol('git'), 'gitRepo', 'directory'], try: ['/abs', '../x', 'a/../b', '.', '..'] },
+  { path: ['spec', 'volumes', vol('nfs'), 'nfs', 'path'], try: ['relative', ''] },
+  { path: ['spec', 'volumes', vol('gce'), 'gcePersistentDisk', 'partition'], try: [256, 255, 0] },
+  { path: ['spec', 'volumes', vol('cinder'), 'cinder', 'secretRef'], try: [{}, { name: 'x', namespace: 'y' }] },
+  { path: ['spec', 'volumes', vol('rbd'), 'rbd'], try: [{ monitors: [], image: '' }] },
+];
+/** An ephemeral volume's claim template with its metadata and every claim spec field set. */
+const claimTemplate = {
+  metadata: { labels: { app: 'web' }, annotations: { 'example.com/a': 'b' } },
+  spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' }, limits: { storage: '2Gi' } }, storageClassName: 'standard', volumeMode: 'Filesystem', selector: { matchLabels: { tier: 'fast' }, matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }, dataSource: { kind: 'PersistentVolumeClaim', name: 'src' }, dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'src' } },
+};
+const templateMetaValues = (prefix: (string | number)[]): Seed['values'] => [
+  { path: [...prefix, 'metadata'], try: [{ name: 'n' }, { namespace: 'x', generateName: 'g' }, { uid: 'u-1' }, { finalizers: ['example.com/f'] }, { finalizers: [] }, { generation: 0 }, { generation: 2, resourceVersion: '5', selfLink: '/x' }, { creationTimestamp: '2026-01-01T00:00:00Z' }, { deletionGracePeriodSeconds: 0 }, { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }] }, { labels: { 'bad key!': 'v' }, annotations: { 'a/b/c': 'v' } }] },
+  { path: [...prefix, 'spec'], try: [{}, { accessModes: ['ReadWriteOncePod', 'ReadWriteOnce'], resources: { requests: { storage: '0' } } }, { accessModes: ['Bad'], resources: { requests: { storage: '1Gi' } }, dataSourceRef: { kind: 'Snap', name: 's', namespace: 'Bad_NS' }, dataSource: { kind: 'X', name: 'y' } }] },
+];
+const ephemeralSpec = (prefix: string) => ({ containers: [{ name: 'app', image: 'registry.example/app:1.0', volumeMounts: [{ name: 'scratch', mountPath: `/${prefix}` }] }], volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: claimTemplate } }] });
+const pv = (source: Record<string, any>, more: Record<string, any> = {}, metadata: Record<string, any> = {}) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', ...source, ...more } });
+const MOUNT_OPTIONS = 'volume.beta.kubernetes.io/mount-options';
+const PVS = '/api/v1/persistentvolumes';
+const localAffinity = { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] }] } } };
+const VOLUME_SEEDS: Seed[] = [
+  { name: 'pod-vendor-volumes', path: `${NS}/pods`, object: { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: { containers: [bareContainer], volumes: vendorVolumes } }, values: vendorValues },
+  { name: 'pod-ephemeral-volume', path: `${NS}/pods`, object: { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: ephemeralSpec('scratch') }, values: [...templateMetaValues(['spec', 'volumes', 0, 'ephemeral', 'volumeClaimTemplate'])!, { path: ['spec', 'volumes', 0, 'name'], try: ['x'.repeat(63)] }] },
+  { name: 'podtemplate-ephemeral-volume', path: `${NS}/podtemplates`, object: { apiVersion: 'v1', kind: 'PodTemplate', metadata: {}, template: { metadata: { labels: { app: 'web' } }, spec: ephemeralSpec('scratch') } }, values: templateMetaValues(['template', 'spec', 'volumes', 0, 'ephemeral', 'volumeClaimTemplate']) },
+  { name: 'pv-gce', path: PVS, object: pv({ gcePersistentDisk: { pdName: 'disk-1', fsType: 'ext4', partition: 1, readOnly: true } }, { mountOptions: ['ro'] }, { annotations: { [MOUNT_OPTIONS]: 'ro' } }) },
+  { name: 'pv-aws', path: PVS, object: pv({ awsElasticBlockStore: { volumeID: 'vol-1', fsType: 'ext4', partition: 3, readOnly: true } }) },
+  { name: 'pv-glusterfs', path: PVS, object: pv({ glusterfs: { endpoints: 'gluster', path: 'vol', readOnly: true, endpointsNamespace: 'storage' } }), values: [{ path: ['spec', 'glusterfs', 'endpointsNamespace'], try: [''] }] },
+  { name: 'pv-flocker', path: PVS, object: pv({ flocker: { datasetUUID: 'uuid-1' } }) },
+  { name: 'pv-nfs', path: PVS, object: pv({ nfs: { server: 'nfs.example', path: '/exports', readOnly: true } }, {}, { annotations: { [MOUNT_OPTIONS]: 'hard,nfsvers=4.1' } }), values: [{ path: ['spec', 'nfs', 'path'], try: ['relative'] }] },
+  { name: 'pv-rbd', path: PVS, object: pv({ rbd: { monitors: ['10.0.0.3:6789'], image: 'img', fsType: 'ext4', pool: 'kube', user: 'kube', keyring: '/etc/ceph/kr', secretRef: { name: 'ceph', namespace: 'storage' }, readOnly: true } }) },
+  { name: 'pv-quobyte', path: PVS, object: pv({ quobyte: { registry: 'reg1:7861', volume: 'vol', readOnly: true, user: 'u', group: 'g', tenant: 'tenant-1' } }) },
+  { name: 'pv-cephfs', path: PVS, object: pv({ cephfs: { monitors: ['10.0.0.3:6789'], path: '/', user: 'admin', secretFile: '/etc/ceph/secret', secretRef: { name: 'ceph', namespace: 'storage' }, readOnly: true } }) },
+  { name: 'pv-iscsi', path: PVS, object: pv({ iscsi: { targetPortal: '10.0.0.1:3260', iqn: 'iqn.2001-04.com.example:storage', lun: 1, iscsiInterface: 'default', fsType: 'ext4', readOnly: true, portals: ['10.0.0.2:3260'], chapAuthDiscovery: true, chapAuthSession: true, secretRef: { name: 'chap', namespace: 'storage' }, initiatorName: 'iqn.2026-01.com.example:node1' } }), values: [{ path: ['spec', 'iscsi', 'iqn'], try: ISCSI_NAMES }, { path: ['spec', 'iscsi', 'initiatorName'], try: ISCSI_NAMES }, { path: ['spec', 'iscsi', 'targetPortal'], try: [`${'a'.repeat(45)}:3260`] }] },
+  { name: 'pv-cinder', path: PVS, object: pv({ cinder: { volumeID: 'c-1', fsType: 'ext4', readOnly: true, secretRef: { name: 'os', namespace: 'storage' } } }) },
+  { name: 'pv-fc', path: PVS, object: pv({ fc: { wwids: ['3600508b400105e210000900000490000'], fsType: 'ext4', readOnly: true } }) },
+  { name: 'pv-flex', path: PVS, object: pv({ flexVolume: { driver: 'example.com/flex', fsType: 'ext4', secretRef: { name: 'flex', namespace: 'storage' }, readOnly: true, options: { 'example.com/size': '1' } } }), values: [{ path: ['spec', 'nfs'], try: [{ server: 's', path: '/p' }] }] },
+  { name: 'pv-azurefile', path: PVS, object: pv({ azureFile: { secretName: 'az', shareName: 'share', readOnly: true, secretNamespace: 'storage' } }) },
+  { name: 'pv-vsphere', path: PVS, object: pv({ vsphereVolume: { volumePath: '[ds] vol.vmdk', fsType: 'ext4', storagePolicyName: 'gold', storagePolicyID: 'p-1' } }) },
+  { name: 'pv-photon', path: PVS, object: pv({ photonPersistentDisk: { pdID: 'pd-1', fsType: 'ext4' } }) },
+  { name: 'pv-portworx', path: PVS, object: pv({ portworxVolume: { volumeID: 'px-1', fsType: 'ext4', readOnly: true } }) },
+  { name: 'pv-azuredisk', path: PVS, object: pv({ azureDisk: { diskName: 'd1', diskURI: '/subscriptions/s/resourcegroups/g/providers/microsoft.compute/disks/d1', cachingMode: 'None', fsType: 'ext4', readOnly: true, kind: 'Managed' } }) },
+  { name: 'pv-scaleio', path: PVS, object: pv({ scaleIO: { gateway: 'https://sio.example/api', system: 'sys', secretRef: { name: 'sio', namespace: 'storage' }, sslEnabled: true, protectionDomain: 'pd', storagePool: 'sp', storageMode: 'ThinProvisioned', volumeName: 'vol', fsType: 'xfs', readOnly: true } }) },
+  { name: 'pv-storageos', path: PVS, object: pv({ storageos: { volumeName: 'vol-a', volumeNamespace: 'team-a', fsType: 'ext4', readOnly: true, secretRef: { kind: 'Secret', name: 'sos', namespace: 'storage' } } }) },
+  { name: 'pv-local', path: PVS, object: pv({ local: { path: '/mnt/disks/ssd1', fsType: 'ext4' } }, localAffinity), values: [{ path: ['spec', 'local', 'path'], try: ['/mnt/../etc', 'rel/path'] }, { path: ['metadata', 'annotations'], try: [{ [MOUNT_OPTIONS]: 'ro' }] }] },
+  { name: 'pv-csi-secrets', path: PVS, object: pv({ csi: { driver: 'csi.example.com', volumeHandle: 'vol-1', readOnly: true, fsType: 'ext4', volumeAttributes: { a: 'b' }, controllerPublishSecretRef: { name: 'cp', namespace: 'storage' }, nodeStageSecretRef: { name: 'ns', namespace: 'storage' }, nodePublishSecretRef: { name: 'np', namespace: 'storage' }, controllerExpandSecretRef: { name: 'ce', namespace: 'storage' }, nodeExpandSecretRef: { name: 'ne', namespace: 'storage' } } }), values: [{ path: ['metadata', 'annotations'], try: [{ [MOUNT_OPTIONS]: 'ro' }] }] },
+];
 
 export const SEEDS: Seed[] = [
   // ---------------------------------------------------------------- core/v1
@@ -219,4 +307,5 @@ export const SEEDS: Seed[] = [
   // ---------------------------------------------------------------- certificates, apiextensions, apiregistration
   { name: 'certificatesigningrequest', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', object: { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: {}, spec: { signerName: 'example.com/signer', usages: ['digital signature', 'key encipherment', 'client auth'], expirationSeconds: 3600, request: CSR_PEM_B64 } } },
   { name: 'apiservice', path: '/apis/apiregistration.k8s.io/v1/apiservices', object: { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: {}, spec: { group: 'probe.example.com', version: 'v1', groupPriorityMinimum: 1000, versionPriority: 15, service: { namespace: 'probes', name: 'api', port: 443 }, insecureSkipTLSVerify: true } }, fixedName: 'v1.probe.example.com' },
+  ...VOLUME_SEEDS,
 ];

@@ -80,7 +80,7 @@ export const CATALOG: Row[] = [
   // core/v1 Events are checked for no more than the common path-segment rule (events.k8s.io/v1 wants a subdomain)
   row('', 'v1', 'Event', 'events', NS, { nameRule: 'path-segment', shortNames: ['ev'] }),
   row('', 'v1', 'Endpoints', 'endpoints', NS, { shortNames: ['ep'] }),
-  row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { shortNames: ['pv'], subresources: S }),
+  row('', 'v1', 'PersistentVolume', 'persistentvolumes', CLUSTER, { metadataChecksOnUpdate: 2, shortNames: ['pv'], subresources: S }),
   row('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', NS, { metadataChecksOnUpdate: 3, shortNames: ['pvc'], subresources: S }),
   row('', 'v1', 'LimitRange', 'limitranges', NS, { shortNames: ['limits'] }),
   row('', 'v1', 'ResourceQuota', 'resourcequotas', NS, { shortNames: ['quota'], subresources: S }),

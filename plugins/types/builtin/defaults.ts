@@ -85,10 +85,31 @@ function container(c: J): void {
   }
 }
 
+/** Defaults of the sources pod volumes and PersistentVolumes share. */
+function volumeSource(v: J): void {
+  if (isObj(v.hostPath)) def(v.hostPath, 'type', '');
+  if (isObj(v.iscsi)) defPlain(v.iscsi, 'iscsiInterface', 'default');
+  if (isObj(v.rbd)) {
+    defPlain(v.rbd, 'pool', 'rbd');
+    defPlain(v.rbd, 'user', 'admin');
+    defPlain(v.rbd, 'keyring', '/etc/ceph/keyring');
+  }
+  if (isObj(v.azureDisk)) {
+    // the default kind (Shared) is a blob disk: validation then wants an https:// URI
+    for (const [k, d] of [['cachingMode', 'ReadWrite'], ['kind', 'Shared'], ['fsType', 'ext4'], ['readOnly', false]] as const) def(v.azureDisk, k, d);
+  }
+  if (isObj(v.scaleIO)) {
+    defPlain(v.scaleIO, 'storageMode', 'ThinProvisioned');
+    defPlain(v.scaleIO, 'fsType', 'xfs');
+  }
+}
+
 function volume(v: J): void {
   if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {}; // no source given: the reference picks emptyDir
   for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) if (isObj(v[k])) def(v[k], 'defaultMode', 420);
-  if (isObj(v.hostPath)) def(v.hostPath, 'type', '');
+  volumeSource(v);
+  const claim = at(v, 'ephemeral.volumeClaimTemplate.spec');
+  if (isObj(claim)) def(claim, 'volumeMode', 'Filesystem');
   fieldRefs(at(v, 'downwardAPI.items'));
   for (const s of list(at(v, 'projected.sources'))) {
     if (isObj(s.serviceAccountToken)) def(s.serviceAccountToken, 'expirationSeconds', 3600);
@@ -338,6 +359,7 @@ function persistentVolume(o: KObject): void {
   const spec = child(o, 'spec');
   def(spec, 'persistentVolumeReclaimPolicy', 'Retain');
   def(spec, 'volumeMode', 'Filesystem');
+  volumeSource(spec);
   def(child(o, 'status'), 'phase', 'Pending');
 }
 

@@ -12,6 +12,7 @@ import { VALIDATORS } from './validate.js';
 import { RULES } from './rules.js';
 import { withProtobuf } from '../../lib/protobuf-catalog.js';
 import { attachConversion } from './conversions/index.js';
+import { keepClaimTemplateLists } from './claim-templates.js';
 import { strategies, type StrategyOptions } from './strategies/index.js';
 import type { ConnectOptionFields } from '../../../kernel/contracts/index.js';
 
@@ -80,6 +81,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (st) t.strategy = st;
     if (subresourceFields[key]) t.subresourceFields = subresourceFields[key];
     withProtobuf(t, brand, r.shapeOf);
+    keepClaimTemplateLists(t, key);
     attachSchema(t, r.group, brand);
     attachConversion(t, key, brand);
     return t;

@@ -1,8 +1,8 @@
 // PersistentVolume and PersistentVolumeClaim, as the reference validates them: access modes, a
-// storage capacity or request, exactly one volume source (hostPath, local, nfs and csi checked in
-// depth; the cloud and vendor sources only counted), node affinity, class name and volume mode.
-// Both strategies validate an update as the object and then the update, whose rules validate the
-// object again: every cause of the object comes twice on update.
+// storage capacity or request, exactly one volume source (each checked by vendor-volumes.ts), the
+// beta mount-options annotation, node affinity, class name and volume mode. Both strategies
+// validate an update as the object and then the update, whose rules validate the object again:
+// every cause of the object comes twice on update. The claim spec rules serve ephemeral pod volumes too.
 import { posix } from 'node:path';
 import type { Brand } from '../../../../kernel/contracts/brand.js';
 import type { FieldCause, KObject } from '../../../../kernel/contracts/index.js';
@@ -12,8 +12,7 @@ import { isObj, list, type J } from '../../../lib/json.js';
 import { canon, forbidden, invalid, notSupported, required, type Validator } from './causes.js';
 import { str } from './pod-env.js';
 import { nodeSelectorCauses } from './pod-scheduling.js';
-import { hostPathCauses } from './pod-volumes.js';
-import { csiDriverNameCauses } from './storage.js';
+import { mountOptionCauses, vendorSourceCauses } from './vendor-volumes.js';
 
 const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 const RECLAIM_POLICIES = ['Delete', 'Recycle', 'Retain'];
@@ -62,43 +61,11 @@ const PV_SOURCES: [key: string, secondPath: string][] = [
   ['azureDisk', 'azureDisk'], ['scaleIO', 'scaleIO'], ['local', 'local'], ['storageos', 'storageos'], ['csi', 'csi'],
 ];
 
-/** validatePVSecretReference: a name (DNS subdomain) and a namespace (DNS label). */
-function secretRefCauses(ref: J, p: string): FieldCause[] {
-  const out: FieldCause[] = [];
-  if (!str(ref.name)) out.push(required(`${p}.name`));
-  else out.push(...isDNS1123Subdomain(str(ref.name)).map((m) => invalid(`${p}.name`, ref.name, m)));
-  if (!str(ref.namespace)) out.push(required(`${p}.namespace`));
-  else out.push(...isDNS1123Label(str(ref.namespace)).map((m) => invalid(`${p}.namespace`, ref.namespace, m)));
+/** A source's rules; `affinity`: whether node affinity was given (local volumes need it). */
+function pvSourceCauses(key: string, s: J, p: string, affinity: boolean, pvName: string): FieldCause[] {
+  const out = vendorSourceCauses(key, s, p, true, pvName);
+  if (key === 'local' && !affinity) out.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
   return out;
-}
-
-function csiSourceCauses(s: J, p: string): FieldCause[] {
-  const out = csiDriverNameCauses(str(s.driver), `${p}.driver`);
-  if (!str(s.volumeHandle)) out.push(required(`${p}.volumeHandle`));
-  for (const k of ['controllerPublishSecretRef', 'controllerExpandSecretRef', 'nodePublishSecretRef', 'nodeExpandSecretRef']) {
-    if (isObj(s[k])) out.push(...secretRefCauses(s[k], `${p}.${k}`));
-  }
-  return out;
-}
-
-/** The rules of the sources checked in depth; `affinity`: whether node affinity was given (local volumes need it). */
-function pvSourceCauses(key: string, s: J, p: string, affinity: boolean): FieldCause[] {
-  switch (key) {
-    case 'hostPath': return hostPathCauses(s, p);
-    case 'csi': return csiSourceCauses(s, p);
-    case 'nfs': {
-      const out = str(s.server) ? [] : [required(`${p}.server`)];
-      if (!str(s.path)) out.push(required(`${p}.path`));
-      else if (!str(s.path).startsWith('/')) out.push(invalid(`${p}.path`, s.path, 'must be an absolute path'));
-      return out;
-    }
-    case 'local': {
-      const out = str(s.path) ? [] : [required(`${p}.path`)];
-      if (!affinity) out.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
-      return out;
-    }
-    default: return [];
-  }
 }
 
 /** Go's %#v of a capacity (a core.ResourceList), as the NotSupported message prints it. */
@@ -123,7 +90,7 @@ function capacityCauses(capacity: unknown): FieldCause[] {
   return out;
 }
 
-function pvSpecCauses(spec: J): FieldCause[] {
+function pvSpecCauses(spec: J, pvName: string): FieldCause[] {
   const out = accessModeCauses(spec.accessModes, 'spec.accessModes', '');
   out.push(...capacityCauses(spec.capacity));
   const policy = str(spec.persistentVolumeReclaimPolicy);
@@ -140,7 +107,7 @@ function pvSpecCauses(spec: J): FieldCause[] {
     // a flexVolume is counted but never reported as a second source
     if (sources > 0 && second) { out.push(forbidden(`spec.${second}`, 'may not specify more than 1 volume type')); continue; }
     sources++;
-    out.push(...pvSourceCauses(key, isObj(spec[key]) ? spec[key] : {}, key === 'gcePersistentDisk' ? 'spec.persistentDisk' : `spec.${key}`, affinity));
+    out.push(...pvSourceCauses(key, isObj(spec[key]) ? spec[key] : {}, key === 'gcePersistentDisk' ? 'spec.persistentDisk' : `spec.${key}`, affinity, pvName));
   }
   if (!sources) out.push(required('spec', 'must specify a volume type'));
   const hostPath = isObj(spec.hostPath) ? str(spec.hostPath.path) : '';
@@ -186,10 +153,12 @@ const sourceOf = (spec: J) => Object.fromEntries(PV_SOURCES.map(([k]) => [k, spe
 
 export const persistentVolume: Validator = (o, old, brand) => {
   const spec = specOf(o);
-  const own = pvSpecCauses(spec);
-  if (!old) return own;
+  const own = pvSpecCauses(spec, str(o.metadata?.name));
+  // the volume plugins' own check, once, after the object's rules
+  const mountOptions = mountOptionCauses(o, brand);
+  if (!old) return [...own, ...mountOptions];
   const was = specOf(old);
-  const out = [...own, ...own];
+  const out = [...own, ...mountOptions, ...own];
   // a CSI volume without a controllerExpandSecretRef may gain one
   const now = sourceOf(spec);
   if (isObj(was.csi) && !isSet(was.csi.controllerExpandSecretRef) && isObj(now.csi)) {
@@ -216,26 +185,27 @@ function dataSourceCauses(ds: J, p: string): FieldCause[] {
   return out;
 }
 
-function pvcSpecCauses(spec: J): FieldCause[] {
-  const out = accessModeCauses(spec.accessModes, 'spec.accessModes', 'at least 1 access mode is required');
-  if (isSet(spec.selector)) out.push(...validateLabelSelector(spec.selector, 'spec.selector'));
+/** ValidatePersistentVolumeClaimSpec, its errors under `p` (a claim's spec, or an ephemeral volume's claim template's). */
+export function pvcSpecCauses(spec: J, p = 'spec'): FieldCause[] {
+  const out = accessModeCauses(spec.accessModes, `${p}.accessModes`, 'at least 1 access mode is required');
+  if (isSet(spec.selector)) out.push(...validateLabelSelector(spec.selector, `${p}.selector`));
   const requests = isObj(spec.resources) && isObj(spec.resources.requests) ? spec.resources.requests : {};
   const q = 'storage' in requests ? parseQuantity(requests.storage) : undefined;
-  if (q === undefined) out.push(required('spec.resources[storage]'));
-  else if (typeof q !== 'string') out.push(...positiveCauses(q, 'spec.resources[storage]'));
-  out.push(...classNameCauses(spec.storageClassName, 'spec.storageClassName'));
-  out.push(...volumeModeCauses(spec.volumeMode, 'spec.volumeMode'));
+  if (q === undefined) out.push(required(`${p}.resources[storage]`));
+  else if (typeof q !== 'string') out.push(...positiveCauses(q, `${p}.resources[storage]`));
+  out.push(...classNameCauses(spec.storageClassName, `${p}.storageClassName`));
+  out.push(...volumeModeCauses(spec.volumeMode, `${p}.volumeMode`));
   const ds = isObj(spec.dataSource) ? spec.dataSource : undefined;
   const ref = isObj(spec.dataSourceRef) ? spec.dataSourceRef : undefined;
-  if (ds) out.push(...dataSourceCauses(ds, 'spec.dataSource'));
+  if (ds) out.push(...dataSourceCauses(ds, `${p}.dataSource`));
   if (ref) {
-    out.push(...dataSourceCauses(ref, 'spec.dataSourceRef'));
-    if (str(ref.namespace)) out.push(...isDNS1123Label(str(ref.namespace)).map((m) => invalid('spec.dataSourceRef.namespace', ref.namespace, m)));
+    out.push(...dataSourceCauses(ref, `${p}.dataSourceRef`));
+    if (str(ref.namespace)) out.push(...isDNS1123Label(str(ref.namespace)).map((m) => invalid(`${p}.dataSourceRef.namespace`, ref.namespace, m)));
   }
   if (ref && str(ref.namespace)) {
-    if (ds) out.push(invalid('spec', 'spec.dataSource', 'may not be specified when dataSourceRef.namespace is specified'));
+    if (ds) out.push(invalid(p, `${p}.dataSource`, 'may not be specified when dataSourceRef.namespace is specified'));
   } else if (ds && ref && (str(ds.apiGroup) !== str(ref.apiGroup) || ds.kind !== ref.kind || ds.name !== ref.name)) {
-    out.push(invalid('spec', 'spec.dataSource', 'must match dataSourceRef'));
+    out.push(invalid(p, `${p}.dataSource`, 'must match dataSourceRef'));
   }
   return out;
 }

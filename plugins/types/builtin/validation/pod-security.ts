@@ -5,7 +5,7 @@ import { isDNS1123Subdomain } from '../../../../kernel/api/validation.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { duplicate, forbidden, invalid, notSupported, required } from './causes.js';
 import { str } from './pod-env.js';
-import { localDescendingPathCauses } from './pod-volumes.js';
+import { localDescendingPathCauses } from './vendor-volumes.js';
 
 const ID_RANGE = 'must be between 0 and 2147483647, inclusive';
 const badId = (v: unknown) => typeof v === 'number' && (v < 0 || v > 2147483647);

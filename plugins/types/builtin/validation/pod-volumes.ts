@@ -1,14 +1,16 @@
 // Pod volumes and how containers use them (volumeMounts, volumeDevices), as the reference's
 // ValidateVolumes / ValidateVolumeMounts / ValidateVolumeDevices check them: DNS-label names, unique,
-// exactly one source, and the per-source rules of the sources pods commonly use (emptyDir, hostPath,
-// secret, configMap, downwardAPI, projected, persistentVolumeClaim, ephemeral). The storage-vendor
-// sources (nfs, iscsi, csi, ...) are counted as sources; their own fields are not checked.
+// exactly one source, and each source's own rules: here those of the sources only pods have
+// (emptyDir, secret, configMap, downwardAPI, projected, persistentVolumeClaim, ephemeral with its
+// claim template); the sources pods share with PersistentVolumes are in vendor-volumes.ts.
 import type { FieldCause } from '../../../../kernel/contracts/index.js';
-import { isDNS1123Label, isDNS1123Subdomain } from '../../../../kernel/api/validation.js';
+import { isDNS1123Label, isDNS1123Subdomain, validateAnnotations, validateLabels } from '../../../../kernel/api/validation.js';
 import { parseQuantity, sign } from '../../../../workers/body/quantity.js';
 import { isObj, list, type J } from '../../../lib/json.js';
 import { forbidden, invalid, notSupported, required } from './causes.js';
+import { pvcSpecCauses } from './persistentvolumes.js';
 import { objectFieldSelectorCauses, resourceFieldSelectorCauses, str, VOLUME_FIELD_PATHS } from './pod-env.js';
+import { iscsiVolumeNameCauses, localDescendingPathCauses, noBackstepCauses, vendorSourceCauses } from './vendor-volumes.js';
 
 /** Volume sources in the reference's order, with the path each one's own errors use (a few differ). */
 const SOURCES: [key: string, errorPath: string][] = [
@@ -23,20 +25,10 @@ const SOURCES: [key: string, errorPath: string][] = [
 /** Where "may not specify more than 1 volume type" is reported, when not at the source's own key. */
 const SECOND_SOURCE_PATH: Record<string, string> = { cephfs: 'cephFS', downwardAPI: 'downwarAPI' };
 
-const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'];
 const MOUNT_PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'];
 const FILE_MODE = 'must be a number between 0 and 0777 (octal), both inclusive';
 
 const badMode = (m: unknown) => typeof m === 'number' && (m > 0o777 || m < 0);
-
-export function noBackstepCauses(path: string, f: string): FieldCause[] {
-  return path.replace(/\\/g, '/').split('/').includes('..') ? [invalid(f, path, "must not contain '..'")] : [];
-}
-
-export function localDescendingPathCauses(path: string, f: string): FieldCause[] {
-  const out = path.startsWith('/') ? [invalid(f, path, 'must be a relative path')] : [];
-  return [...out, ...noBackstepCauses(path, f)];
-}
 
 function nonReservedPathCauses(path: string, f: string): FieldCause[] {
   const out = localDescendingPathCauses(path, f);
@@ -119,14 +111,6 @@ function projectedCauses(pr: J, p: string): FieldCause[] {
   return out;
 }
 
-/** A hostPath source (of a pod volume or a PersistentVolume): a path without backsteps, a known type. */
-export function hostPathCauses(s: J, p: string): FieldCause[] {
-  if (!str(s.path)) return [required(`${p}.path`)];
-  const out = noBackstepCauses(s.path, `${p}.path`);
-  if (s.type !== undefined && s.type !== null && !HOST_PATH_TYPES.includes(s.type)) out.push(notSupported(`${p}.type`, s.type, HOST_PATH_TYPES));
-  return out;
-}
-
 /** The rules of one source; `v` is the whole volume (its name matters to some). */
 function sourceCauses(key: string, s: J, p: string, v: J, podName: string | undefined): FieldCause[] {
   switch (key) {
@@ -134,7 +118,6 @@ function sourceCauses(key: string, s: J, p: string, v: J, podName: string | unde
       const q = s.sizeLimit === undefined || s.sizeLimit === null ? undefined : parseQuantity(s.sizeLimit);
       return q && typeof q !== 'string' && sign(q) < 0 ? [forbidden(`${p}.sizeLimit`, 'SizeLimit field must be a valid resource quantity')] : [];
     }
-    case 'hostPath': return hostPathCauses(s, p);
     case 'secret': return keyedSourceCauses(s, p, 'secretName');
     case 'configMap': return keyedSourceCauses(s, p, 'name');
     case 'persistentVolumeClaim': return str(s.claimName) ? [] : [required(`${p}.claimName`)];
@@ -145,17 +128,38 @@ function sourceCauses(key: string, s: J, p: string, v: J, podName: string | unde
     }
     case 'projected': return projectedCauses(s, p);
     case 'ephemeral': {
-      const out = isObj(s.volumeClaimTemplate) ? [] : [required(`${p}.volumeClaimTemplate`)];
+      const t = s.volumeClaimTemplate;
+      const out = isObj(t) ? claimTemplateCauses(t, `${p}.volumeClaimTemplate`) : [required(`${p}.volumeClaimTemplate`)];
       // the claim the pod will get is named <pod>-<volume>, which must be a valid name
       const name = str(v.name);
-      if (out.length === 0 && podName && name) {
+      if (podName && name) {
         const pvc = `${podName}-${name}`;
         for (const m of isDNS1123Subdomain(pvc)) out.push(invalid(`${p.slice(0, p.lastIndexOf('.'))}.name`, name, `PVC name ${JSON.stringify(pvc)}: ${m}`));
       }
       return out;
     }
-    default: return [];
+    default: return vendorSourceCauses(key, s, p, false);
   }
+}
+
+/** ObjectMeta's fields in the reference's order, as its allow-list check names them (Go field name, first letter lowered). */
+const TEMPLATE_META_FIELDS: [key: string, shown: string][] = [
+  ['name', 'name'], ['generateName', 'generateName'], ['namespace', 'namespace'], ['selfLink', 'selfLink'], ['uid', 'uID'],
+  ['resourceVersion', 'resourceVersion'], ['generation', 'generation'], ['creationTimestamp', 'creationTimestamp'],
+  ['deletionTimestamp', 'deletionTimestamp'], ['deletionGracePeriodSeconds', 'deletionGracePeriodSeconds'],
+  ['ownerReferences', 'ownerReferences'], ['finalizers', 'finalizers'], ['managedFields', 'managedFields'],
+];
+
+/** Whether a metadata field differs from its Go zero value (an empty list is not nil, a pointer to 0 is set). */
+const metaFieldSet = (k: string, v: unknown) => (k === 'deletionGracePeriodSeconds' || Array.isArray(v) ? v !== undefined && v !== null : !!v);
+
+/** An ephemeral volume's claim template: only labels and annotations in its metadata, and a valid claim spec. */
+function claimTemplateCauses(t: J, p: string): FieldCause[] {
+  const meta: J = isObj(t.metadata) ? t.metadata : {};
+  const out = [...validateAnnotations(meta.annotations, `${p}.metadata.annotations`), ...validateLabels(meta.labels, `${p}.metadata.labels`)];
+  for (const [k, shown] of TEMPLATE_META_FIELDS) if (metaFieldSet(k, meta[k])) out.push(forbidden(`${p}.metadata.${shown}`, 'cannot be set'));
+  out.push(...pvcSpecCauses(isObj(t.spec) ? t.spec : {}, `${p}.spec`));
+  return out;
 }
 
 export interface Volumes {
@@ -181,6 +185,8 @@ export function volumesCauses(volumes: unknown, p: string, podName?: string): Vo
       n++;
       el.push(...sourceCauses(key, v[key], `${vp}.${errorPath}`, v, podName));
     }
+    // checked wherever the iscsi source stands, even as a second source
+    el.push(...iscsiVolumeNameCauses(v, vp));
     if (n === 0) el.push(required(vp, 'must specify a volume type'));
     const name = str(v.name);
     if (!name) el.push(required(`${vp}.name`));

@@ -1,0 +1,27 @@
+// An ephemeral volume's claim template may carry no metadata but labels and annotations, and the
+// reference counts an empty list there (`finalizers: []`) as set: it validates the body as decoded.
+// Our server shapes a body as the reference's storage would (empty omitempty lists dropped) before
+// it validates, so for the types holding pod specs the shaping keeps those empty lists. Validation
+// then refuses them, as the reference does: no object holding them is ever stored.
+import type { TypeDef } from '../../../kernel/contracts/index.js';
+import { at, isObj, list, type J } from '../../lib/json.js';
+
+/** Where each type (by row key) holds its pod spec. */
+const POD_SPECS: Record<string, string> = {
+  pods: 'spec', podtemplates: 'template.spec', replicationcontrollers: 'spec.template.spec',
+  'replicasets.apps': 'spec.template.spec', 'deployments.apps': 'spec.template.spec', 'daemonsets.apps': 'spec.template.spec',
+  'statefulsets.apps': 'spec.template.spec', 'jobs.batch': 'spec.template.spec', 'cronjobs.batch': 'spec.jobTemplate.spec.template.spec',
+};
+/** ObjectMeta's lists a claim template may not set. */
+const LISTS = ['ownerReferences', 'finalizers', 'managedFields'];
+
+export function keepClaimTemplateLists(t: TypeDef, key: string): void {
+  const specPath = POD_SPECS[key], shape = t.storedShape;
+  if (!specPath || !shape) return;
+  t.storedShape = (o) => {
+    const metas = list(at(o, `${specPath}.volumes`)).map((v) => at(v, 'ephemeral.volumeClaimTemplate.metadata')).filter(isObj);
+    const kept: [J, string][] = metas.flatMap((m) => LISTS.filter((k) => Array.isArray(m[k]) && m[k].length === 0).map((k): [J, string] => [m, k]));
+    shape(o);
+    for (const [m, k] of kept) m[k] = [];
+  };
+}
