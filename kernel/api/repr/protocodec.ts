@@ -263,16 +263,16 @@ export class ProtobufCodec {
     for (const f of c.fields) {
       if (f.inline) { this.goShape(f.type, o, depth + 1, true); continue; }
       let x = o[f.json];
+      if (x === null) { if (f.pointer) { if (f.omitempty) delete o[f.json]; continue; } delete o[f.json]; x = undefined; } // nil pointer, or Go's zero value
       if (x === undefined && !f.pointer) {
-        // what Go's encoder writes for an unset field: a struct as {} (omitempty or not), a non-omitempty
-        // list or map as null, a non-omitempty scalar as its zero value; times null, quantities "0"
+        // Go's encoder: a struct as {} (even omitempty), else unless omitempty: lists null, scalars zero
         const enc = f.scalar || f.repeated || f.map ? undefined : this.get(f.type).enc;
         if (f.repeated || f.map) { if (!f.omitempty) o[f.json] = null; continue; }
         if (f.scalar) { if (!f.omitempty) o[f.json] = f.type === 'string' || f.type === 'bytes' ? '' : f.type === 'bool' ? false : 0; continue; }
         if (enc !== undefined) { if (enc in GO_ZERO) o[f.json] = GO_ZERO[enc]; continue; }
         x = o[f.json] = {};
       }
-      if (x === null) { if (f.omitempty && !f.pointer) delete o[f.json]; continue; }
+      if (x === undefined) continue;
       if (f.repeated || f.map) {
         if (f.repeated ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) continue;
         if (isZero(x, f)) { if (f.omitempty) delete o[f.json]; else if (!f.pointer) o[f.json] = null; continue; }
