@@ -5,7 +5,7 @@
 // field removed), so the generator needs no schema and gives the same probes on every machine:
 // the recorded verdicts are keyed by probe id.
 import { SEEDS, type Seed } from './seeds.js';
-import { carries } from './protobuf.js';
+import { carries, valueAt } from './protobuf.js';
 
 export type Op = 'create' | 'update';
 
@@ -136,11 +136,3 @@ export function applyProbe(base: Record<string, any>, probe: Probe): Record<stri
   return obj;
 }
 
-function valueAt(o: unknown, path: (string | number)[]): unknown {
-  let cur: any = o;
-  for (const seg of path) {
-    if (cur === undefined || cur === null || typeof cur !== 'object') return undefined;
-    cur = cur[seg];
-  }
-  return cur;
-}

@@ -24,7 +24,8 @@ export function protobufBody(obj: Record<string, any>): Buffer | undefined {
 
 const isZero = (v: unknown) => v === '' || v === 0 || v === false || v === null || (Array.isArray(v) && !v.length) || (typeof v === 'object' && v !== null && !Object.keys(v).length);
 
-function valueAt(o: unknown, path: (string | number)[]): unknown {
+/** The value at a path of keys and list indexes (undefined where the path runs out). */
+export function valueAt(o: unknown, path: (string | number)[]): unknown {
   let cur: any = o;
   for (const seg of path) {
     if (cur === undefined || cur === null || typeof cur !== 'object') return undefined;
