@@ -3,11 +3,11 @@
 // group, version and kind are found here; rows added to the catalog get it without further work.
 import type { Brand } from '../../kernel/contracts/brand.js';
 import type { TypeDef } from '../../kernel/contracts/index.js';
-import { ProtobufCodec, referenceGroup, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
+import { GoShaper, ProtobufCodec, referenceGroup, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
 import raw from './protobuf.json' with { type: 'json' };
 
 export const PROTOBUF_CATALOG = raw as unknown as ProtoCatalog;
-const SHAPER = new ProtobufCodec([PROTOBUF_CATALOG]);
+const SHAPER = new GoShaper(new ProtobufCodec([PROTOBUF_CATALOG]));
 
 /**
  * Sets `type.protobuf` when the catalog has the type's kind; returns the type. `shapeOf` names the
@@ -18,7 +18,7 @@ export function withProtobuf<T extends TypeDef>(type: T, brand: Brand, shapeOf?:
   const message = PROTOBUF_CATALOG.kinds[`${group ? `${group}/` : ''}${shapeOf ?? type.version}/${type.kind}`];
   if (message) {
     type.protobuf = { catalog: PROTOBUF_CATALOG, message };
-    type.storedShape = (o) => SHAPER.goShape(message, o);
+    type.storedShape = (o) => SHAPER.shape(message, o);
   }
   return type;
 }

@@ -12,6 +12,7 @@ import type { Entry } from '../../store/entry.js';
 import { DecodeError, ProtobufCodec, unwrap, wrap, wrapParts } from './protocodec.js';
 
 export { META, ProtobufCodec, formatDuration, parseDuration, unwrap, wrap, type ProtoCatalog, type ProtoField, type ProtoMessage } from './protocodec.js';
+export { GoShaper } from './goshape.js';
 
 // ---------------------------------------------------------------- kernel use
 

@@ -24,7 +24,7 @@ const MAX_DEPTH = 100;
 
 type Json = Record<string, unknown>;
 
-interface Field {
+export interface Field {
   json: string;
   no: number;
   type: string;
@@ -249,55 +249,9 @@ export class ProtobufCodec {
     throw new Error(`unknown encoding ${c.enc}`);
   }
 
-  /**
-   * The object in place as the reference's storage leaves it (it stores Protobuf and serves what it
-   * reads back): zero values and empty lists or maps of omitempty fields go, and an empty list or map
-   * without omitempty reads back as null; a struct field (not a pointer) is always there, as Go's
-   * encoder writes it even when empty; fields come in the Go type's order (kind and apiVersion first)
-   * and map keys sorted, as its encoder writes them. Custom encodings (times, quantities, raw) are left alone.
-   */
-  goShape(name: string, v: unknown, depth = 0, inline = false): void {
-    const c = this.get(name);
-    if (c.enc || depth > 128 || !v || typeof v !== 'object' || Array.isArray(v)) return;
-    const o = v as Json;
-    for (const f of c.fields) {
-      if (f.inline) { this.goShape(f.type, o, depth + 1, true); continue; }
-      let x = o[f.json];
-      if (x === null) { if (f.pointer) { if (f.omitempty) delete o[f.json]; continue; } delete o[f.json]; x = undefined; } // nil pointer, or Go's zero value
-      if (x === undefined && !f.pointer) {
-        // Go's encoder: a struct as {} (even omitempty), else unless omitempty: lists null, scalars zero
-        const enc = f.scalar || f.repeated || f.map ? undefined : this.get(f.type).enc;
-        if (f.repeated || f.map) { if (!f.omitempty) o[f.json] = null; continue; }
-        if (f.scalar) { if (!f.omitempty) o[f.json] = f.type === 'string' || f.type === 'bytes' ? '' : f.type === 'bool' ? false : 0; continue; }
-        if (enc !== undefined) { if (enc in GO_ZERO) o[f.json] = GO_ZERO[enc]; continue; }
-        x = o[f.json] = {};
-      }
-      if (x === undefined) continue;
-      if (f.repeated || f.map) {
-        if (f.repeated ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) continue;
-        if (isZero(x, f)) { if (f.omitempty) delete o[f.json]; else if (!f.pointer) o[f.json] = null; continue; }
-        if (f.map) inOrder(x as Json, (a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        if (!f.scalar) for (const el of f.repeated ? x as unknown[] : Object.values(x as Json)) this.goShape(f.type, el, depth + 1);
-      } else if (f.scalar) {
-        if (f.omitempty && !f.pointer && isZero(x, f)) delete o[f.json];
-      } else this.goShape(f.type, x, depth + 1);
-    }
-    if (!inline) {
-      const rank = this.jsonOrder(name);
-      const at = (k: string) => rank.get(k) ?? (k === 'kind' ? -2 : k === 'apiVersion' ? -1 : Infinity);
-      inOrder(o, (a, b) => at(a) - at(b));
-    }
-  }
-
-  private orders = new Map<string, Map<string, number>>(); // JSON field (inlined ones in place) → its position in the Go type
-  private jsonOrder(name: string): Map<string, number> {
-    let m = this.orders.get(name);
-    if (m) return m;
-    const names: string[] = [];
-    const walk = (n: string) => { for (const f of this.get(n).fields) if (f.inline) walk(f.type); else names.push(f.json); };
-    walk(name);
-    this.orders.set(name, (m = new Map(names.map((k, i) => [k, i]))));
-    return m;
+  /** A message's fields in JSON order and its custom encoding, if any (for walks such as goshape.ts). */
+  shapeOf(name: string): { enc?: string; fields: readonly Field[] } {
+    return this.get(name);
   }
 
   // ---------------------------------------------------------------- decode (wire → JSON)
@@ -462,20 +416,6 @@ function customFieldType(c: Compiled, no: number): string | undefined {
 
 function zero(type: string): unknown {
   return type === 'string' || type === 'bytes' ? '' : type === 'bool' ? false : 0;
-}
-
-/** Go's JSON of the zero value of a custom-encoded struct (written even when omitempty). */
-const GO_ZERO: Record<string, unknown> = { time: null, microtime: null, duration: '0s', quantity: '0', intorstring: 0, raw: null };
-
-/** Rewrites `o`'s keys in the order `cmp` gives, when they are not in it already (a stable sort). */
-function inOrder(o: Json, cmp: (a: string, b: string) => number): void {
-  const keys = Object.keys(o);
-  let sorted = true;
-  for (let i = 1; i < keys.length && sorted; i++) if (cmp(keys[i - 1]!, keys[i]!) > 0) sorted = false;
-  if (sorted) return;
-  const entries = keys.map((k) => [k, o[k]] as const).sort((a, b) => cmp(a[0], b[0]));
-  for (const k of keys) delete o[k];
-  for (const [k, x] of entries) o[k] = x;
 }
 
 function isZero(v: unknown, f: Field): boolean {
