@@ -177,8 +177,10 @@ export class RegistryWrites extends RegistryBody {
     if (type.createForbidden) throw errors.methodNotAllowed(type.createForbidden);
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
-    type.storedShape?.(obj);
+    // managed fields are of the typed object (omitempty's zero values gone); what is validated and stored has the stored shape
+    type.storedShape?.(obj, false);
     if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager, fm.size ?? 0);
+    type.storedShape?.(obj);
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
     await this.ctx.admission.admit(attrs);
@@ -291,7 +293,6 @@ export class RegistryWrites extends RegistryBody {
       }
       const nmd = obj.metadata!;
       type.defaults?.(obj, this.ctx.brand);
-      type.storedShape?.(obj);
       nmd.uid = omd.uid;
       nmd.creationTimestamp = omd.creationTimestamp;
       nmd.resourceVersion = omd.resourceVersion;
@@ -301,10 +302,12 @@ export class RegistryWrites extends RegistryBody {
       // cannot show (another version's field, an order) is still a change.
       const storedAs = storedApiVersion(type);
       const inStorage = type.convertObject && storedAs !== gv(type) ? (o: KObject) => type.convertObject!(o, storedAs) : undefined;
+      type.storedShape?.(obj, false);
+      if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
+      type.storedShape?.(obj);
       // A status write never bumps generation (the reference's status strategies keep the stored spec).
       if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (type.hasSpec === true && sub !== 'status' && (inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
       else delete nmd.generation;
-      if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
       const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
       await this.ctx.admission.admit(attrs);
