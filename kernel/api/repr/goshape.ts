@@ -42,7 +42,8 @@ export class GoShaper {
         x = undefined;
       }
       if (x === undefined) {
-        if (f.pointer || !full) continue;
+        if (!full) continue;
+        if (f.pointer) { if (!f.omitempty) o[f.json] = null; continue; }
         if (f.repeated || f.map) { if (!f.omitempty) o[f.json] = null; continue; }
         if (f.scalar) { if (!f.omitempty) o[f.json] = zeroScalar(f); continue; }
         const enc = this.codec.shapeOf(f.type).enc;

@@ -76,7 +76,7 @@ export function validateAPIService(obj: KObject): FieldCause[] {
 export function apiServiceType(brand: Brand): TypeDef {
   return withProtobuf({
     group: apiregistrationGroup(brand), version: 'v1', kind: 'APIService', resource: 'apiservices', singular: 'apiservice', namespaced: false,
-    subresources: ['status'], statusField: 'status', hasSpec: true, nameRule: 'path-segment',
+    subresources: ['status'], statusField: 'status', nameRule: 'path-segment',
     schema: { type: 'ref', ref: defName(brand, 'APIService') }, definitions: definitions(brand), definitionName: defName(brand, 'APIService'), describe: brandDescriber(brand),
     defaults, validate: (obj) => validateAPIService(obj),
     columns: [

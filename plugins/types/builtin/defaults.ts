@@ -212,6 +212,13 @@ function statefulSet(o: KObject): void {
   defPlain(retention, 'whenDeleted', 'Retain');
   defPlain(retention, 'whenScaled', 'Retain');
   template(spec);
+  // each claim template is a whole PersistentVolumeClaim on the wire (the reference's conversion names its kind)
+  for (const pvc of list(spec.volumeClaimTemplates)) {
+    pvc.apiVersion = 'v1';
+    pvc.kind = 'PersistentVolumeClaim';
+    def(child(pvc, 'spec'), 'volumeMode', 'Filesystem');
+    def(child(pvc, 'status'), 'phase', 'Pending');
+  }
 }
 
 function daemonSet(o: KObject): void {

@@ -6,6 +6,7 @@ import { CATALOG, FIELD_LABELS, FIELD_SELECTORS, LATER_RELEASES, rowKey } from '
 import { columnsFor } from './columns.js';
 import { DEFAULTERS } from './defaults.js';
 import { withDisabledFieldsDropped } from './disabled-features.js';
+import { withTemplateGeneration } from './template-generation.js';
 import { SYSTEM_PRIORITY_CLASSES } from '../../lib/system-priority-classes.js';
 import { attachSchema } from './schemas.js';
 import { VALIDATORS } from './validate.js';
@@ -77,7 +78,7 @@ export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrate
     if (columns[key]) t.columns = columns[key];
     if (FIELD_SELECTORS[key]) t.fieldSelectors = FIELD_SELECTORS[key];
     if (FIELD_LABELS[key]) t.fieldLabels = FIELD_LABELS[key];
-    const st = withDisabledFieldsDropped(key, strategy(key));
+    const st = withTemplateGeneration(key, withDisabledFieldsDropped(key, strategy(key)));
     if (st) t.strategy = st;
     if (subresourceFields[key]) t.subresourceFields = subresourceFields[key];
     withProtobuf(t, brand, r.shapeOf);
