@@ -185,7 +185,8 @@ export const YAML_BLOCK_DEPTH = 200;
 /** YAML text of a JSON text (an answer in application/yaml). */
 export function encodeYaml(json: string): string {
   const value = JSON.parse(json);
-  if (!depthError(value, YAML_BLOCK_DEPTH)) return YAML.stringify(value);
+  // keys sorted, as the reference's JSON-to-YAML writes them
+  if (!depthError(value, YAML_BLOCK_DEPTH)) return YAML.stringify(value, { sortMapEntries: true });
   // Values at the block depth are swapped for tokens (plain scalars), written as JSON afterwards.
   const nonce = `capiflow${Math.random().toString(36).slice(2)}x`;
   const deep: unknown[] = [];
@@ -206,7 +207,7 @@ export function encodeYaml(json: string): string {
       }
     }
   }
-  return YAML.stringify(value).replace(new RegExp(`${nonce}(\\d+)`, 'g'), (_, i: string) => flowJson(deep[Number(i)]));
+  return YAML.stringify(value, { sortMapEntries: true }).replace(new RegExp(`${nonce}(\\d+)`, 'g'), (_, i: string) => flowJson(deep[Number(i)]));
 }
 
 /** JSON.stringify without recursion (V8's runs out of stack near 10,000 levels). */
