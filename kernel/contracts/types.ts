@@ -80,7 +80,7 @@ export interface TypeDef {
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   undeletable?: { names: readonly string[]; why: string }; // names a DELETE of one refuses (403, with why): system PriorityClasses
-  storedShape?: (obj: KObject, full?: boolean) => void; // in place, as the reference stores it (full false: omitempty drops only)
+  storedShape?: (obj: KObject, typed?: boolean) => void; // in place, as the reference stores it (typed: as decoded, [] not yet null)
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */

@@ -18,7 +18,7 @@ export function withProtobuf<T extends TypeDef>(type: T, brand: Brand, shapeOf?:
   const message = PROTOBUF_CATALOG.kinds[`${group ? `${group}/` : ''}${shapeOf ?? type.version}/${type.kind}`];
   if (message) {
     type.protobuf = { catalog: PROTOBUF_CATALOG, message };
-    type.storedShape = (o, full) => SHAPER.shape(message, o, full);
+    type.storedShape = (o, typed) => SHAPER.shape(message, o, typed);
   }
   return type;
 }

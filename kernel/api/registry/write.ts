@@ -177,9 +177,10 @@ export class RegistryWrites extends RegistryBody {
     if (type.createForbidden) throw errors.methodNotAllowed(type.createForbidden);
     if (md.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
     type.defaults?.(obj, this.ctx.brand);
-    // managed fields are of the typed object (omitempty's zero values gone); what is validated and stored has the stored shape
-    type.storedShape?.(obj, false);
-    if (fm && !fm.applied) await this.trackFields(t, undefined, obj, fm.manager, fm.size ?? 0);
+    // Managed fields compare the object as decoded (Go's shape) with the type's zero value, as the
+    // reference's field manager compares the typed object with an empty one; then the stored shape.
+    type.storedShape?.(obj, true);
+    if (fm && !fm.applied) await this.trackFields(t, type.storedShape ? this.zeroOf(type) : undefined, obj, fm.manager, fm.size ?? 0);
     type.storedShape?.(obj);
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
@@ -302,7 +303,7 @@ export class RegistryWrites extends RegistryBody {
       // cannot show (another version's field, an order) is still a change.
       const storedAs = storedApiVersion(type);
       const inStorage = type.convertObject && storedAs !== gv(type) ? (o: KObject) => type.convertObject!(o, storedAs) : undefined;
-      type.storedShape?.(obj, false);
+      type.storedShape?.(obj, true);
       if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
       type.storedShape?.(obj);
       // A status write never bumps generation (the reference's status strategies keep the stored spec).
@@ -372,6 +373,13 @@ export class RegistryWrites extends RegistryBody {
 
   /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
   /** `size`: bytes of input, to choose inline or worker (from lengths already known: no serializing to measure). */
+  /** The type's zero value in its stored shape (what Go's encoder writes for an empty object of it). */
+  private zeroOf(type: TypeDef): KObject {
+    const zero: KObject = { apiVersion: gv(type), kind: type.kind, metadata: {} };
+    type.storedShape!(zero, true);
+    return zero;
+  }
+
   protected async trackFields(t: Target, old: KObject | undefined, obj: KObject, manager: string, size: number): Promise<void> {
     const type = t.type;
     const task: MergeTask = {

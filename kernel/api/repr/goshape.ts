@@ -22,19 +22,20 @@ export class GoShaper {
   constructor(private readonly codec: ProtobufCodec) {}
 
   /**
-   * Shapes `v`, a JSON object of Protobuf message `name`, in place. `full` false: only what omitempty
-   * leaves out goes (the typed object the reference's field manager reads), nothing is added or moved.
+   * Shapes `v`, a JSON object of Protobuf message `name`, in place: as stored, or (`typed`) as Go's
+   * encoder writes the object decoded from a request, before the Protobuf round trip turns an empty
+   * list into null (what the reference's field manager reads).
    */
-  shape(name: string, v: unknown, full = true): void {
-    this.walk(name, v, 0, false, full);
+  shape(name: string, v: unknown, typed = false): void {
+    this.walk(name, v, 0, false, typed);
   }
 
-  private walk(name: string, v: unknown, depth: number, inline: boolean, full: boolean): void {
+  private walk(name: string, v: unknown, depth: number, inline: boolean, typed: boolean): void {
     const c = this.codec.shapeOf(name);
     if (c.enc || depth > 128 || !v || typeof v !== 'object' || Array.isArray(v)) return;
     const o = v as Json;
     for (const f of c.fields) {
-      if (f.inline) { this.walk(f.type, o, depth + 1, true, full); continue; }
+      if (f.inline) { this.walk(f.type, o, depth + 1, true, typed); continue; }
       let x = o[f.json];
       if (x === null) { // a nil pointer, or (not a pointer) Go's zero value
         if (f.pointer) { if (f.omitempty) delete o[f.json]; continue; }
@@ -42,7 +43,6 @@ export class GoShaper {
         x = undefined;
       }
       if (x === undefined) {
-        if (!full) continue;
         if (f.pointer) { if (!f.omitempty) o[f.json] = null; continue; }
         if (f.repeated || f.map) { if (!f.omitempty) o[f.json] = null; continue; }
         if (f.scalar) { if (!f.omitempty) o[f.json] = zeroScalar(f); continue; }
@@ -54,14 +54,14 @@ export class GoShaper {
         if (f.repeated ? !Array.isArray(x) : typeof x !== 'object' || Array.isArray(x)) continue;
         // one walk of a map's keys (a 50,000-key ConfigMap's takes milliseconds)
         const keys = f.map ? firstKeys(x as Json, SORTED_MAP_KEYS) : undefined;
-        if (keys ? !keys.length : !(x as unknown[]).length) { if (f.omitempty) delete o[f.json]; else if (!f.pointer) o[f.json] = null; continue; }
-        if (full && keys && keys.length <= SORTED_MAP_KEYS) inOrder(x as Json, (a, b) => (a < b ? -1 : a > b ? 1 : 0), keys);
-        if (!f.scalar) for (const el of f.repeated ? x as unknown[] : Object.values(x as Json)) this.walk(f.type, el, depth + 1, false, full);
+        if (keys ? !keys.length : !(x as unknown[]).length) { if (f.omitempty) delete o[f.json]; else if (!f.pointer && !typed) o[f.json] = null; continue; }
+        if (keys && keys.length <= SORTED_MAP_KEYS) inOrder(x as Json, (a, b) => (a < b ? -1 : a > b ? 1 : 0), keys);
+        if (!f.scalar) for (const el of f.repeated ? x as unknown[] : Object.values(x as Json)) this.walk(f.type, el, depth + 1, false, typed);
       } else if (f.scalar) {
         if (f.omitempty && !f.pointer && isZeroScalar(x)) delete o[f.json];
-      } else this.walk(f.type, x, depth + 1, false, full);
+      } else this.walk(f.type, x, depth + 1, false, typed);
     }
-    if (!inline && full) {
+    if (!inline) {
       const rank = this.order(name);
       const at = (k: string) => rank.get(k) ?? (k === 'kind' ? -2 : k === 'apiVersion' ? -1 : Infinity);
       inOrder(o, (a, b) => at(a) - at(b), Object.keys(o));

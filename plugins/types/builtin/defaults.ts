@@ -263,9 +263,9 @@ function job(o: KObject): void {
   template(spec);
   // The job takes its template's labels when it has none. The reference shares one map, so on create
   // the labels its strategy then generates on the template (strategies/jobs.ts) end up on the job
-  // too: that strategy copies them there, after generating.
+  // too: shared here as well (its field manager sees the labels before those are generated).
   const tmeta = child(child(spec, 'template'), 'metadata');
-  if (!isNew(o) && isObj(tmeta.labels) && empty(meta.labels)) meta.labels = { ...tmeta.labels };
+  if (isObj(tmeta.labels) && empty(meta.labels)) meta.labels = isNew(o) ? tmeta.labels : { ...tmeta.labels };
 }
 
 function cronJob(o: KObject): void {
