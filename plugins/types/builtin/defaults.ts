@@ -232,6 +232,8 @@ function daemonSet(o: KObject): void {
   }
   def(spec, 'revisionHistoryLimit', 10);
   template(spec);
+  // a new DaemonSet's template generation (template-generation.ts keeps it), there before its managed fields are taken
+  if (isNew(o)) def(child(child(o, 'metadata'), 'annotations'), 'deprecated.daemonset.template.generation', '1');
 }
 
 function replicationController(o: KObject): void {
