@@ -38,6 +38,9 @@ function specOf(o: KObject): string {
   return JSON.stringify(rest);
 }
 
+/** Each type's zero object (see zeroOf). */
+const ZERO_OBJECTS = new WeakMap<TypeDef, KObject>();
+
 export class RegistryWrites extends RegistryBody {
   private guards = new Map<string, WriteGuard[]>();
   /** Clients' writes to one object wait for each other (see WriteQueue). */
@@ -373,10 +376,14 @@ export class RegistryWrites extends RegistryBody {
 
   /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
   /** `size`: bytes of input, to choose inline or worker (from lengths already known: no serializing to measure). */
-  /** The type's zero value in its stored shape (what Go's encoder writes for an empty object of it). */
+  /** The type's zero value in Go's shape (what its encoder writes for an empty object of it); made once per type, read only. */
   private zeroOf(type: TypeDef): KObject {
-    const zero: KObject = { apiVersion: gv(type), kind: type.kind, metadata: {} };
-    type.storedShape!(zero, true);
+    let zero = ZERO_OBJECTS.get(type);
+    if (!zero) {
+      zero = { apiVersion: gv(type), kind: type.kind, metadata: {} };
+      type.storedShape!(zero, true);
+      ZERO_OBJECTS.set(type, zero);
+    }
     return zero;
   }
 

@@ -64,7 +64,10 @@ export class GoShaper {
     if (!inline) {
       const rank = this.order(name);
       const at = (k: string) => rank.get(k) ?? (k === 'kind' ? -2 : k === 'apiVersion' ? -1 : Infinity);
-      inOrder(o, (a, b) => at(a) - at(b), Object.keys(o));
+      // most objects are in order already: checked without building a key list
+      let last = -Infinity, sorted = true;
+      for (const k in o) { const r = at(k); if (r < last) { sorted = false; break; } last = r; }
+      if (!sorted) inOrder(o, (a, b) => at(a) - at(b), Object.keys(o));
     }
   }
 
