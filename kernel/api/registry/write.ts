@@ -374,8 +374,6 @@ export class RegistryWrites extends RegistryBody {
     return { manager: req.query.get('fieldManager') || managerFromUserAgent(req.header('user-agent') ?? '') || 'unknown' };
   }
 
-  /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
-  /** `size`: bytes of input, to choose inline or worker (from lengths already known: no serializing to measure). */
   /** The type's zero value in Go's shape (what its encoder writes for an empty object of it); made once per type, read only. */
   private zeroOf(type: TypeDef): KObject {
     let zero = ZERO_OBJECTS.get(type);
@@ -387,6 +385,8 @@ export class RegistryWrites extends RegistryBody {
     return zero;
   }
 
+  /** Records who owns what after a non-apply write (Part A, server-side apply rules 2 and 10). */
+  /** `size`: bytes of input, to choose inline or worker (from lengths already known: no serializing to measure). */
   protected async trackFields(t: Target, old: KObject | undefined, obj: KObject, manager: string, size: number): Promise<void> {
     const type = t.type;
     const task: MergeTask = {

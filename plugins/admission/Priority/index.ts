@@ -10,8 +10,6 @@ type J = Record<string, any>;
 interface Resolved { name: string; value: number; preemptionPolicy?: string }
 
 
-/** The reference's built-in classes. */
-
 const plugin: PluginModule<'admission'> = {
   kind: 'admission',
   contract: CONTRACT_VERSION,

@@ -5,23 +5,18 @@
 // then refuses them, as the reference does: no object holding them is ever stored.
 import type { TypeDef } from '../../../kernel/contracts/index.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
+import { POD_SPEC_AT } from './pod-spec-paths.js';
 
-/** Where each type (by row key) holds its pod spec. */
-const POD_SPECS: Record<string, string> = {
-  pods: 'spec', podtemplates: 'template.spec', replicationcontrollers: 'spec.template.spec',
-  'replicasets.apps': 'spec.template.spec', 'deployments.apps': 'spec.template.spec', 'daemonsets.apps': 'spec.template.spec',
-  'statefulsets.apps': 'spec.template.spec', 'jobs.batch': 'spec.template.spec', 'cronjobs.batch': 'spec.jobTemplate.spec.template.spec',
-};
 /** ObjectMeta's lists a claim template may not set. */
 const LISTS = ['ownerReferences', 'finalizers', 'managedFields'];
 
 export function keepClaimTemplateLists(t: TypeDef, key: string): void {
-  const specPath = POD_SPECS[key], shape = t.storedShape;
+  const specPath = POD_SPEC_AT[key]?.join('.'), shape = t.storedShape;
   if (!specPath || !shape) return;
-  t.storedShape = (o) => {
+  t.storedShape = (o, typed) => {
     const metas = list(at(o, `${specPath}.volumes`)).map((v) => at(v, 'ephemeral.volumeClaimTemplate.metadata')).filter(isObj);
     const kept: [J, string][] = metas.flatMap((m) => LISTS.filter((k) => Array.isArray(m[k]) && m[k].length === 0).map((k): [J, string] => [m, k]));
-    shape(o);
+    shape(o, typed);
     for (const [m, k] of kept) m[k] = [];
   };
 }

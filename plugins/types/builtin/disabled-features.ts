@@ -4,6 +4,7 @@
 // nor stored, and a client that sets them sees them gone, as there.
 import type { KObject, TypeStrategy } from '../../../kernel/contracts/index.js';
 import { isObj } from '../../lib/json.js';
+import { POD_SPEC_AT } from './pod-spec-paths.js';
 
 /** A field's path; '*' stands for every item of a list. */
 type Path = readonly string[];
@@ -18,18 +19,6 @@ const POD_SPEC_FIELDS: Path[] = [
   ['volumes', '*', 'ephemeral', 'volumeClaimTemplate', 'spec', 'resources', 'claims'],
 ];
 
-/** Where each kind holds its pod spec, by row key. */
-const POD_SPEC_AT: Record<string, Path> = {
-  pods: ['spec'],
-  podtemplates: ['template', 'spec'],
-  replicationcontrollers: ['spec', 'template', 'spec'],
-  'deployments.apps': ['spec', 'template', 'spec'],
-  'replicasets.apps': ['spec', 'template', 'spec'],
-  'statefulsets.apps': ['spec', 'template', 'spec'],
-  'daemonsets.apps': ['spec', 'template', 'spec'],
-  'jobs.batch': ['spec', 'template', 'spec'],
-  'cronjobs.batch': ['spec', 'jobTemplate', 'spec', 'template', 'spec'],
-};
 
 /** A kind's own fields of disabled features: Jobs' backoff per index and pod replacement policy. */
 const OWN_FIELDS: Record<string, Path[]> = {
