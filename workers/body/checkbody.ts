@@ -5,7 +5,7 @@
 // once (a structured clone back would cost as much as the parse).
 import type { Schema } from '../../kernel/contracts/index.js';
 import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from './fieldcheck.js';
-import { parseJson } from './decode.js';
+import { decodeYaml, parseJson } from './decode.js';
 
 export interface CheckJsonTask {
   op: 'check-json';
@@ -21,12 +21,17 @@ export interface CheckJsonTask {
    * object is inline (no null fields dropped, no duplicate keys, numbers quoted by value, not as written).
    */
   decoded?: boolean;
+  /**
+   * The text is a YAML body (not JSON-shaped), decoded here with its bounds (at most
+   * `maxDecodedBytes` of JSON): its duplicate keys are the decoder's, its nulls dropped as JSON's.
+   */
+  yaml?: { maxDecodedBytes?: number };
 }
 
 export type CheckJsonResult =
-  | { ok: false; message: string }
+  | { ok: false; message: string; tooLarge?: boolean }
   /** `json`: the body as stored (nulls dropped, pruned); unknown and duplicate paths at most 100 each (the reference keeps 100 strict errors). */
-  | { ok: true; json: string; typeError?: string; unknown: string[]; duplicates: string[] };
+  | { ok: true; json: string; typeError?: string; unknown: string[]; duplicates: string[]; yaml?: boolean; positions?: [string, number][] };
 
 /** fieldValidation()'s checks of a patched object, done where the merge ran (the merged object need not cross back unchecked). */
 export interface MergedCheck {
@@ -50,18 +55,34 @@ export function checkMerged(value: unknown, check: MergedCheck, definitions: Rea
   return { unknown, duplicates };
 }
 
-/** What kernel/api/registry/body.ts decode() and fieldValidation() do to a JSON body, in their order. */
+/** What kernel/api/registry/body.ts decode() and fieldValidation() do to a JSON (or YAML) body, in their order. */
 export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
   let obj: unknown;
-  try { obj = parseJson(task.text); } catch (e) { return { ok: false, message: (e as Error).message }; }
+  let yamlDuplicates: string[] | undefined;
+  if (task.yaml) {
+    const r = decodeYaml(task.text, task.yaml.maxDecodedBytes);
+    if (!r.ok) return r;
+    obj = r.value;
+    yamlDuplicates = r.duplicates;
+  } else {
+    try { obj = parseJson(task.text); } catch (e) { return { ok: false, message: (e as Error).message }; }
+  }
+  const yaml = task.yaml ? { yaml: true } : {};
   // Not an object: the caller's own check answers it.
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [] };
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [], ...yaml };
   const { schema, definitions } = task;
   if (!task.decoded) dropNullFields(obj, schema, definitions);
   const typeError = decodeTypeError(obj, schema, definitions, task.decoded ? undefined : task.text, task.typed);
-  if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [] };
+  if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [], ...yaml };
   const unknown = task.fields ? checkFields(obj, schema, definitions).unknown.slice(0, 100) : [];
-  const duplicates = task.fields && !task.decoded && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : [];
+  const duplicates = !task.fields ? [] : yamlDuplicates ?? (!task.decoded && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : []);
+  // Where each named field is in the text, so its messages come in the body's order, as inline.
+  let positions: [string, number][] | undefined;
+  if ((unknown.length || duplicates.length) && !task.decoded && !task.yaml && /^\s*[{[]/.test(task.text)) {
+    const at = new Map<string, number>();
+    findDuplicateFields(task.text, 100, at);
+    positions = [...unknown, ...duplicates].flatMap((p) => (at.has(p) ? [[p, at.get(p)!] as [string, number]] : []));
+  }
   pruneUnknown(obj, schema, definitions);
-  return { ok: true, json: JSON.stringify(obj), unknown, duplicates };
+  return { ok: true, json: JSON.stringify(obj), unknown, duplicates, ...yaml, ...(positions ? { positions } : {}) };
 }

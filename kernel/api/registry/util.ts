@@ -72,7 +72,7 @@ export function resetFields(type: TypeDef, subresource: string): FieldsV1 | unde
 }
 
 /** Findings of bodies checked on a worker (Registry.checkOnWorker), by the decoded object, until fieldValidation takes them. */
-export const checked = new WeakMap<object, { typeError?: string; unknown: string[]; duplicates: string[] }>();
+export const checked = new WeakMap<object, { typeError?: string; unknown: string[]; duplicates: string[]; yaml?: boolean; positions?: [string, number][] }>();
 
 /** Definitions maps are shared by many types: one key per map, so workers keep each map once. */
 const defsKeys = new WeakMap<object, string>();
