@@ -29,9 +29,7 @@ export class ExternalComponent {
 
   async start(): Promise<void> {
     if (this.fixed !== undefined) return;
-    this.unwatch = this.objects.watch(this.leaseType, (type, o) => {
-      if (o.metadata?.namespace === this.namespace && o.metadata?.name === this.name) this.observe(type === 'DELETED' ? undefined : o);
-    });
+    this.unwatch = this.objects.watch(this.leaseType, (type, o) => this.observe(type === 'DELETED' ? undefined : o), { namespace: this.namespace, name: this.name });
     this.observe(await this.objects.get(this.leaseType, this.namespace, this.name));
   }
 

@@ -9,25 +9,30 @@ import type { Registry, Target } from '../registry/registry.js';
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] };
 
 type ObjectListener = (t: 'ADDED' | 'MODIFIED' | 'DELETED', o: KObject) => void;
+type Only = { name?: string; namespace?: string };
 
 /** Plugins' watches of committed objects (ObjectClient.watch), by resource prefix. */
 export class ObjectWatchers {
-  private byPrefix = new Map<string, Set<ObjectListener>>();
+  private byPrefix = new Map<string, Map<ObjectListener, Only | undefined>>();
 
-  add(type: TypeDef, listener: ObjectListener): () => void {
+  add(type: TypeDef, listener: ObjectListener, only?: Only): () => void {
     const k = resourcePrefix(type);
     let set = this.byPrefix.get(k);
-    if (!set) this.byPrefix.set(k, (set = new Set()));
-    set.add(listener);
+    if (!set) this.byPrefix.set(k, (set = new Map()));
+    set.set(listener, only);
     return () => set!.delete(listener);
   }
 
-  /** A committed change the cache applied: parsed once for the resource's listeners, if it has any. */
+  /** A committed change the cache applied: parsed once for the listeners that want that object, if any. */
   notify(ev: CacheEvent, rc: ResourceCache): void {
     const listeners = this.byPrefix.get(resourcePrefix(rc.type));
-    if (listeners?.size) {
-      const obj = JSON.parse(ev.entry.bytes.toString('utf8')) as KObject;
-      for (const l of listeners) l(ev.type, obj);
+    if (!listeners?.size) return;
+    const { name, namespace } = ev.entry;
+    let obj: KObject | undefined;
+    for (const [l, only] of listeners) {
+      if (only && ((only.name !== undefined && only.name !== name) || (only.namespace !== undefined && only.namespace !== namespace))) continue;
+      obj ??= JSON.parse(ev.entry.bytes.toString('utf8')) as KObject;
+      l(ev.type, obj);
     }
   }
 }
@@ -76,6 +81,6 @@ export function objectClient(registry: () => Registry, watchers: ObjectWatchers,
         throw e;
       }
     },
-    watch: (type, listener) => watchers.add(type, listener),
+    watch: (type, listener, only) => watchers.add(type, listener, only),
   };
 }

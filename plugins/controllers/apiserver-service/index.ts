@@ -174,7 +174,7 @@ const plugin: PluginModule<'controller'> = {
         port = info.port;
         for (const [g, r] of [['', 'services'], ['', 'endpoints'], [`discovery.${host.brand.domain}`, 'endpointslices']]) {
           const t = host.type(g, r);
-          if (t) unwatch.push(host.objects.watch(t, (_ev, obj) => { if (obj.metadata?.namespace === ns && obj.metadata?.name === name) kick(50); }));
+          if (t) unwatch.push(host.objects.watch(t, () => kick(50), { namespace: ns, name }));
         }
         // another replica's Lease appearing or going
         if (leaseType) unwatch.push(host.objects.watch(leaseType, (ev, obj) => { if (ev !== 'MODIFIED' && obj.metadata?.labels?.[identityLabel] === component) kick(50); }));

@@ -66,8 +66,8 @@ const plugin: PluginModule<'controller'> = {
       // The reference controller manager does this work: step aside while it runs (kernel/ops/step-aside.ts).
       externalLease: 'kube-controller-manager',
       start() {
-        unwatch.push(host.objects.watch(secretType, (_ev, o) => { if (o.metadata?.namespace === host.brand.systemNamespace) schedule(); }));
-        unwatch.push(host.objects.watch(cmType, (_ev, o) => { if (o.metadata?.namespace === pub && o.metadata.name === 'cluster-info') schedule(); }));
+        unwatch.push(host.objects.watch(secretType, () => schedule(), { namespace: host.brand.systemNamespace }));
+        unwatch.push(host.objects.watch(cmType, () => schedule(), { namespace: pub, name: 'cluster-info' }));
         schedule();
       },
       stop() { for (const u of unwatch) u(); for (const t of expiryTimers) clearTimeout(t); },

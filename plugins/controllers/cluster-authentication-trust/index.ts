@@ -86,7 +86,7 @@ const plugin: PluginModule<'controller'> = {
         if (!nsType || !cmType) return;
         want = await compute();
         await sync();
-        unwatch = host.objects.watch(cmType, (_ev, o) => { if (o.metadata?.name === CONFIGMAP_NAME && o.metadata.namespace === ns) queue.add('sync'); });
+        unwatch = host.objects.watch(cmType, () => queue.add('sync'), { name: CONFIGMAP_NAME, namespace: ns });
         timer = setInterval(() => void refresh(), refreshMs);
         timer.unref();
       },

@@ -52,7 +52,7 @@ const plugin: PluginModule<'controller'> = {
         if (!nsType || !cmType) return;
         ca = await readFile(o.rootCAFile ?? path.join(host.dataDir, 'pki', 'ca.crt'), 'utf8');
         unwatch.push(host.objects.watch(nsType, (ev, obj) => { if (ev !== 'DELETED') kick(obj.metadata!.name!); }));
-        unwatch.push(host.objects.watch(cmType, (_ev, obj) => { if (obj.metadata?.name === name) kick(obj.metadata.namespace!); }));
+        unwatch.push(host.objects.watch(cmType, (_ev, obj) => kick(obj.metadata!.namespace!), { name }));
         for (const n of await host.objects.list(nsType)) kick(n.metadata!.name!);
       },
       async stop() {
