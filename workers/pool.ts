@@ -3,6 +3,7 @@
 // where a thread hop would cost more than the work (see docs/benchmarks.md for the measurement).
 import { Piscina } from 'piscina';
 import { stringifySliced } from './stringify.js';
+import { parseText } from './parse.js';
 import { runMergeTask, type MergeTask, type MergeTaskResult } from './merge/index.js';
 import { decodeYaml, encodeYaml, type YamlDecoded } from './body/decode.js';
 import type { CheckJsonResult, CheckJsonTask, MergedCheck, MergedFindings } from './body/checkbody.js';
@@ -38,7 +39,8 @@ export async function runMerge(task: MergeTask, sizeBytes: number, defsKey?: str
   const sent = task.op === 'update-managed-fields' ? { op: 'json-task', text: await stringifySliced(slim) } : slim;
   let r = (await thePool().run(sent)) as string | { needDefinitions: true };
   if (typeof r !== 'string') r = (await thePool().run({ ...task, defsKey })) as string;
-  return JSON.parse(r) as MergeTaskResult;
+  // A large result (a large object's managed fields) is read back in slices.
+  return (await parseText(r)) as MergeTaskResult;
 }
 
 /**
@@ -51,7 +53,7 @@ export const YAML_WORKER_THRESHOLD_BYTES = 16 * 1024;
 export async function decodeYamlBody(text: string, maxDecodedBytes?: number): Promise<YamlDecoded> {
   if (!enabled || text.length < YAML_WORKER_THRESHOLD_BYTES) return decodeYaml(text, maxDecodedBytes);
   const r = (await thePool().run({ op: 'decode-yaml', text, maxDecodedBytes })) as { ok: true; json: string; duplicates: string[] } | { ok: false; message: string; tooLarge?: boolean };
-  return r.ok ? { ok: true, value: JSON.parse(r.json), duplicates: r.duplicates } : r;
+  return r.ok ? { ok: true, value: await parseText(r.json), duplicates: r.duplicates } : r;
 }
 
 /**

@@ -17,6 +17,7 @@ import { checked, defsKey } from './util.js';
 import type { Target } from './base.js';
 import { RegistryWatch } from './watch.js';
 import { stringifySliced } from '../../../workers/stringify.js';
+import { parseText } from '../../../workers/parse.js';
 
 export class RegistryBody extends RegistryWatch {
   /** A create or update body: JSON, YAML, or Protobuf for types (and sub-resources) with a Protobuf schema. */
@@ -50,7 +51,7 @@ export class RegistryBody extends RegistryWatch {
     const r = await checkJsonOnWorker({ op: 'check-json', text, schema: t.type.schema!, definitions: t.type.definitions, fields, typed: !t.type.unstructured, decoded, yaml }, defsKey(t.type));
     if (!r.ok && r.tooLarge) throw errors.tooLarge(r.message);
     if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as ${yaml ? 'YAML' : 'JSON'}: ${r.message}`);
-    const obj = JSON.parse(r.json) as unknown;
+    const obj = await parseText(r.json);
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
     checked.set(obj, r);
     return obj as KObject;
