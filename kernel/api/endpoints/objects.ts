@@ -4,6 +4,7 @@ import type { KObject, ObjectClient, TypeDef, UserInfo } from '../../contracts/i
 import { isStatusError } from '../../contracts/status.js';
 import { resourcePrefix, type CacheEvent, type Entry, type ResourceCache } from '../../store/cache.js';
 import type { Registry, Target } from '../registry/registry.js';
+import { parseText, SLICED_PARSE_BYTES } from '../../../workers/parse.js';
 
 /** The user the server's own writes run as. */
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] };
@@ -14,6 +15,9 @@ type Only = { name?: string; namespace?: string };
 /** Plugins' watches of committed objects (ObjectClient.watch), by resource prefix. */
 export class ObjectWatchers {
   private byPrefix = new Map<string, Map<ObjectListener, Only | undefined>>();
+  /** Changes waiting for a large one's parse before them, in commit order. */
+  private queued: { type: CacheEvent['type']; text: string; wanted: ObjectListener[] }[] = [];
+  private draining = false;
 
   add(type: TypeDef, listener: ObjectListener, only?: Only): () => void {
     const k = resourcePrefix(type);
@@ -23,16 +27,40 @@ export class ObjectWatchers {
     return () => set!.delete(listener);
   }
 
-  /** A committed change the cache applied: parsed once for the listeners that want that object, if any. */
+  /**
+   * A committed change the cache applied: parsed once for the listeners that want that object, if
+   * any. A large object is parsed in slices (parseText), and the changes after it wait for it, so
+   * every listener still sees the changes in commit order.
+   */
   notify(ev: CacheEvent, rc: ResourceCache): void {
     const listeners = this.byPrefix.get(resourcePrefix(rc.type));
     if (!listeners?.size) return;
     const { name, namespace } = ev.entry;
-    let obj: KObject | undefined;
+    const wanted: ObjectListener[] = [];
     for (const [l, only] of listeners) {
-      if (only && ((only.name !== undefined && only.name !== name) || (only.namespace !== undefined && only.namespace !== namespace))) continue;
-      obj ??= JSON.parse(ev.entry.bytes.toString('utf8')) as KObject;
-      l(ev.type, obj);
+      if (!only || ((only.name === undefined || only.name === name) && (only.namespace === undefined || only.namespace === namespace))) wanted.push(l);
+    }
+    if (!wanted.length) return;
+    if (!this.draining && ev.entry.bytes.length < SLICED_PARSE_BYTES) {
+      const obj = JSON.parse(ev.entry.bytes.toString('utf8')) as KObject;
+      for (const l of wanted) l(ev.type, obj);
+      return;
+    }
+    this.queued.push({ type: ev.type, text: ev.entry.bytes.toString('utf8'), wanted });
+    if (!this.draining) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      for (let q = this.queued.shift(); q; q = this.queued.shift()) {
+        const obj = (await parseText(q.text)) as KObject;
+        for (const l of q.wanted) {
+          try { l(q.type, obj); } catch (e) { process.emitWarning(`a listener of committed objects failed: ${String(e)}`); }
+        }
+      }
+    } finally {
+      this.draining = false;
     }
   }
 }
