@@ -29,8 +29,13 @@ import { endpoints, namespace, node } from './validation/core.js';
 
 const MAX_SIZE = 1024 * 1024;
 
+/** A config key with nothing to say about it (nearly all): one test, no message list built. */
+const GOOD_KEY = /^(?!\.\.)(?!\.$)[-._a-zA-Z0-9]{1,253}$/;
+
 function keyCauses(out: FieldCause[], map: unknown, p: string): void {
-  for (const k of Object.keys(labelsOf(map))) for (const m of configKeyErrors(k)) out.push(invalid(`${p}[${k}]`, k, m));
+  for (const k of Object.keys(labelsOf(map))) {
+    if (!GOOD_KEY.test(k)) for (const m of configKeyErrors(k)) out.push(invalid(`${p}[${k}]`, k, m));
+  }
 }
 
 /** Once `immutable` is true, neither the data nor the flag may change. */
@@ -43,12 +48,16 @@ function immutableCauses(out: FieldCause[], o: KObject, old: KObject | undefined
 
 function configMap(o: KObject, old: KObject | undefined): FieldCause[] {
   const out: FieldCause[] = [];
-  keyCauses(out, o.data, 'data');
-  keyCauses(out, o.binaryData, 'binaryData');
+  const data = labelsOf(o.data);
+  const binary = isObj(o.binaryData) ? o.binaryData : undefined;
+  // One walk of data's keys (listing 50,000 keys alone takes ~14 ms): the key rules, then sizes.
+  const keys = Object.keys(data);
+  for (const k of keys) if (!GOOD_KEY.test(k)) for (const m of configKeyErrors(k)) out.push(invalid(`data[${k}]`, k, m));
+  keyCauses(out, binary, 'binaryData');
   let size = 0;
-  for (const [k, v] of Object.entries(labelsOf(o.data))) {
-    size += k.length + Buffer.byteLength(String(v));
-    if (isObj(o.binaryData) && k in o.binaryData) out.push(invalid(`binaryData[${k}]`, k, 'duplicate of key present in data'));
+  for (const k of keys) {
+    size += k.length + Buffer.byteLength(String(data[k]));
+    if (binary && Object.hasOwn(binary, k)) out.push(invalid(`binaryData[${k}]`, k, 'duplicate of key present in data'));
   }
   for (const [k, v] of Object.entries(labelsOf(o.binaryData))) {
     const b = base64Length(String(v));
