@@ -17,11 +17,7 @@ export interface ObjectClient {
   update(type: TypeDef, obj: KObject, subresource?: string): Promise<KObject>;
   /** opts: DeleteOptions (propagationPolicy, gracePeriodSeconds, preconditions, dryRun). */
   delete(type: TypeDef, namespace: string, name: string, opts?: { propagationPolicy?: string; gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }): Promise<KObject | undefined>;
-  /**
-   * Subscribe to committed changes of a type; returns an unsubscribe function. `only`: changes of the
-   * objects with this name and/or namespace (others are not parsed for this listener: a listener for
-   * one well-known ConfigMap costs nothing when a client writes a 1 MiB one).
-   */
+  /** Subscribe to committed changes of a type (`only`: of objects with this name/namespace; no others are parsed for it); returns an unsubscribe function. */
   watch(type: TypeDef, listener: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject) => void, only?: { name?: string; namespace?: string }): () => void;
   /**
    * Every current object of a type as its identity and a lazy parse: for a controller that must know
