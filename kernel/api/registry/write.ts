@@ -16,7 +16,7 @@ import { runMerge } from '../../../workers/pool.js';
 import { managerFromUserAgent, type MergeTask } from '../../../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
 import { typeValidator } from '../fieldvalidation.js';
-import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, unchangedWrite, setPath, type FieldManagement } from './util.js';
+import { JSON_HEADERS, clone, defsKey, getPath, mergeError, mergeSize, now, parse, resetFields, unchangedWrite, setPath, type FieldManagement } from './util.js';
 import { applyScale, scaleOf } from './scale.js';
 import { collectWarnings, withWarnings, type Target } from './base.js';
 import { RegistryBody } from './body.js';
@@ -395,7 +395,7 @@ export class RegistryWrites extends RegistryBody {
       op: 'update-managed-fields', old: old ?? null, next: obj, manager, apiVersion: gv(type), schema: type.schema, definitions: type.definitions,
       time: now(), subresource: t.subresource || undefined, serverSideApply: this.ctx.featureGates.ServerSideApply !== false, resetFields: resetFields(type, t.subresource),
     };
-    const r = await runMerge(task, size, defsKey(type));
+    const r = await runMerge(task, mergeSize(type, size, obj), defsKey(type));
     if (!r.ok) throw mergeError(r.error);
     const entries = 'managedFields' in r ? r.managedFields : [];
     if (entries.length) obj.metadata!.managedFields = entries;
