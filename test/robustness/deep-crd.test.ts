@@ -4,7 +4,7 @@
 // off the event loop or in slices, and /readyz is answered meanwhile. What is asserted is behaviour
 // and ordering, never a duration: every write succeeds and round-trips, every /readyz beside it is
 // answered 200, and at least one /readyz sent after a write started is answered before that write's
-// answer (one hold as long as the write would answer none). The longest hold (a probe's wait beyond
+// last quarter (one hold as long as the write would answer none). The longest hold (a probe's wait beyond
 // the idle server's round trip) is printed, not asserted; figures in docs/operations.md ("The event loop").
 import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
@@ -94,9 +94,9 @@ const clock = () => performance.now() + performance.timeOrigin;
 
 /**
  * One write beside a /readyz prober: asserts its status, that every probe was answered 200 and,
- * when the write lasted several probe cycles of the idle server (before it), that a probe sent
- * after the write started was answered before the write's answer (one hold as long as the write
- * answers none); prints the longest hold.
+ * when the write lasted several probe cycles of the idle server (before it) with probes in flight,
+ * that a probe sent after the write started was answered before the write's last quarter (one hold
+ * as long as the write answers none); prints the longest hold.
  */
 async function beside(t: Test, s: TestServer, what: string, status: number, write: () => Promise<Reply>, order = true): Promise<Reply> {
   const probes = probe(s);
@@ -111,11 +111,18 @@ async function beside(t: Test, s: TestServer, what: string, status: number, writ
   t.ok(during.every(([, , st]) => st === 200), `${what}: every /readyz beside it answered 200`);
   const before = waits.filter(([, answered]) => answered <= start).map(([sent, answered]) => answered - sent).sort((a, b) => a - b);
   const idle = before[Math.floor(before.length / 2)] ?? 0;
-  // A probe cycle is its round trip and the prober's 2 ms pause: a write shorter than a few of them may answer none.
-  const inside = during.filter(([sent, answered]) => sent > start && answered < end).length;
+  // A probe cycle is its round trip and the prober's 2 ms pause: a write shorter than a few of them
+  // may answer none. A prober descheduled by a loaded machine sends nothing for a while: the
+  // ordering is judged only when probes were in flight for a quarter of the write or more (a running
+  // prober keeps one in flight ~40 % of the time on an idle server, one held across the write 100 %).
+  // After one long hold the write still has some work to finish (storing it, answering), and probes
+  // are answered in that tail: a probe counts when answered before the write's last quarter.
+  const inside = during.filter(([sent, answered]) => sent > start && answered < start + 0.75 * (end - start)).length;
+  const covered = during.reduce((a, [sent, answered]) => a + Math.min(answered, end) - Math.max(sent, start), 0) / (end - start);
   if (!order) t.comment(`${what}: not the deep work, the ordering is not asserted`);
-  else if (end - start > 4 * (idle + 2)) t.ok(inside > 0, `${what}: a /readyz sent after it started was answered before it was (${inside})`);
-  else t.comment(`${what}: shorter than four idle probe cycles (${idle.toFixed(1)} ms round trip): the ordering is not asserted`);
+  else if (end - start <= 4 * (idle + 2)) t.comment(`${what}: shorter than four idle probe cycles (${idle.toFixed(1)} ms round trip): the ordering is not asserted`);
+  else if (covered < 0.25) t.comment(`${what}: probes in flight for ${Math.round(100 * covered)} % of it (the prober was not running): the ordering is not asserted`);
+  else t.ok(inside > 0, `${what}: a /readyz sent after it started was answered before its last quarter (${inside})`);
   // A probe's wait beyond the idle server's round trip is time the event loop was held.
   const longest = Math.max(0, ...during.map(([sent, answered]) => Math.min(answered, end) - Math.max(sent, start) - idle));
   t.comment(`${what}: ${(end - start).toFixed(0)} ms, ${during.length} /readyz beside it (${idle.toFixed(1)} ms idle), the longest hold ${longest.toFixed(0)} ms`);
