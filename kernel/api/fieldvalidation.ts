@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FieldCause, KObject, Schema, TypeDef } from '../contracts/index.js';
 import { goQuote } from './validation.js';
 import { checkFields, isObject, join, type Defs } from '../../workers/body/fieldcheck.js';
+import { compileDeep, compileDeepSliced, isDeep } from './ajvdeep.js';
 // The registry takes the body walks from here with the rest of field validation.
 export { checkFields, decodeTypeError, dropNullFields, duplicateYamlKeyLines, findDuplicateFields, findDuplicateYamlKeys, pruneUnknown } from '../../workers/body/fieldcheck.js';
 
@@ -179,30 +180,56 @@ export function compileValidator(type: TypeDef): TypeValidator {
     validators.set(type, shared);
     return shared;
   }
-  let v: TypeValidator = NONE;
-  if (type.schema) {
-    const key = type.definitions ?? NO_DEFS;
-    let ajv = ajvByDefs.get(key);
-    if (!ajv) ajvByDefs.set(key, (ajv = newAjv(type.definitions)));
-    const fn: ValidateFunction = ajv.compile(toJsonSchema(type.schema));
-    v = (obj) => {
-      if (fn(obj)) return [];
-      const causes: FieldCause[] = [];
-      const seen = new Set<string>();
-      for (const e of fn.errors ?? []) {
-        const c = toCause(e, obj);
-        if (!c) continue;
-        const k = `${c.field}\0${c.message}`;
-        if (seen.has(k)) continue;
-        seen.add(k);
-        causes.push(c);
-      }
-      return causes;
-    };
-  }
+  const v = type.schema ? checker(compileDeep(ajvFor(type), toJsonSchema(type.schema))) : NONE;
   validators.set(type, v);
   byRef?.set((type.schema as { ref: string }).ref, v);
   return v;
+}
+
+/**
+ * The type's check as compileValidator gives it, or, while a deep schema (a custom resource's, see
+ * ajvdeep.ts) is not compiled yet, a promise of it, compiled in pieces with other requests run in between.
+ */
+export function typeValidator(type: TypeDef): TypeValidator | Promise<TypeValidator> {
+  const cached = validators.get(type);
+  if (cached || !type.schema || type.schema.type === 'ref') return cached ?? compileValidator(type);
+  const schema = toJsonSchema(type.schema);
+  if (!isDeep(schema)) return compileValidator(type);
+  let p = compiling.get(type);
+  if (!p) {
+    compiling.set(type, p = compileDeepSliced(ajvFor(type), schema).then((fn) => {
+      const v = validators.get(type) ?? checker(fn);
+      validators.set(type, v);
+      return v;
+    }).finally(() => compiling.delete(type)));
+  }
+  return p;
+}
+const compiling = new WeakMap<TypeDef, Promise<TypeValidator>>();
+
+function ajvFor(type: TypeDef): Ajv {
+  const key = type.definitions ?? NO_DEFS;
+  let ajv = ajvByDefs.get(key);
+  if (!ajv) ajvByDefs.set(key, (ajv = newAjv(type.definitions)));
+  return ajv;
+}
+
+/** A compiled check as field causes, each once. */
+function checker(fn: ValidateFunction): TypeValidator {
+  return (obj) => {
+    if (fn(obj)) return [];
+    const causes: FieldCause[] = [];
+    const seen = new Set<string>();
+    for (const e of fn.errors ?? []) {
+      const c = toCause(e, obj);
+      if (!c) continue;
+      const k = `${c.field}\0${c.message}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      causes.push(c);
+    }
+    return causes;
+  };
 }
 
 const sharedByDefs = new WeakMap<object, Map<string, TypeValidator>>();

@@ -10,7 +10,7 @@ import { gv } from '../catalog.js';
 import { checkWriteOptions, queryBool } from '../options.js';
 import { runMerge } from '../../../workers/pool.js';
 import { conflictError, runMergeTask, withManagedFields, type ApplyResult, type MergeTask } from '../../../workers/merge/index.js';
-import { JSON_HEADERS, checked, defsKey, mergeError, now, resetFields } from './util.js';
+import { JSON_HEADERS, checked, defsKey, mergeError, mergeSize, now, resetFields } from './util.js';
 import { collectWarnings, withWarnings, type Target } from './base.js';
 import { RegistryWrites } from './write.js';
 
@@ -46,7 +46,8 @@ export class RegistryPatch extends RegistryWrites {
     }
     if (isApply && (typeof patch !== 'object' || patch === null || Array.isArray(patch))) throw errors.badRequest('error decoding YAML: the applied configuration must be an object');
     const fm = { ...this.fieldManager(req), size: raw.length };
-    const size = raw.length + (this.current(type, t.namespace, t.name)?.bytes.length ?? 0);
+    // (a deep patch of a custom resource counts as large: mergeSize)
+    const size = mergeSize(type, raw.length + (this.current(type, t.namespace, t.name)?.bytes.length ?? 0), patch);
     const key = defsKey(type);
     const merge = async (cur: KObject): Promise<KObject> => {
       const task: MergeTask = ct === 'application/json-patch+json' ? { op: 'json-patch', doc: cur, patch }

@@ -15,8 +15,8 @@ import { checkWriteOptions } from '../options.js';
 import { runMerge } from '../../../workers/pool.js';
 import { managerFromUserAgent, type MergeTask } from '../../../workers/merge/index.js';
 import { WriteQueue } from './writequeue.js';
-import { compileValidator } from '../fieldvalidation.js';
-import { JSON_HEADERS, clone, defsKey, getPath, mergeError, now, parse, resetFields, unchangedWrite, setPath, type FieldManagement } from './util.js';
+import { typeValidator } from '../fieldvalidation.js';
+import { JSON_HEADERS, clone, defsKey, getPath, mergeError, mergeSize, now, parse, resetFields, unchangedWrite, setPath, type FieldManagement } from './util.js';
 import { applyScale, scaleOf } from './scale.js';
 import { collectWarnings, withWarnings, type Target } from './base.js';
 import { RegistryBody } from './body.js';
@@ -108,7 +108,9 @@ export class RegistryWrites extends RegistryBody {
       causes.push(...validateObjectMetaUpdate(obj.metadata ?? {}, old.metadata ?? {}));
       for (let i = 0; i < (type.metadataChecksOnUpdate ?? 1); i++) causes.push(...meta);
     }
-    causes.push(...compileValidator(type)(obj));
+    // A deep schema's check is compiled in pieces on the first write, other requests run in between.
+    const check = typeValidator(type);
+    causes.push(...(check instanceof Promise ? await check : check)(obj));
     if (large) await giveTurn();
     if (type.validate) causes.push(...type.validate(obj, old, this.ctx.brand, t.subresource || undefined));
     // The reference names the kind it validates: the stored group's, for a type stored with another group's resource.
@@ -393,7 +395,7 @@ export class RegistryWrites extends RegistryBody {
       op: 'update-managed-fields', old: old ?? null, next: obj, manager, apiVersion: gv(type), schema: type.schema, definitions: type.definitions,
       time: now(), subresource: t.subresource || undefined, serverSideApply: this.ctx.featureGates.ServerSideApply !== false, resetFields: resetFields(type, t.subresource),
     };
-    const r = await runMerge(task, size, defsKey(type));
+    const r = await runMerge(task, mergeSize(type, size, obj), defsKey(type));
     if (!r.ok) throw mergeError(r.error);
     const entries = 'managedFields' in r ? r.managedFields : [];
     if (entries.length) obj.metadata!.managedFields = entries;

@@ -118,6 +118,8 @@ export function customResourceTypes(crd: KObject, brand: Brand, metaDefs: Record
       if (rules === null) rules = compileRules(props, '');
       return rules ? [...causes, ...evaluateRules(rules, obj, old)] : causes;
     };
+    // A deep schema's value rules are compiled before the write is checked, in pieces, other requests run in between.
+    t.strategy = { beginCreate: () => values.ready(), beginUpdate: () => values.ready() };
     if (hasDefaults(props)) t.defaults = (obj: KObject) => applyDefaults(obj, props);
     if (selectable.size) t.fieldSelectors = fieldSelectors;
     out.push(t);

@@ -10,6 +10,7 @@ import type { RE2JS } from 're2js';
 import type { FieldCause, Schema } from '../../../kernel/contracts/index.js';
 import { fieldError, formatValue, goQuote } from '../../../kernel/api/validation.js';
 import { isObj } from '../../lib/json.js';
+import { compileDeep, compileDeepSliced, isDeep } from '../../../kernel/api/ajvdeep.js';
 
 export type Props = Record<string, any>;
 
@@ -408,28 +409,54 @@ function toCause(e: ErrorObject, data: unknown): FieldCause | undefined {
   }
 }
 
-export type ValueValidator = (obj: unknown) => FieldCause[];
+/** A version's value check; `ready()` compiles it ahead of a write, a deep schema in pieces (see kernel/api/ajvdeep.ts). */
+export type ValueValidator = ((obj: unknown) => FieldCause[]) & { ready(): Promise<void> | undefined };
 
 /**
  * Compiled validators by the text of their ajv schema: versions of one definition often share a
  * schema, and re-serving a definition (a status write, a new version) keeps the others'. Bounded; an
- * evicted schema leaves ajv's own cache too.
+ * evicted schema leaves ajv's own cache too, with the pieces a deep one was cut into.
  */
-const validators = new Map<string, { schema: Props; fn: ValidateFunction }>();
+const validators = new Map<string, { schema: Props; fn: ValidateFunction; pieces: string[] }>();
 const MAX_VALIDATORS = 512;
+/** Deep schemas being compiled in pieces, by text: writes that come meanwhile wait for the same compile. */
+const compiling = new Map<string, Promise<ValidateFunction>>();
+
+function cached(text: string): ValidateFunction | undefined {
+  const hit = validators.get(text);
+  if (hit) { validators.delete(text); validators.set(text, hit); } // most recent last
+  return hit?.fn;
+}
+
+function keep(text: string, schema: Props, fn: ValidateFunction, pieces: string[]): ValidateFunction {
+  const had = validators.get(text);
+  if (had) { for (const id of pieces) ajv().removeSchema(id); return had.fn; } // compiled meanwhile in one go
+  validators.set(text, { schema, fn, pieces });
+  if (validators.size > MAX_VALIDATORS) {
+    const [k, v] = validators.entries().next().value as [string, { schema: Props; pieces: string[] }];
+    validators.delete(k);
+    ajv().removeSchema(v.schema);
+    for (const id of v.pieces) ajv().removeSchema(id);
+  }
+  return fn;
+}
 
 function validatorFor(schema: Props): ValidateFunction {
   const text = JSON.stringify(schema);
-  const hit = validators.get(text);
-  if (hit) { validators.delete(text); validators.set(text, hit); return hit.fn; } // most recent last
-  const fn = ajv().compile(schema);
-  validators.set(text, { schema, fn });
-  if (validators.size > MAX_VALIDATORS) {
-    const [k, v] = validators.entries().next().value as [string, { schema: Props }];
-    validators.delete(k);
-    ajv().removeSchema(v.schema);
+  const pieces: string[] = [];
+  return cached(text) ?? keep(text, schema, compileDeep(ajv(), schema, pieces), pieces);
+}
+
+/** As validatorFor, a deep schema compiled in pieces with other work run in between; undefined when compiled already. */
+function validatorSliced(schema: Props): Promise<ValidateFunction> | undefined {
+  const text = JSON.stringify(schema);
+  if (cached(text)) return undefined;
+  let p = compiling.get(text);
+  if (!p) {
+    const pieces: string[] = [];
+    compiling.set(text, p = compileDeepSliced(ajv(), schema, pieces).then((fn) => keep(text, schema, fn, pieces)).finally(() => compiling.delete(text)));
   }
-  return fn;
+  return p;
 }
 
 /**
@@ -439,12 +466,16 @@ function validatorFor(schema: Props): ValidateFunction {
  */
 export function compileValues(p: Props): ValueValidator {
   let fn: ValidateFunction | undefined;
-  return (obj) => {
-    if (!fn) {
-      const schema = toAjv(p);
+  let schema: Props | undefined;
+  const ajvSchema = () => {
+    if (!schema) {
+      schema = toAjv(p);
       if (isObj(schema.properties)) delete schema.properties.metadata;
-      fn = validatorFor(schema);
     }
+    return schema;
+  };
+  const check = (obj: unknown) => {
+    fn ??= validatorFor(ajvSchema());
     if (fn(obj)) return [];
     const out: FieldCause[] = [];
     // A failed anyOf/oneOf/not reports its branches' errors too; keep only the combinator's.
@@ -455,4 +486,11 @@ export function compileValues(p: Props): ValueValidator {
     }
     return dedupe(out);
   };
+  const ready = () => {
+    if (fn) return undefined;
+    const s = ajvSchema();
+    if (!isDeep(s)) return undefined; // compiled with the first write, as it is quick
+    return validatorSliced(s)?.then((f) => { fn = f; });
+  };
+  return Object.assign(check, { ready });
 }
