@@ -53,18 +53,6 @@ export interface ConnectOptionFields { lists?: string[]; integers?: string[]; bo
 /** (`enums`: the allowed values of string fields, published as their `enum` lists.) */
 export interface DefinitionDoc { description?: string; fields: Record<string, string>; enums?: Record<string, string[]> }
 
-/**
- * Shapes an object in place as the reference stores it. 'typed': as Go decodes a request (an empty
- * list still [], what managed fields read); returns what finishes the stored shape when only
- * managed fields changed since. 'metadata': only metadata changed since the object was shaped
- * (no map touched). Both answer false when they could not: then shape it whole.
- */
-export interface StoredShape {
-  (obj: KObject): void;
-  (obj: KObject, how: 'typed'): () => boolean;
-  (obj: KObject, how: 'metadata'): boolean;
-}
-
 export interface TypeDef {
   group: string; // "" for core
   version: string;
@@ -92,7 +80,7 @@ export interface TypeDef {
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   undeletable?: { names: readonly string[]; why: string }; // names a DELETE of one refuses (403, with why): system PriorityClasses
-  storedShape?: StoredShape;
+  storedShape?: { (obj: KObject): void; (obj: KObject, how: 'typed'): () => boolean; (obj: KObject, how: 'metadata'): boolean }; // in place, as the reference stores it ('typed', 'metadata': kernel/api/repr/goshape.ts)
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */

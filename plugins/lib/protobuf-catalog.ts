@@ -2,7 +2,7 @@
 // gen-protobuf.ts from the reference's published definitions). A type speaks Protobuf when its
 // group, version and kind are found here; rows added to the catalog get it without further work.
 import type { Brand } from '../../kernel/contracts/brand.js';
-import type { StoredShape, TypeDef } from '../../kernel/contracts/index.js';
+import type { TypeDef } from '../../kernel/contracts/index.js';
 import { GoShaper, ProtobufCodec, referenceGroup, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
 import raw from './protobuf.json' with { type: 'json' };
 
@@ -19,7 +19,7 @@ export function withProtobuf<T extends TypeDef>(type: T, brand: Brand, shapeOf?:
   if (message) {
     type.protobuf = { catalog: PROTOBUF_CATALOG, message };
     type.storedShape = ((o: unknown, how?: 'typed' | 'metadata') =>
-      how === 'typed' ? SHAPER.shapeTyped(message, o) : how === 'metadata' ? SHAPER.shapeMetadata(message, o) : SHAPER.shape(message, o)) as StoredShape;
+      how === 'typed' ? SHAPER.shapeTyped(message, o) : how === 'metadata' ? SHAPER.shapeMetadata(message, o) : SHAPER.shape(message, o)) as TypeDef['storedShape'];
   }
   return type;
 }

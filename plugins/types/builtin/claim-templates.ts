@@ -3,7 +3,7 @@
 // Our server shapes a body as the reference's storage would (empty omitempty lists dropped) before
 // it validates, so for the types holding pod specs the shaping keeps those empty lists. Validation
 // then refuses them, as the reference does: no object holding them is ever stored.
-import type { StoredShape, TypeDef } from '../../../kernel/contracts/index.js';
+import type { TypeDef } from '../../../kernel/contracts/index.js';
 import { at, isObj, list, type J } from '../../lib/json.js';
 import { POD_SPEC_AT } from './pod-spec-paths.js';
 
@@ -21,5 +21,5 @@ export function keepClaimTemplateLists(t: TypeDef, key: string): void {
     const done = how === 'typed' ? shape(o, how) : shape(o);
     for (const [m, k] of kept) m[k] = [];
     return done;
-  }) as StoredShape;
+  }) as TypeDef['storedShape'];
 }
