@@ -19,9 +19,9 @@ const GO_ZERO: Record<string, unknown> = { time: null, microtime: null, duration
 /** A map keeps the order it came in above this many keys: sorting one holds the event loop. */
 const SORTED_MAP_KEYS = 1000;
 
-const enum Kind { Inline, Scalar, List, Map, Struct, Custom }
+const enum Kind { Scalar, List, Map, Struct, Custom }
 
-/** One field of a compiled message. */
+/** One field of a compiled message (an inlined struct's fields are the message's own). */
 interface Step {
   json: string;
   kind: Kind;
@@ -34,15 +34,20 @@ interface Step {
   zero: unknown;
   /** A custom struct without a Go zero in GO_ZERO: an absent one stays absent. */
   dropped: boolean;
+  /** Its position in the Go type's field order. */
+  rank: number;
+  /** Inlined structs it is in (a walk's depth counts them). */
+  depth: number;
   /** The plan of `type`, once first walked. */
   sub?: Plan;
 }
 
 interface Plan {
   custom: boolean;
-  steps: Step[];
-  /** Each JSON field (inlined ones in their place) → its position in the Go type. */
-  rank: Map<string, number>;
+  /** JSON name → field, inlined ones included. */
+  fields: Map<string, Step>;
+  /** The fields an object without them gets (the others' absence is their zero value). */
+  absent: Step[];
   /** The step of `metadata`, when the message has one. */
   metadata?: Step;
 }
@@ -61,7 +66,7 @@ export class GoShaper {
 
   /** Shapes `v`, a JSON object of Protobuf message `name`, in place, as stored. */
   shape(name: string, v: unknown): void {
-    this.walk(this.plan(name), v, 0, false, STORED);
+    this.walk(this.plan(name), v, 0, STORED);
   }
 
   /**
@@ -73,7 +78,7 @@ export class GoShaper {
    */
   shapeTyped(name: string, v: unknown): () => boolean {
     const plan = this.plan(name), kept: unknown[] = [];
-    this.walk(plan, v, 0, false, { typed: true, maps: true, kept });
+    this.walk(plan, v, 0, { typed: true, maps: true, kept });
     return () => {
       for (let i = 0; i < kept.length; i += 3) {
         const o = kept[i] as Json, k = kept[i + 1] as string, x = kept[i + 2];
@@ -91,61 +96,68 @@ export class GoShaper {
   shapeMetadata(name: string, v: unknown): boolean {
     const step = this.plan(name).metadata, md = step && (v as Json)?.[step.json];
     if (!md || typeof md !== 'object' || Array.isArray(md)) return false;
-    this.walk(step.sub ??= this.plan(step.type), md, 1, false, STORED_KNOWN_MAPS);
+    this.walk(step.sub ??= this.plan(step.type), md, 1, STORED_KNOWN_MAPS);
     return true;
   }
 
-  private walk(plan: Plan, v: unknown, depth: number, inline: boolean, pass: Pass): void {
+  // The object's own keys are walked (an absent field's lookup costs as much as a present one's),
+  // then the fields an absent one means something for; the order is checked on the way.
+  private walk(plan: Plan, v: unknown, depth: number, pass: Pass): void {
     if (plan.custom || depth > 128 || !v || typeof v !== 'object' || Array.isArray(v)) return;
-    const o = v as Json;
-    for (const f of plan.steps) {
-      if (f.kind === Kind.Inline) { this.walk(f.sub ??= this.plan(f.type), o, depth + 1, true, pass); continue; }
-      let x = o[f.json];
-      if (x === null) { // a nil pointer, or (not a pointer) Go's zero value: rewritten in place
-        if (f.pointer || ((f.kind === Kind.List || f.kind === Kind.Map) && !f.omitempty)) { if (f.omitempty) delete o[f.json]; continue; }
-        if (f.kind === Kind.Struct) x = o[f.json] = {};
-        else { if (f.zero === undefined || (f.kind === Kind.Scalar && f.omitempty)) delete o[f.json]; else o[f.json] = f.zero; continue; }
-      } else if (x === undefined) {
-        if (f.pointer || f.kind === Kind.List || f.kind === Kind.Map) { if (!f.omitempty) o[f.json] = null; continue; }
-        if (f.kind === Kind.Scalar) { if (!f.omitempty) o[f.json] = f.zero; continue; }
-        if (f.kind === Kind.Custom) { if (!f.dropped) o[f.json] = f.zero; continue; }
-        x = o[f.json] = {};
-      }
-      switch (f.kind) {
-        case Kind.List: {
-          if (!Array.isArray(x)) break;
-          if (!x.length) { this.empty(o, f, x, pass); break; }
-          if (!f.scalar) { const el = (f.sub ??= this.plan(f.type)); for (let i = 0; i < x.length; i++) this.walk(el, x[i], depth + 1, false, pass); }
-          break;
-        }
-        case Kind.Map: {
-          if (typeof x !== 'object' || Array.isArray(x)) break;
-          const m = x as Json;
-          if (pass.maps) {
-            const n = checkOrder(m);
-            if (n === 0) { this.empty(o, f, m, pass); break; }
-            if (n < 0) sortKeys(m);
-          }
-          if (!f.scalar) { const el = (f.sub ??= this.plan(f.type)); for (const k in m) this.walk(el, m[k], depth + 1, false, pass); }
-          break;
-        }
-        case Kind.Scalar:
-          if (f.omitempty && !f.pointer && isZeroScalar(x)) delete o[f.json];
-          break;
-        case Kind.Struct:
-          this.walk(f.sub ??= this.plan(f.type), x, depth + 1, false, pass);
-          break;
-        // a custom-encoded struct (a time, a quantity) is written as it is
-      }
-    }
-    if (inline) return;
-    // most objects are in order already: checked without building a key list
-    const rank = plan.rank;
-    let last = -Infinity;
+    const o = v as Json, fields = plan.fields;
+    let last = -Infinity, sorted = true;
     for (const k in o) {
-      const r = rankOf(rank, k);
-      if (r < last) { reorder(o, rank); return; }
-      last = r;
+      const f = fields.get(k);
+      // (a field deleted here still counts: at worst an object in order is rewritten as it is)
+      const r = f !== undefined ? f.rank : k === 'kind' ? -2 : k === 'apiVersion' ? -1 : Infinity;
+      if (r < last) sorted = false;
+      else last = r;
+      if (f !== undefined && depth + f.depth <= 128) this.field(o, f, o[k], depth + f.depth, pass);
+    }
+    for (const f of plan.absent) {
+      if (o[f.json] !== undefined || depth + f.depth > 128) continue;
+      this.field(o, f, undefined, depth + f.depth, pass);
+      if (f.rank < last) sorted = false;
+      else last = f.rank;
+    }
+    if (!sorted) reorder(o, fields);
+  }
+
+  private field(o: Json, f: Step, x: unknown, depth: number, pass: Pass): void {
+    if (x === null) { // a nil pointer, or (not a pointer) Go's zero value: rewritten in place
+      if (f.pointer || ((f.kind === Kind.List || f.kind === Kind.Map) && !f.omitempty)) { if (f.omitempty) delete o[f.json]; return; }
+      if (f.kind === Kind.Struct) x = o[f.json] = {};
+      else { if (f.zero === undefined || (f.kind === Kind.Scalar && f.omitempty)) delete o[f.json]; else o[f.json] = f.zero; return; }
+    } else if (x === undefined) {
+      if (f.pointer || f.kind === Kind.List || f.kind === Kind.Map) { if (!f.omitempty) o[f.json] = null; return; }
+      if (f.kind === Kind.Scalar) { if (!f.omitempty) o[f.json] = f.zero; return; }
+      if (f.kind === Kind.Custom) { if (!f.dropped) o[f.json] = f.zero; return; }
+      x = o[f.json] = {};
+    }
+    switch (f.kind) {
+      case Kind.List: {
+        if (!Array.isArray(x)) return;
+        if (!x.length) return this.empty(o, f, x, pass);
+        if (!f.scalar) { const el = (f.sub ??= this.plan(f.type)); for (let i = 0; i < x.length; i++) this.walk(el, x[i], depth + 1, pass); }
+        return;
+      }
+      case Kind.Map: {
+        if (typeof x !== 'object' || Array.isArray(x)) return;
+        const m = x as Json;
+        if (pass.maps) {
+          const n = checkOrder(m);
+          if (n === 0) return this.empty(o, f, m, pass);
+          if (n < 0) sortKeys(m);
+        }
+        if (!f.scalar) { const el = (f.sub ??= this.plan(f.type)); for (const k in m) this.walk(el, m[k], depth + 1, pass); }
+        return;
+      }
+      case Kind.Scalar:
+        if (f.omitempty && !f.pointer && isZeroScalar(x)) delete o[f.json];
+        return;
+      case Kind.Struct:
+        return this.walk(f.sub ??= this.plan(f.type), x, depth + 1, pass);
+      // a custom-encoded struct (a time, a quantity) is written as it is
     }
   }
 
@@ -160,28 +172,29 @@ export class GoShaper {
   private plan(name: string): Plan {
     let p = this.plans.get(name);
     if (p) return p;
-    const c = this.codec.shapeOf(name);
-    const steps = c.fields.map((f) => this.step(f));
-    const names: string[] = [];
-    const add = (n: string) => { for (const f of this.codec.shapeOf(n).fields) if (f.inline) add(f.type); else names.push(f.json); };
-    add(name);
-    const metadata = steps.find((s) => s.json === 'metadata' && s.kind === Kind.Struct);
-    p = { custom: c.enc !== undefined, steps, rank: new Map(names.map((k, i) => [k, i])), metadata };
+    const steps: Step[] = [];
+    const add = (n: string, depth: number) => {
+      for (const f of this.codec.shapeOf(n).fields) if (f.inline) add(f.type, depth + 1); else steps.push(this.step(f, steps.length, depth));
+    };
+    add(name, 0);
+    const metadata = steps.find((s) => s.json === 'metadata' && s.kind === Kind.Struct && !s.depth);
+    const absent = steps.filter((f) => (f.pointer || f.kind === Kind.List || f.kind === Kind.Map || f.kind === Kind.Scalar ? !f.omitempty : f.kind === Kind.Custom ? !f.dropped : true));
+    p = { custom: this.codec.shapeOf(name).enc !== undefined, fields: new Map(steps.map((f) => [f.json, f])), absent, metadata };
     this.plans.set(name, p);
     return p;
   }
 
-  private step(f: Field): Step {
-    const enc = f.scalar || f.repeated || f.map || f.inline ? undefined : this.codec.shapeOf(f.type).enc;
-    const kind = f.inline ? Kind.Inline : f.repeated ? Kind.List : f.map ? Kind.Map : f.scalar ? Kind.Scalar : enc !== undefined ? Kind.Custom : Kind.Struct;
+  private step(f: Field, rank: number, depth: number): Step {
+    const enc = f.scalar || f.repeated || f.map ? undefined : this.codec.shapeOf(f.type).enc;
+    const kind = f.repeated ? Kind.List : f.map ? Kind.Map : f.scalar ? Kind.Scalar : enc !== undefined ? Kind.Custom : Kind.Struct;
     const zero = kind === Kind.Scalar ? (f.type === 'string' || f.type === 'bytes' ? '' : f.type === 'bool' ? false : 0) : kind === Kind.Custom ? GO_ZERO[enc!] : undefined;
-    return { json: f.json, kind, type: f.type, scalar: f.scalar, pointer: f.pointer, omitempty: f.omitempty, zero, dropped: kind === Kind.Custom && !(enc! in GO_ZERO) };
+    return { json: f.json, kind, type: f.type, scalar: f.scalar, pointer: f.pointer, omitempty: f.omitempty, zero, dropped: kind === Kind.Custom && !(enc! in GO_ZERO), rank, depth };
   }
 }
 
-function rankOf(rank: Map<string, number>, k: string): number {
-  const r = rank.get(k);
-  return r !== undefined ? r : k === 'kind' ? -2 : k === 'apiVersion' ? -1 : Infinity;
+function rankOf(fields: Map<string, Step>, k: string): number {
+  const f = fields.get(k);
+  return f !== undefined ? f.rank : k === 'kind' ? -2 : k === 'apiVersion' ? -1 : Infinity;
 }
 
 /** 0 when `m` is empty; its key count (or SORTED_MAP_KEYS + 1, past that) when its keys are sorted or too many to sort; else -1. One walk of the keys. */
@@ -207,8 +220,8 @@ function sortKeys(m: Json): void {
 }
 
 /** Rewrites `o`'s keys in the Go type's order (unknown keys last, as they came). */
-function reorder(o: Json, rank: Map<string, number>): void {
-  const keys = Object.keys(o), order = keys.slice(), ranks = order.map((k) => rankOf(rank, k));
+function reorder(o: Json, fields: Map<string, Step>): void {
+  const keys = Object.keys(o), order = keys.slice(), ranks = order.map((k) => rankOf(fields, k));
   // an insertion sort: stable, and objects have few keys
   for (let i = 1; i < order.length; i++) {
     const k = order[i]!, r = ranks[i]!;
@@ -220,10 +233,15 @@ function reorder(o: Json, rank: Map<string, number>): void {
   rewrite(o, order, keys);
 }
 
-/** Puts `o`'s keys in the order of `order`; the old keys deleted last first, which keeps V8's fast properties. */
+/**
+ * Puts `o`'s keys (`keys`, as they are) in the order of `order`: the keys from the first out of
+ * place on are deleted, last first (which keeps V8's fast properties), and added again in order.
+ */
 function rewrite(o: Json, order: string[], keys = Object.keys(o)): void {
-  const values = new Array<unknown>(order.length);
-  for (let i = 0; i < order.length; i++) values[i] = o[order[i]!];
-  for (let i = keys.length - 1; i >= 0; i--) delete o[keys[i]!];
-  for (let i = 0; i < order.length; i++) o[order[i]!] = values[i];
+  let from = 0;
+  while (from < keys.length && keys[from] === order[from]) from++;
+  const values = new Array<unknown>(order.length - from);
+  for (let i = from; i < order.length; i++) values[i - from] = o[order[i]!];
+  for (let i = keys.length - 1; i >= from; i--) delete o[keys[i]!];
+  for (let i = from; i < order.length; i++) o[order[i]!] = values[i - from];
 }
