@@ -29,20 +29,22 @@ export class AdmissionChain {
    * (wantsReinvocation, told whether the object changed after its admit() returned, found by
    * comparing the serialized object then and at the end of the pass) runs admit() once more, in
    * order, with attrs.reinvoking set. Only requests where a plugin may ask pay for the serializing.
+   * True when a plugin's admit() ran: it may have changed the object (the write shapes it again).
    */
-  async admit(a: AdmissionAttributes): Promise<void> {
+  async admit(a: AdmissionAttributes): Promise<boolean> {
     const list = this.applicable(a);
     this.checkDryRun(list, a);
-    let after: Map<NamedAdmission, string> | undefined;
+    let after: Map<NamedAdmission, string> | undefined, ran = false;
     for (const p of list) {
       if (!p.plugin.admit) continue;
+      ran = true;
       try { await p.plugin.admit(a); } catch (e) { throw refusal(p.name, e); }
       if (p.plugin.wantsReinvocation?.(a)) (after ??= new Map()).set(p, JSON.stringify(a.object ?? null));
     }
-    if (!after) return;
+    if (!after) return ran;
     const final = JSON.stringify(a.object ?? null);
     const again = [...after].filter(([p, seen]) => p.plugin.wantsReinvocation!(a, seen !== final)).map(([p]) => p);
-    if (!again.length) return;
+    if (!again.length) return ran;
     a.reinvoking = true;
     try {
       for (const p of again) {
@@ -51,6 +53,7 @@ export class AdmissionChain {
     } finally {
       delete a.reinvoking;
     }
+    return ran;
   }
 
   async validate(a: AdmissionAttributes): Promise<void> {

@@ -80,7 +80,7 @@ export interface TypeDef {
   /** false: an update must carry metadata.resourceVersion (the reference's AllowUnconditionalUpdate); default true. */
   unconditionalUpdate?: boolean;
   undeletable?: { names: readonly string[]; why: string }; // names a DELETE of one refuses (403, with why): system PriorityClasses
-  storedShape?: (obj: KObject, typed?: boolean) => void; // in place, as the reference stores it (typed: as decoded, [] not yet null)
+  storedShape?: { (obj: KObject): void; (obj: KObject, how: 'typed'): () => boolean; (obj: KObject, how: 'metadata'): boolean }; // in place, as the reference stores it ('typed', 'metadata': kernel/api/repr/goshape.ts)
   /** Fill defaults in place (pure). */
   defaults?: (obj: KObject, brand: Brand) => void;
   /** Type-specific validation: returns causes (field, message, reason). */

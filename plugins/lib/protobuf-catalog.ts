@@ -18,7 +18,8 @@ export function withProtobuf<T extends TypeDef>(type: T, brand: Brand, shapeOf?:
   const message = PROTOBUF_CATALOG.kinds[`${group ? `${group}/` : ''}${shapeOf ?? type.version}/${type.kind}`];
   if (message) {
     type.protobuf = { catalog: PROTOBUF_CATALOG, message };
-    type.storedShape = (o, typed) => SHAPER.shape(message, o, typed);
+    type.storedShape = ((o: unknown, how?: 'typed' | 'metadata') =>
+      how === 'typed' ? SHAPER.shapeTyped(message, o) : how === 'metadata' ? SHAPER.shapeMetadata(message, o) : SHAPER.shape(message, o)) as TypeDef['storedShape'];
   }
   return type;
 }

@@ -20,7 +20,8 @@ import { JSON_ACCEPTED, parse } from './util.js';
  * the API machinery does not import the request pipeline that calls it.
  */
 export interface Admission {
-  admit(a: AdmissionAttributes): Promise<void>;
+  /** True when a mutating step ran (the object may have changed). */
+  admit(a: AdmissionAttributes): Promise<boolean>;
   validate(a: AdmissionAttributes): Promise<void>;
 }
 

@@ -184,12 +184,12 @@ export class RegistryWrites extends RegistryBody {
     type.defaults?.(obj, this.ctx.brand);
     // Managed fields compare the object as decoded (Go's shape) with the type's zero value, as the
     // reference's field manager compares the typed object with an empty one; then the stored shape.
-    type.storedShape?.(obj, true);
+    const toStored = type.storedShape?.(obj, 'typed');
     if (fm && !fm.applied) await this.trackFields(t, type.storedShape ? this.zeroOf(type) : undefined, obj, fm.manager, fm.size ?? 0);
-    type.storedShape?.(obj);
+    if (toStored && !toStored()) type.storedShape!(obj);
     await this.guard(t, 'CREATE', obj, undefined, user);
     const attrs = this.attrs('CREATE', { ...t, name: md.name ?? '' }, user, dryRun, obj);
-    await this.ctx.admission.admit(attrs);
+    let changed = await this.ctx.admission.admit(attrs);
     // Server-set metadata, and a fresh status where status has its own endpoint (unless the type keeps it).
     md.uid = randomUUID();
     md.creationTimestamp = now();
@@ -197,6 +197,7 @@ export class RegistryWrites extends RegistryBody {
     delete md.deletionGracePeriodSeconds;
     if (type.hasSpec) md.generation = 1;
     if (type.subresources?.includes('status') && type.statusField && !type.statusOnCreate) {
+      changed = true;
       const fresh = clone(obj);
       delete fresh[type.statusField];
       type.defaults?.(fresh, this.ctx.brand);
@@ -212,7 +213,7 @@ export class RegistryWrites extends RegistryBody {
       await this.validate(t, obj, undefined, large);
       attrs.name = md.name!;
       await this.ctx.admission.validate(attrs);
-      type.storedShape?.(obj); // what mutating admission added, as the reference's storage keeps it
+      this.shapeAgain(t, obj, changed || !!type.strategy?.beginCreate); // what admission and the server added, as the reference's storage keeps it
       if (large) await giveTurn();
       if (dryRun) {
         // A dry run answers what the real create would: an existing name is a conflict.
@@ -308,21 +309,21 @@ export class RegistryWrites extends RegistryBody {
       // cannot show (another version's field, an order) is still a change.
       const storedAs = storedApiVersion(type);
       const inStorage = type.convertObject && storedAs !== gv(type) ? (o: KObject) => type.convertObject!(o, storedAs) : undefined;
-      type.storedShape?.(obj, true);
+      const toStored = type.storedShape?.(obj, 'typed');
       if (fm && !fm.applied) await this.trackFields(t, old, obj, fm.manager, 2 * e.bytes.length + (fm.size ?? 0));
-      type.storedShape?.(obj);
+      if (toStored && !toStored()) type.storedShape!(obj);
       // A status write never bumps generation (the reference's status strategies keep the stored spec).
       if (type.hasSpec) nmd.generation = (omd.generation ?? 1) + (type.hasSpec === true && sub !== 'status' && (inStorage ? specOf(inStorage(obj)) !== specOf(inStorage(parse(e))) : specOf(obj) !== specOf(old)) ? 1 : 0);
       else delete nmd.generation;
       if (!t.subresource) await this.guard(t, 'UPDATE', obj, old, user);
       const attrs = this.attrs('UPDATE', t, user, dryRun, obj, old);
-      await this.ctx.admission.admit(attrs);
+      const changed = await this.ctx.admission.admit(attrs);
       const finish = await type.strategy?.beginUpdate?.(obj, old, { dryRun, user, subresource: t.subresource });
       const out = await settle(finish, async (): Promise<{ ok: boolean; value: { code: number; bytes: Buffer } | undefined }> => {
         const large = e.bytes.length + (fm?.size ?? 0) >= LARGE_WRITE_BYTES;
         await this.validate(t, obj, old, large);
         await this.ctx.admission.validate(attrs);
-        type.storedShape?.(obj);
+        this.shapeAgain(t, obj, changed || !!type.strategy?.beginUpdate);
         if (large) await giveTurn();
         // The last finalizer removed from an object being deleted: the object goes. Not while a
         // graceful deletion's period runs: the node agent still writes the pod's status then.
@@ -376,12 +377,22 @@ export class RegistryWrites extends RegistryBody {
     return { manager: req.query.get('fieldManager') || managerFromUserAgent(req.header('user-agent') ?? '') || 'unknown' };
   }
 
+  /**
+   * The stored shape once more, before the object is stored: whole when more than the server's own
+   * metadata may have changed since it was shaped (`changed`: a mutating admission plugin ran, a
+   * strategy prepared the write, a fresh status; or a guard saw it), else its metadata alone.
+   */
+  private shapeAgain(t: Target, obj: KObject, changed: boolean): void {
+    const shape = t.type.storedShape;
+    if (shape && (changed || this.guards.has(`${t.type.group}/${t.type.resource}`) || !shape(obj, 'metadata'))) shape(obj);
+  }
+
   /** The type's zero value in Go's shape (what its encoder writes for an empty object of it); made once per type, read only. */
   private zeroOf(type: TypeDef): KObject {
     let zero = ZERO_OBJECTS.get(type);
     if (!zero) {
       zero = { apiVersion: gv(type), kind: type.kind, metadata: {} };
-      type.storedShape!(zero, true);
+      type.storedShape!(zero, 'typed');
       ZERO_OBJECTS.set(type, zero);
     }
     return zero;

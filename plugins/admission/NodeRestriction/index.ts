@@ -161,7 +161,8 @@ const plugin: PluginModule<'admission'> = {
     }
 
     return {
-      handles: (op) => op !== 'CONNECT',
+      // only a node's own requests (the write path then knows no other request was changed here)
+      handles: (op, a) => op !== 'CONNECT' && nodeIdentity(a.user) !== undefined,
       async admit(a) {
         const node = nodeIdentity(a.user);
         if (node === undefined) return;

@@ -143,7 +143,8 @@ const plugin: PluginModule<'controller'> = {
         apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: ns, labels: { [`endpointslice.${keyDomain}/skip-mirror`]: 'true' } }, subsets,
       }, (e) => e.subsets, (e) => { e.subsets = subsets; });
       // One slice per family, as the reference's endpoint reconciler writes them; the first family's keeps the service's name.
-      const epPorts = subsets[0].ports;
+      // (its own copies: the two writes run together, and each shapes its object in place in its type's field order)
+      const epPorts = subsets[0].ports.map((p) => ({ ...p }));
       const first = ipsAt(ports[0]);
       const v4 = first.filter((a) => isIP(a) === 4);
       const primary = v4.length && isIP(addresses[0]) === 4 ? v4 : first.filter((a) => isIP(a) === 6);

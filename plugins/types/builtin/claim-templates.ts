@@ -13,10 +13,13 @@ const LISTS = ['ownerReferences', 'finalizers', 'managedFields'];
 export function keepClaimTemplateLists(t: TypeDef, key: string): void {
   const specPath = POD_SPEC_AT[key]?.join('.'), shape = t.storedShape;
   if (!specPath || !shape) return;
-  t.storedShape = (o, typed) => {
+  // (shaping the top metadata alone, or finishing a typed shape, leaves the templates as they are)
+  t.storedShape = ((o: J, how?: 'typed' | 'metadata') => {
+    if (how === 'metadata') return shape(o, how);
     const metas = list(at(o, `${specPath}.volumes`)).map((v) => at(v, 'ephemeral.volumeClaimTemplate.metadata')).filter(isObj);
     const kept: [J, string][] = metas.flatMap((m) => LISTS.filter((k) => Array.isArray(m[k]) && m[k].length === 0).map((k): [J, string] => [m, k]));
-    shape(o, typed);
+    const done = how === 'typed' ? shape(o, how) : shape(o);
     for (const [m, k] of kept) m[k] = [];
-  };
+    return done;
+  }) as TypeDef['storedShape'];
 }
