@@ -68,7 +68,9 @@ export const checksJsonOnWorker = (bytes: number) => enabled && bytes >= JSON_CH
 
 /** Runs checkJsonBody on a worker; definitions are sent as for merges (only to a worker that lacks them). */
 export async function checkJsonOnWorker(task: CheckJsonTask, defsKey?: string): Promise<CheckJsonResult> {
-  const slim = task.definitions && defsKey ? { ...task, definitions: undefined, defsKey } : task;
+  // Definitions and a Protobuf body's catalogs go only to a worker that asks for them.
+  let slim = task.definitions && defsKey ? { ...task, definitions: undefined, defsKey } : task;
+  if (task.protobuf?.catalogs) slim = { ...slim, protobuf: { ...task.protobuf, catalogs: undefined } };
   let r = (await thePool().run(slim)) as CheckJsonResult | { needDefinitions: true };
   if ('needDefinitions' in r) r = (await thePool().run({ ...task, defsKey })) as CheckJsonResult;
   return r;

@@ -1,11 +1,14 @@
-// A piscina worker: runs one merge task, or decodes one large YAML body. Schema definitions arrive
-// once per worker and are kept by key.
+// A piscina worker: runs one merge task, or decodes (and checks) one large JSON, YAML or Protobuf
+// body. Schema definitions and Protobuf catalogs arrive once per worker and are kept by key.
 import { runMergeTask, type MergeTask } from './merge/index.js';
 import { move } from 'piscina';
 import { decodeYamlToJson, depthError, encodeYaml } from './body/decode.js';
 import { checkJsonBody, checkMerged, type CheckJsonTask, type MergedCheck } from './body/checkbody.js';
+import { ProtobufCodec } from './body/protocodec.js';
 
 const definitions = new Map<string, unknown>();
+/** Protobuf codecs of the catalogs large Protobuf bodies were sent with, by key. */
+const codecs = new Map<string, ProtobufCodec>();
 
 export default function (task: ((MergeTask | CheckJsonTask) & { defsKey?: string }) | { op: 'decode-yaml'; text: string; maxDecodedBytes?: number } | { op: 'encode-yaml'; json: Uint8Array } | { op: 'json-task'; text: string }) {
   // A task sent as its JSON text (pool.ts runMerge: cheaper for the event loop than a structured clone).
@@ -19,7 +22,13 @@ export default function (task: ((MergeTask | CheckJsonTask) & { defsKey?: string
     else if (definitions.has(t.defsKey)) t.definitions = definitions.get(t.defsKey);
     else return { needDefinitions: true };
   }
-  if (t.op === 'check-json') return checkJsonBody(t as CheckJsonTask);
+  if (t.op === 'check-json') {
+    const pb = (t as CheckJsonTask).protobuf;
+    if (!pb) return checkJsonBody(t as CheckJsonTask);
+    if (pb.catalogs) codecs.set(pb.catalogKey, new ProtobufCodec(pb.catalogs));
+    const codec = codecs.get(pb.catalogKey);
+    return codec ? checkJsonBody(t as CheckJsonTask, codec) : { needDefinitions: true };
+  }
   // As JSON text: a structured clone nested deeper than the main thread's stack can take is dropped
   // there ('messageerror', which piscina does not see), and the task would never settle.
   const r = runMergeTask(t as MergeTask);

@@ -3,9 +3,10 @@
 // and pruning. Each is a pass over every key; for 100,000 keys together they held the event loop
 // for over a second. Only the pruned JSON text and the findings come back, so the event loop parses
 // once (a structured clone back would cost as much as the parse).
-import type { Schema } from '../../kernel/contracts/index.js';
+import type { ProtoCatalog, Schema } from '../../kernel/contracts/index.js';
 import { decodeTypeError, dropNullFields, findDuplicateFields, pruneUnknown, checkFields } from './fieldcheck.js';
 import { decodeYaml, parseJson } from './decode.js';
+import { decodeObject, type ProtobufCodec } from './protocodec.js';
 
 export interface CheckJsonTask {
   op: 'check-json';
@@ -26,10 +27,21 @@ export interface CheckJsonTask {
    * `maxDecodedBytes` of JSON): its duplicate keys are the decoder's, its nulls dropped as JSON's.
    */
   yaml?: { maxDecodedBytes?: number };
+  /**
+   * The body is Protobuf (its envelope read on the event loop): the object's bytes, decoded here with
+   * the codec of `catalogKey` (its catalogs sent once per worker, as definitions are); `text` is unused.
+   */
+  protobuf?: ProtobufTask;
+}
+
+export interface ProtobufTask {
+  bytes: Uint8Array; message: string; kind: string; envelope: { apiVersion: string; kind: string };
+  catalogKey: string; catalogs?: ProtoCatalog[];
 }
 
 export type CheckJsonResult =
-  | { ok: false; message: string; tooLarge?: boolean }
+  /** `whole`: `message` is the whole 400 message (a Protobuf body's). */
+  | { ok: false; message: string; tooLarge?: boolean; whole?: boolean }
   /** `json`: the body as stored (nulls dropped, pruned); unknown and duplicate paths at most 100 each (the reference keeps 100 strict errors). */
   | { ok: true; json: string; typeError?: string; unknown: string[]; duplicates: string[]; yaml?: boolean; positions?: [string, number][] };
 
@@ -56,10 +68,14 @@ export function checkMerged(value: unknown, check: MergedCheck, definitions: Rea
 }
 
 /** What kernel/api/registry/body.ts decode() and fieldValidation() do to a JSON (or YAML) body, in their order. */
-export function checkJsonBody(task: CheckJsonTask): CheckJsonResult {
+export function checkJsonBody(task: CheckJsonTask, codec?: ProtobufCodec): CheckJsonResult {
   let obj: unknown;
   let yamlDuplicates: string[] | undefined;
-  if (task.yaml) {
+  if (task.protobuf) {
+    const r = decodeObject(codec!, task.protobuf);
+    if ('error' in r) return { ok: false, message: r.error, whole: true };
+    obj = r.object;
+  } else if (task.yaml) {
     const r = decodeYaml(task.text, task.yaml.maxDecodedBytes);
     if (!r.ok) return r;
     obj = r.value;

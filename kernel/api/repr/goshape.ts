@@ -9,7 +9,7 @@
 // admission), so the walk is kept cheap: each message compiled once into steps, fields rewritten in
 // place (a delete and re-add would leave the object unordered and in V8's slow dictionary mode),
 // and the later passes told what the earlier ones already settled.
-import type { Field, ProtobufCodec } from './protocodec.js';
+import type { Field, ProtobufCodec } from '../../../workers/body/protocodec.js';
 
 type Json = Record<string, unknown>;
 

@@ -7,11 +7,10 @@ import type { Brand } from '../../contracts/brand.js';
 import type { KObject } from '../../contracts/objects.js';
 import { errors } from '../../contracts/status.js';
 import type { TypeDef } from '../../contracts/types.js';
-import { depthError } from '../../../workers/body/decode.js';
 import type { Entry } from '../../store/entry.js';
-import { DecodeError, ProtobufCodec, unwrap, wrap, wrapParts } from './protocodec.js';
+import { DecodeError, decodeObject, ProtobufCodec, unwrap, wrap, wrapParts, type ProtoCatalog } from '../../../workers/body/protocodec.js';
 
-export { META, ProtobufCodec, formatDuration, parseDuration, unwrap, wrap, type ProtoCatalog, type ProtoField, type ProtoMessage } from './protocodec.js';
+export { META, ProtobufCodec, formatDuration, parseDuration, unwrap, wrap, type ProtoCatalog, type ProtoField, type ProtoMessage } from '../../../workers/body/protocodec.js';
 export { GoShaper } from './goshape.js';
 
 // ---------------------------------------------------------------- kernel use
@@ -60,27 +59,38 @@ function asBadRequest(e: unknown, what: string): never {
   throw e;
 }
 
-/**
- * Decodes a Protobuf request body of `type` (sub-resource aware); 415 when there is no Protobuf
- * schema for it here, 400 for anything malformed.
- */
-export function decodeProtobuf(body: Buffer, brand: Brand, type: TypeDef, subresource = ''): KObject {
+/** A Protobuf request body unwrapped: its object's bytes, the message they are, and the codec's catalogs (for a worker). */
+export interface ProtobufBody { bytes: Uint8Array; message: string; kind: string; catalogs: ProtoCatalog[]; catalogKey: string; envelope: { apiVersion: string; kind: string } }
+
+const codecKeys = new WeakMap<ProtobufCodec, string>();
+let keys = 0;
+/** A key naming a codec's catalogs to a worker, which keeps a codec of them by it. */
+const keyOf = (codec: ProtobufCodec) => {
+  let k = codecKeys.get(codec);
+  if (!k) codecKeys.set(codec, (k = `protobuf-${++keys}`));
+  return k;
+};
+
+/** The envelope of a Protobuf request body of `type` read (sub-resource aware); 415 when there is no Protobuf schema for it here, 400 for a bad envelope. */
+export function protobufBody(body: Buffer, brand: Brand, type: TypeDef, subresource = ''): ProtobufBody {
   const target = bodyMessage(brand, type, subresource);
   if (!target) throw errors.unsupportedMediaType(['application/json', 'application/yaml']);
   let env;
   try { env = unwrap(body); } catch (e) { asBadRequest(e, 'Protobuf'); }
   if (env.contentEncoding) throw errors.badRequest(`unsupported content encoding "${env.contentEncoding}"`);
   if (env.contentType && env.contentType !== brand.protobufType) throw errors.badRequest(`unsupported content type "${env.contentType}" inside the envelope`);
-  let obj: KObject;
-  try { obj = target.codec.decode(target.message, env.raw) as KObject; } catch (e) { asBadRequest(e, target.kind); }
-  // Embedded JSON (RawExtension, FieldsV1, JSON) deepens the object: the whole object gets the JSON
-  // path's bound and answer, since everything after decoding recurses through it alike.
-  const deep = depthError(obj);
-  if (deep) throw errors.badRequest(`the body of the request could not be decoded as JSON: ${deep}`);
-  const out: KObject = {};
-  if (env.apiVersion) out.apiVersion = env.apiVersion;
-  if (env.kind) out.kind = env.kind;
-  return Object.assign(out, obj);
+  return { bytes: env.raw, message: target.message, kind: target.kind, catalogs: target.codec.catalogs, catalogKey: keyOf(target.codec), envelope: { apiVersion: env.apiVersion, kind: env.kind } };
+}
+
+/**
+ * Decodes a Protobuf request body of `type` (sub-resource aware); 415 when there is no Protobuf
+ * schema for it here, 400 for anything malformed (decodeObject's errors, as a worker gives them).
+ */
+export function decodeProtobuf(body: Buffer, brand: Brand, type: TypeDef, subresource = ''): KObject {
+  const p = protobufBody(body, brand, type, subresource);
+  const r = decodeObject(codecFor(type)!, p);
+  if ('error' in r) throw errors.badRequest(r.error);
+  return r.object;
 }
 
 /** DeleteOptions sent as Protobuf (kubectl and client-go send them so on DELETE). */

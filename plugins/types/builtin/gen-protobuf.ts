@@ -8,9 +8,9 @@
 // takes the wire facts (message names, field numbers, scalar types, repeated and map fields); from
 // the Go types, what the wire cannot say about the JSON form (the JSON name of each field, inlined
 // structs, pointers, omitempty); from register.go, the group name and the kinds each version
-// registers. It writes our own compact format (see kernel/api/repr/protocodec.ts for how it is read):
+// registers. It writes our own compact format (see workers/body/protocodec.ts for how it is read):
 //
-//   kernel/api/repr/protobuf-meta.json             the API machinery (meta.v1, runtime, intstr, resource)
+//   workers/body/protobuf-meta.json             the API machinery (meta.v1, runtime, intstr, resource)
 //   plugins/lib/protobuf.json    every API group's messages and its kinds
 //
 // A message is a list of fields [jsonName, number, type, flags] in the JSON order of the Go struct,
@@ -175,6 +175,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const { api, meta } = generate(root);
   const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
   write(path.join(repo, 'plugins/lib/protobuf.json'), api);
-  write(path.join(repo, 'kernel/api/repr/protobuf-meta.json'), meta);
+  write(path.join(repo, 'workers/body/protobuf-meta.json'), meta);
   process.stdout.write(`${Object.keys(api.kinds).length} kinds, ${Object.keys(api.messages).length} + ${Object.keys(meta.messages).length} messages\n`);
 }

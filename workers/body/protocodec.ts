@@ -11,8 +11,9 @@
 // the Go JSON form would omit (omitempty, not a pointer) is left out, as JSON clients leave it out.
 // Decoding is bounded: any malformed input is an error, never a partial object.
 import protobuf from 'protobufjs';
-import type { ProtoCatalog, ProtoField, ProtoMessage } from '../../contracts/types.js';
+import type { ProtoCatalog, ProtoField, ProtoMessage } from '../../kernel/contracts/types.js';
 import metaCatalog from './protobuf-meta.json' with { type: 'json' };
+import { depthError } from './decode.js';
 
 export type { ProtoCatalog, ProtoField, ProtoMessage };
 
@@ -490,6 +491,27 @@ function writeScalar(w: protobuf.Writer, type: string, v: unknown): void {
 // ---------------------------------------------------------------- the envelope
 
 /** magic + Unknown{typeMeta{apiVersion, kind}, raw, contentEncoding "", contentType ""}, as the reference writes it. */
+/**
+ * A request body's object decoded (the envelope read already): its apiVersion and kind from the
+ * envelope, then its fields; or the 400 message of what is wrong. Embedded JSON (RawExtension,
+ * FieldsV1, JSON) deepens the object: the whole object gets the JSON path's bound and answer.
+ */
+export function decodeObject(codec: ProtobufCodec, body: { bytes: Uint8Array; message: string; kind: string; envelope: { apiVersion: string; kind: string } }): { object: Record<string, unknown> } | { error: string } {
+  let obj: Record<string, unknown>;
+  try {
+    obj = codec.decode(body.message, body.bytes) as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof DecodeError) return { error: `the body of the request could not be decoded as ${body.kind}: ${e.message}` };
+    throw e;
+  }
+  const deep = depthError(obj);
+  if (deep) return { error: `the body of the request could not be decoded as JSON: ${deep}` };
+  const out: Record<string, unknown> = {};
+  if (body.envelope.apiVersion) out.apiVersion = body.envelope.apiVersion;
+  if (body.envelope.kind) out.kind = body.envelope.kind;
+  return { object: Object.assign(out, obj) };
+}
+
 export function wrap(apiVersion: string, kind: string, raw: Uint8Array | Uint8Array[]): Buffer {
   return Buffer.concat(wrapParts(apiVersion, kind, Array.isArray(raw) ? raw : [raw]));
 }
