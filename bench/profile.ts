@@ -24,7 +24,7 @@ const STAGES: [string, RegExp][] = [
   ['admission', /plugins\/admission\/|kernel\/api\/admission/],
   ['managed fields, apply, patch', /workers\/merge\//],
   ['validation and defaults', /kernel\/api\/validation|kernel\/api\/fieldvalidation|plugins\/types\/|\/ajv\//],
-  ['encoding (JSON, Protobuf, Table, negotiation)', /kernel\/api\/repr\/|protobufjs/],
+  ['encoding (JSON, Protobuf, Table, negotiation)', /kernel\/api\/repr\/|workers\/body\/protocodec|protobufjs/],
   ['registry (read and write paths)', /kernel\/api\/registry\/|kernel\/api\/endpoints\/resources|kernel\/api\/selectors|kernel\/api\/options/],
   ['request pipeline (server, routing, audit, metrics)', /kernel\/server|kernel\/pipeline\/|kernel\/host\/|kernel\/api\/requestinfo|kernel\/ops\/audit|kernel\/ops\/metrics|kernel\/api\/catalog|kernel\/api\/proxy/],
   ['controllers', /plugins\/controllers\//],
