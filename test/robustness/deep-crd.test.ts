@@ -6,8 +6,8 @@
 // answered 200, and at least one /readyz sent after a write started is answered before that write's
 // last quarter (one hold as long as the write would answer none). The longest hold (a probe's wait beyond
 // the idle server's round trip) is printed, not asserted; figures in docs/operations.md ("The event loop").
-import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
+import { probeReadyz, clock } from '../lib/readyz-prober.js';
 import { withServer, type Reply, type TestServer } from '../lib/server.js';
 
 /** Levels of `properties.a` below the schema's `spec`: the definition is then 6 + 2 × (LEVELS + 1) + 2 deep. */
@@ -61,36 +61,7 @@ const deepCRD = () => ({
 
 const deep = (name: string, leaf: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'example.com/v1', kind: 'Deep', metadata: { name, ...extra }, spec: value(LEVELS, leaf) });
 
-// The prober runs on its own thread, so the test's own work (building and reading deep bodies) does not count.
-const PROBER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const https = require('node:https');
-const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
-let running = true;
-const waits = [];
-parentPort.on('message', () => { running = false; });
-const one = () => new Promise((resolve) => {
-  const sent = performance.now() + performance.timeOrigin;
-  https.get({ host: '127.0.0.1', port: workerData.port, path: '/readyz', ca: workerData.ca, agent }, (res) => {
-    res.resume();
-    res.on('end', () => { waits.push([sent, performance.now() + performance.timeOrigin, res.statusCode]); resolve(); });
-  }).on('error', () => resolve());
-});
-(async () => {
-  while (running) { await one(); await new Promise((r) => setTimeout(r, 2)); }
-  agent.destroy();
-  parentPort.postMessage(waits);
-})();
-`;
-
-/** /readyz probes (sent, answered, status) on one keep-alive connection, back to back, until stopped. */
-function probe(s: TestServer): { stop(): Promise<[number, number, number][]> } {
-  const w = new Worker(PROBER, { eval: true, workerData: { port: s.port, ca: s.ca.toString() } });
-  const result = new Promise<[number, number, number][]>((resolve) => w.once('message', resolve));
-  return { async stop() { w.postMessage('stop'); const r = await result; await w.terminate(); return r; } };
-}
-
-const clock = () => performance.now() + performance.timeOrigin;
+const probe = (s: TestServer) => probeReadyz(s, 2);
 
 /**
  * One write beside a /readyz prober: asserts its status, that every probe was answered 200 and,

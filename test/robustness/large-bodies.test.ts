@@ -8,8 +8,8 @@
 // the longest hold and its share are printed (docs/operations.md has the figures). As an assertion,
 // a wall-clock figure flapped at CI's load; the slicing itself is asserted deterministically by
 // test/unit/stringify-sliced.test.ts and test/unit/parse-sliced.test.ts.
-import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
+import { probeReadyz, clock } from '../lib/readyz-prober.js';
 import { withServer, type TestServer } from '../lib/server.js';
 import { rawRequest } from '../lib/protobuf.js';
 import { ProtobufCodec, wrap, type ProtoCatalog } from '../../kernel/api/repr/protobuf.js';
@@ -30,36 +30,7 @@ const bodies: Record<string, (name: string) => { type: string; body: Buffer; key
   protobuf: (name) => ({ type: 'application/vnd.kubernetes.protobuf', keys: 50_000, body: wrap('v1', 'ConfigMap', codec.encode('core.v1.ConfigMap', { metadata: { name }, data: data(50_000) })) }),
 };
 
-// The prober runs on its own thread, so the test's own work (sending and reading a 1 MiB body) does not count.
-const PROBER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const https = require('node:https');
-const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
-let running = true;
-const waits = [];
-parentPort.on('message', () => { running = false; });
-const one = () => new Promise((resolve) => {
-  const sent = performance.now() + performance.timeOrigin;
-  https.get({ host: '127.0.0.1', port: workerData.port, path: '/readyz', ca: workerData.ca, agent }, (res) => {
-    res.resume();
-    res.on('end', () => { waits.push([sent, performance.now() + performance.timeOrigin, res.statusCode]); resolve(); });
-  }).on('error', () => resolve());
-});
-(async () => {
-  while (running) { await one(); await new Promise((r) => setTimeout(r, 5)); }
-  agent.destroy();
-  parentPort.postMessage(waits);
-})();
-`;
-
-/** /readyz probes (sent, answered, status) on one keep-alive connection, back to back, until stopped. */
-function probe(s: TestServer): { stop(): Promise<[number, number, number][]> } {
-  const w = new Worker(PROBER, { eval: true, workerData: { port: s.port, ca: s.ca.toString() } });
-  const result = new Promise<[number, number, number][]>((resolve) => w.once('message', resolve));
-  return { async stop() { w.postMessage('stop'); const r = await result; await w.terminate(); return r; } };
-}
-
-const clock = () => performance.now() + performance.timeOrigin;
+const probe = (s: TestServer) => probeReadyz(s, 5);
 
 /** Creates one large ConfigMap beside a /readyz prober; the share of its longest hold in all it held. */
 async function holdShare(t: Test, s: TestServer, format: string, { type, body, keys }: { type: string; body: Buffer; keys: number }): Promise<number> {
