@@ -9,9 +9,10 @@ function raw(port: number, request: string): Promise<string> {
   return new Promise((resolve) => {
     const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => s.write(request));
     let d = '';
-    s.on('data', (c) => { d += c; if (d.includes('\r\n\r\n')) { resolve(d.split('\r\n')[0]); s.destroy(); } });
-    s.on('error', () => resolve('error'));
-    setTimeout(() => { resolve('no answer'); s.destroy(); }, 10_000);
+    // cleared with the answer: a timer left running holds the process open after the last test
+    const timer = setTimeout(() => { resolve('no answer'); s.destroy(); }, 10_000);
+    s.on('data', (c) => { d += c; if (d.includes('\r\n\r\n')) { clearTimeout(timer); resolve(d.split('\r\n')[0]); s.destroy(); } });
+    s.on('error', () => { clearTimeout(timer); resolve('error'); });
   });
 }
 

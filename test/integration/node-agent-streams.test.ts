@@ -98,9 +98,10 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
         `POST /api/v1/namespaces/default/pods/web/exec?command=echo&command=hi&stdout=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token}\r\n` +
         'Connection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\nX-Trace.Id: 1\r\nContent-Length: 0\r\n\r\n'));
       let d = '';
-      c.on('data', (x: Buffer) => { d += x.toString('latin1'); if (d.includes('\r\n')) { resolve(d.split('\r\n')[0]); c.destroy(); } });
-      c.on('error', (e) => resolve(String(e)));
-      setTimeout(() => { resolve(`no answer: ${d}`); c.destroy(); }, 5000);
+      // the timer goes with the answer: left running it would hold the process open after the tests
+      const timer = setTimeout(() => { resolve(`no answer: ${d}`); c.destroy(); }, 5000);
+      c.on('data', (x: Buffer) => { d += x.toString('latin1'); if (d.includes('\r\n')) { clearTimeout(timer); resolve(d.split('\r\n')[0]); c.destroy(); } });
+      c.on('error', (e) => { clearTimeout(timer); resolve(String(e)); });
     });
     t.equal(line, 'HTTP/1.1 101 Switching Protocols');
   });
@@ -249,9 +250,9 @@ t.test('exec, attach, port-forward and proxies through the node agent', async (t
       const answer = await new Promise<string>((resolve, reject) => {
         const c = net.connect(local, '127.0.0.1', () => c.write('ping'));
         let got = '';
-        c.on('data', (d) => { got += d; if (got.includes('ping')) { c.end(); resolve(got); } });
-        c.on('error', reject);
-        setTimeout(() => { c.destroy(); reject(new Error(`no answer through the tunnel: ${got} ${out()}`)); }, 15_000);
+        const timer = setTimeout(() => { c.destroy(); reject(new Error(`no answer through the tunnel: ${got} ${out()}`)); }, 15_000);
+        c.on('data', (d) => { got += d; if (got.includes('ping')) { clearTimeout(timer); c.end(); resolve(got); } });
+        c.on('error', (e) => { clearTimeout(timer); reject(e); });
       });
       t.equal(answer, 'echo from port 8080: ping');
       t.match(agent.seen.at(-1)!.path, /^\/portForward\/default\/web/);

@@ -196,7 +196,9 @@ t.test('kubectl drain evicts what it may and stops at a budget, with every relea
     }
   })();
   const releases = ['1.27', '1.28', '1.29', '1.30', '1.31', '1.32', '1.33'].map((v) => [v, kubectlRelease(v)] as const).filter(([, b]) => b);
-  for (const [v, bin] of releases.length ? releases : [['default', undefined] as const]) {
+  // Each release drains its own node, pods and budget, so the releases run at once: each drain's
+  // --timeout is spent waiting, and one after another they would add up.
+  await Promise.all((releases.length ? releases : [['default', undefined] as const]).map(async ([v, bin]) => {
     const n = v.replace('.', '-');
     const nodeName = `n-${n}`;
     await node(s, nodeName);
@@ -213,7 +215,7 @@ t.test('kubectl drain evicts what it may and stops at a budget, with every relea
     const left = await until(async () => (await s.get(`${NS}/pods?fieldSelector=spec.nodeName%3D${nodeName}`)).json.items.map((p: { metadata: { name: string } }) => p.metadata.name), (l) => l.length === 1);
     t.same(left, [`guarded-${n}`], `${v}: the others were evicted`);
     t.equal((await s.get(`/api/v1/nodes/${nodeName}`)).json.spec.unschedulable, true, `${v}: cordoned`);
-  }
+  }));
   stop = true;
   await agent;
 });
