@@ -23,8 +23,8 @@ export interface CheckJsonTask {
    */
   decoded?: boolean;
   /**
-   * The text is a YAML body (not JSON-shaped), decoded here with its bounds (at most
-   * `maxDecodedBytes` of JSON): its duplicate keys are the decoder's, its nulls dropped as JSON's.
+   * The text is a YAML body, decoded here with its bounds (at most `maxDecodedBytes` of JSON): its
+   * duplicate keys are the decoder's (a JSON-shaped one's are found as JSON's), its nulls dropped as JSON's.
    */
   yaml?: { maxDecodedBytes?: number };
   /**
@@ -83,7 +83,10 @@ export function checkJsonBody(task: CheckJsonTask, codec?: ProtobufCodec): Check
   } else {
     try { obj = parseJson(task.text); } catch (e) { return { ok: false, message: (e as Error).message }; }
   }
-  const yaml = task.yaml ? { yaml: true } : {};
+  // A JSON-shaped body (JSON, or YAML written as JSON) has its duplicates found, and its messages
+  // ordered, in the text as JSON's are; the flag tells the event loop to word them as YAML's otherwise.
+  const jsonShaped = !task.decoded && /^\s*[{[]/.test(task.text);
+  const yaml = task.yaml && !jsonShaped ? { yaml: true } : {};
   // Not an object: the caller's own check answers it.
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [], ...yaml };
   const { schema, definitions } = task;
@@ -91,10 +94,10 @@ export function checkJsonBody(task: CheckJsonTask, codec?: ProtobufCodec): Check
   const typeError = decodeTypeError(obj, schema, definitions, task.decoded ? undefined : task.text, task.typed);
   if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [], ...yaml };
   const unknown = task.fields ? checkFields(obj, schema, definitions).unknown.slice(0, 100) : [];
-  const duplicates = !task.fields ? [] : yamlDuplicates ?? (!task.decoded && /^\s*[{[]/.test(task.text) ? findDuplicateFields(task.text) : []);
+  const duplicates = !task.fields ? [] : jsonShaped ? findDuplicateFields(task.text) : yamlDuplicates ?? [];
   // Where each named field is in the text, so its messages come in the body's order, as inline.
   let positions: [string, number][] | undefined;
-  if ((unknown.length || duplicates.length) && !task.decoded && !task.yaml && /^\s*[{[]/.test(task.text)) {
+  if ((unknown.length || duplicates.length) && jsonShaped) {
     const at = new Map<string, number>();
     findDuplicateFields(task.text, 100, at);
     positions = [...unknown, ...duplicates].flatMap((p) => (at.has(p) ? [[p, at.get(p)!] as [string, number]] : []));
