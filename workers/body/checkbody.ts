@@ -18,11 +18,6 @@ export interface CheckJsonTask {
   /** Decoded into Go types by the reference (not a custom resource): base64 and times are parsed. */
   typed?: boolean;
   /**
-   * The text is the JSON of an object decoded from Protobuf, not a client's JSON: checked as that
-   * object is inline (no null fields dropped, no duplicate keys, numbers quoted by value, not as written).
-   */
-  decoded?: boolean;
-  /**
    * The text is a YAML body, decoded here with its bounds (at most `maxDecodedBytes` of JSON): its
    * duplicate keys are the decoder's (a JSON-shaped one's are found as JSON's), its nulls dropped as JSON's.
    */
@@ -30,6 +25,7 @@ export interface CheckJsonTask {
   /**
    * The body is Protobuf (its envelope read on the event loop): the object's bytes, decoded here with
    * the codec of `catalogKey` (its catalogs sent once per worker, as definitions are); `text` is unused.
+   * Checked as such an object is inline: no null fields dropped, no duplicate keys, numbers by value.
    */
   protobuf?: ProtobufTask;
 }
@@ -85,13 +81,13 @@ export function checkJsonBody(task: CheckJsonTask, codec?: ProtobufCodec): Check
   }
   // A JSON-shaped body (JSON, or YAML written as JSON) has its duplicates found, and its messages
   // ordered, in the text as JSON's are; the flag tells the event loop to word them as YAML's otherwise.
-  const jsonShaped = !task.decoded && /^\s*[{[]/.test(task.text);
+  const jsonShaped = !task.protobuf && /^\s*[{[]/.test(task.text);
   const yaml = task.yaml && !jsonShaped ? { yaml: true } : {};
   // Not an object: the caller's own check answers it.
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: true, json: JSON.stringify(obj), unknown: [], duplicates: [], ...yaml };
   const { schema, definitions } = task;
-  if (!task.decoded) dropNullFields(obj, schema, definitions);
-  const typeError = decodeTypeError(obj, schema, definitions, task.decoded ? undefined : task.text, task.typed);
+  if (!task.protobuf) dropNullFields(obj, schema, definitions);
+  const typeError = decodeTypeError(obj, schema, definitions, task.protobuf ? undefined : task.text, task.typed);
   if (typeError) return { ok: true, json: JSON.stringify(obj), typeError, unknown: [], duplicates: [], ...yaml };
   const unknown = task.fields ? checkFields(obj, schema, definitions).unknown.slice(0, 100) : [];
   const duplicates = !task.fields ? [] : jsonShaped ? findDuplicateFields(task.text) : yamlDuplicates ?? [];

@@ -1,4 +1,4 @@
-// A write's body: decoded from JSON, YAML or Protobuf (a large JSON body checked on a worker), then
+// A write's body: decoded from JSON, YAML or Protobuf (a large one checked on a worker), then
 // field validation (Strict, Warn or Ignore) of its unknown and duplicate fields, which also drops
 // what the schema does not know. Creates, updates and patches (write.ts, patch.ts) use these, and
 // the server's sub-resources served by plugins call decode and fieldValidation directly.
@@ -25,13 +25,13 @@ export class RegistryBody extends RegistryWatch {
     if (this.isProtobuf(req)) {
       if (!onWorker) return decodeProtobuf(raw, this.ctx.brand, t.type, t.subresource);
       // A large one is decoded and checked on a worker (its decode alone held the event loop 60-95 ms for 50,000 keys).
-      return this.checkOnWorker(req, t, '', true, undefined, protobufBody(raw, this.ctx.brand, t.type, t.subresource));
+      return this.checkOnWorker(req, t, { text: '', protobuf: protobufBody(raw, this.ctx.brand, t.type, t.subresource) });
     }
     const ct = (req.header('content-type') ?? 'application/json').split(';')[0].trim().toLowerCase();
-    if (onWorker && (ct === 'application/json' || ct === '' || ct === '*/*')) return this.checkOnWorker(req, t, raw.toString('utf8'));
+    if (onWorker && (ct === 'application/json' || ct === '' || ct === '*/*')) return this.checkOnWorker(req, t, { text: raw.toString('utf8') });
     if (onWorker && (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml')) {
       // A large YAML body is decoded and checked on the same worker (its checks held the event loop 90-110 ms for 45,000 keys).
-      return this.checkOnWorker(req, t, raw.toString('utf8'), false, { maxDecodedBytes: this.ctx.maxBodyBytes * YAML_DECODED_FACTOR });
+      return this.checkOnWorker(req, t, { text: raw.toString('utf8'), yaml: { maxDecodedBytes: this.ctx.maxBodyBytes * YAML_DECODED_FACTOR } });
     }
     const obj = await decodeBody(req.header('content-type'), raw, this.ctx.maxBodyBytes);
     if (t.type.schema) dropNullFields(obj, t.type.schema, t.type.definitions);
@@ -39,16 +39,16 @@ export class RegistryBody extends RegistryWatch {
   }
 
   /**
-   * A large JSON body (or a large Protobuf body's object as JSON, `decoded`): decode() and
+   * A large JSON, YAML or Protobuf body: decode() and
    * fieldValidation()'s passes over every key run on a worker (workers/body/checkbody.ts), which sends
    * back the pruned object's JSON and its findings; those wait in `checked` for fieldValidation().
    */
-  private async checkOnWorker(req: KRequest, t: Target, text: string, decoded = false, yaml?: CheckJsonTask['yaml'], protobuf?: CheckJsonTask['protobuf']): Promise<KObject> {
+  private async checkOnWorker(req: KRequest, t: Target, body: Pick<CheckJsonTask, 'text' | 'yaml' | 'protobuf'>): Promise<KObject> {
     const fields = (req.query.get('fieldValidation') || 'Warn') !== 'Ignore';
-    const r = await checkJsonOnWorker({ op: 'check-json', text, schema: t.type.schema!, definitions: t.type.definitions, fields, typed: !t.type.unstructured, decoded, yaml, protobuf }, defsKey(t.type));
+    const r = await checkJsonOnWorker({ op: 'check-json', ...body, schema: t.type.schema!, definitions: t.type.definitions, fields, typed: !t.type.unstructured }, defsKey(t.type));
     if (!r.ok && r.tooLarge) throw errors.tooLarge(r.message);
     if (!r.ok && r.whole) throw errors.badRequest(r.message);
-    if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as ${yaml ? 'YAML' : 'JSON'}: ${r.message}`);
+    if (!r.ok) throw errors.badRequest(`the body of the request could not be decoded as ${body.yaml ? 'YAML' : 'JSON'}: ${r.message}`);
     const obj = await parseText(r.json);
     if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) throw errors.badRequest('the body of the request must be a JSON object');
     checked.set(obj, r);
