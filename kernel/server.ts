@@ -20,7 +20,8 @@ import { ApiDocuments } from './api/endpoints/documents.js';
 import { objectClient, ObjectWatchers } from './api/endpoints/objects.js';
 import { connectPathPattern, ResourceEndpoints } from './api/endpoints/resources.js';
 import { ObjectCache } from './store/cache.js';
-import { settleAfterWrites } from './ops/settle.js';
+import { settleAfterWrites, upkeepMemory } from './ops/settle.js';
+import { connectionLimit } from './ops/connections.js';
 import { historyBounds, startCompaction } from './ops/compaction.js';
 import { TypeRegistry } from './api/catalog.js';
 import { WatchHub } from './watch/fanout.js';
@@ -270,7 +271,7 @@ export class Server {
       // client certificates included. Slower (docs/benchmarks.md, "Transports"), never a refusal.
       this.log.warn('uWebSockets.js does not load here: serving on Node\'s own TLS/HTTP stack, which answered about 60 % of the GETs per second of the uWebSockets.js transport, measured side by side on one machine (docs/benchmarks.md, "Transports by Node.js version")', { node: process.version, reason: noUws });
       if (cfg.readLoops > 0) this.log.warn('--read-loops needs uWebSockets.js: serving on one loop', { readLoops: cfg.readLoops });
-      const l = await listenNodeTls({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, handler });
+      const l = await listenNodeTls({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, handler, maxConnections: connectionLimit(cfg.maxConnections, 1) });
       this.listeners.push(l);
       this.port = l.port;
       this.certsOnSecurePort = true;
@@ -283,7 +284,7 @@ export class Server {
       const upgrades = await listenUpgradeBackend({ path: sock.upgradePath, peers, handler });
       // the backends close with the server even when the front cannot listen (a port in use)
       this.listeners.push({ port: 0, close: () => { back.close(); upgrades.close(); sock.cleanup(); } });
-      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers, route: (m) => this.readLoops?.route(m) ?? Promise.resolve() }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
+      const front = await listenFront({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, peers, maxConnections: connectionLimit(cfg.maxConnections, 3), route: (m) => this.readLoops?.route(m) ?? Promise.resolve() }, sock.path, { path: sock.upgradePath, route: connectPathPattern(this.types) });
       this.listeners.push({ port: front.port, close: () => front.close() });
       this.settleFront = front.settle;
       this.port = front.port;
@@ -297,7 +298,7 @@ export class Server {
     }
     if (cfg.mtlsPort !== undefined) {
       // The optional separate node:tls listener (kernel/http/node.ts).
-      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFiles, handler });
+      const m = await listenNodeTls({ host: cfg.bindAddress, port: cfg.mtlsPort, ...tls, clientCAFiles, handler, maxConnections: connectionLimit(cfg.maxConnections, 1) });
       this.listeners.push(m);
       this.mtlsPort = m.port;
     }
@@ -324,11 +325,8 @@ export class Server {
       retentionSeconds: this.retentionSeconds(), cache: this.cache, backend: this.backend,
       compacted: (e) => (e ? this.log.warn('compaction failed', { error: String(e) }) : this.readLoops?.publish()),
     });
-    // A burst of writes (or the start-up) leaves garbage and a grown heap that an idle process keeps: collected once the writes stop.
-    this.stopSettling = settleAfterWrites(() => this.cache.rev, (m) => {
-      this.settleFront?.(m.compact);
-      this.log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) });
-    });
+    // Garbage of a burst of writes (or the start-up) and C memory freed by closed connections go back to the system (ops/settle.ts).
+    this.stopSettling = upkeepMemory(() => this.cache.rev, this.log, this.settleFront);
     this.log.info('serving', { address: `https://${hostForUrl}:${this.port}`, ...(this.readLoops ? { readLoops: cfg.readLoops } : {}), ...(this.mtlsPort ? { mtls: `https://${hostForUrl}:${this.mtlsPort}` } : {}), brand: this.brand.name, dataDir: cfg.dataDir, revision: this.cache.rev });
   }
 
@@ -348,8 +346,7 @@ export class Server {
   private requestPipeline(): RequestPipeline {
     return new RequestPipeline({
       brand: this.brand, log: this.log, metrics: this.metrics, auditor: this.auditor, requestTimeoutSeconds: this.config.requestTimeoutSeconds,
-      authenticators: this.authenticators, decide: (attrs) => this.decide(attrs),
-      flowControl: this.flowControl,
+      authenticators: this.authenticators, decide: (attrs) => this.decide(attrs), flowControl: this.flowControl,
       listSize: (info) => {
         const type = this.types.lookup(info.apiGroup, info.apiVersion, info.resource);
         return type ? this.cache.forType(type).byKey.size : undefined;
@@ -369,8 +366,7 @@ export class Server {
   }
 
   private async named<T>(kind: 'authenticator' | 'authorizer' | 'admission' | 'controller' | 'audit', refs: { plugin: string; options?: Record<string, unknown> }[], host: PluginHost, configDir: string) {
-    const plugins = (await loadAll(kind, refs, host, { configDir })) as T[];
-    return plugins.map((plugin, i) => ({ name: refs[i].plugin, plugin }));
+    return ((await loadAll(kind, refs, host, { configDir })) as T[]).map((plugin, i) => ({ name: refs[i].plugin, plugin }));
   }
 
   private retentionSeconds(): number {

@@ -20,8 +20,17 @@ let pool: Piscina | undefined;
 const enabled = process.env.CAPI_WORKERS !== 'off';
 
 function thePool(): Piscina {
-  pool ??= new Piscina({ filename: new URL('./worker.js', import.meta.url).href, minThreads: 1, maxThreads: 2, idleTimeout: 60_000 });
-  return pool;
+  if (pool) return pool;
+  const p = (pool = new Piscina({ filename: new URL('./worker.js', import.meta.url).href, minThreads: 1, maxThreads: 2, idleTimeout: 60_000 }));
+  // A worker that cannot start (EMFILE with every descriptor taken) or dies between tasks: piscina
+  // starts no more after a failed start and emits 'error', which unheard ends the process. The pool
+  // is dropped instead (its waiting tasks fail, their requests get a 500) and the next task makes a new one.
+  p.on('error', (e: Error) => {
+    if (pool === p) pool = undefined;
+    process.emitWarning(`worker pool replaced: ${e.message}`, 'WorkerPoolWarning');
+    void p.destroy().catch(() => {});
+  });
+  return p;
 }
 
 /**

@@ -133,6 +133,7 @@ const server = tls.createServer({
   acks.set(h.handle, () => { if (!sock.destroyed) connect(sock, h.bytes, h.handle, backend); else post({ type: 'gone', handle: h.handle, backend }); });
   post({ type: 'peer', handle: h.handle, peer, remoteAddress, backend });
 });
+server.maxConnections = o.maxConnections;
 server.on('tlsClientError', () => { /* a failed handshake is the client's problem */ });
 server.once('error', (e: NodeJS.ErrnoException) => post({ type: 'error', code: e.code, message: e.message }));
 server.listen(o.port, o.host, () => {

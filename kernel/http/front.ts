@@ -129,6 +129,7 @@ export interface FrontOptions {
   /** CA bundles client certificates are requested for and verified against (as on the node:tls listener). */
   clientCAFiles: string[];
   peers: PeerTable;
+  maxConnections: number; // taken at once; past it a new one is closed as it arrives (ops/connections.ts)
   /** To the read loop given the connection (backend > 0), which must have it before the ack; `peers` keeps every certificate (the upgrade backend's). */
   route?: (m: FrontConnMessage) => Promise<void>;
 }
@@ -155,7 +156,7 @@ export interface FrontAddBackend { type: 'backend'; path: string }
 /** The main thread's collections after a burst of writes (ops/settle.ts), run on the front's heap too. */
 export interface FrontSettle { type: 'settle'; compact: boolean }
 export interface FrontInit {
-  host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string;
+  host: string; port: number; certFile: string; keyFile: string; clientCAFiles: string[]; backendPath: string; maxConnections: number;
   /**
    * The node:http backend (node.ts listenUpgradeBackend) for connections whose first request asks
    * for a protocol upgrade on a path matching `upgradeRoute` (a regular expression's source): the
@@ -188,7 +189,7 @@ export function revive(peer: PeerCertificate): PeerCertificate {
  * this thread's PeerTable before its connection's first byte reaches uWS (the front waits for the ack).
  */
 export function listenFront(o: FrontOptions, backendPath: string, upgrade?: FrontInit['upgrade']): Promise<Listener & { settle(compact: boolean): void; addBackend(path: string): void }> {
-  const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath, upgrade };
+  const init: FrontInit = { host: o.host, port: o.port, certFile: o.certFile, keyFile: o.keyFile, clientCAFiles: o.clientCAFiles, backendPath, upgrade, maxConnections: o.maxConnections };
   const worker = new Worker(new URL('./front-worker.js', import.meta.url), { workerData: init });
   const ack = (handle: string) => worker.postMessage({ type: 'ack', handle } satisfies FrontAck);
   // a loop that cannot take it (stopping) leaves the connection to fail there, never the front waiting

@@ -195,6 +195,7 @@ export interface NodeTlsListenOptions {
    */
   clientCAFiles?: string[];
   handler: Handler;
+  maxConnections: number; // taken at once; past it a new one is closed as it arrives (ops/connections.ts)
 }
 
 /** Serves requests and upgrade requests of a node:http(s) server through the pipeline. */
@@ -255,6 +256,7 @@ export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
     rejectUnauthorized: false, // an unverified certificate is ignored, not a handshake failure: the request may carry a token
   });
   serveOn(server, o.handler);
+  server.maxConnections = o.maxConnections;
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, o.port, e)));
     server.listen(o.port, o.host, () => {

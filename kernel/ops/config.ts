@@ -67,6 +67,7 @@ export const configSchema = {
     livezGracePeriodSeconds: seconds,
     requestTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
     readLoops: { type: 'integer', minimum: 0, maximum: 64 },
+    maxConnections: { type: 'integer', minimum: 1 },
     emulatedVersion: {
       type: 'object',
       additionalProperties: false,

@@ -50,6 +50,8 @@ export interface Config {
    * (kernel/replicas/; docs/ARCHITECTURE.md "More than one core"). 0: the one event loop serves all.
    */
   readLoops: number;
+  /** --max-connections: client connections a node:tls listener takes at once (ops/connections.ts). Unset: 10,000. */
+  maxConnections?: number;
   emulatedVersion: { major: string; minor: string; gitVersion: string };
   /** --service-cluster-ip-range: the built-in types' cluster IP allocator and the serving certificate's service IP. */
   serviceClusterIPRange: string;

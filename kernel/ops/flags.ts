@@ -291,6 +291,7 @@ export function applyFlags(base: Config, f: ParsedFlags): Config {
   if (f.livezGracePeriodSeconds !== undefined) c.livezGracePeriodSeconds = f.livezGracePeriodSeconds;
   if (f.requestTimeoutSeconds !== undefined) c.requestTimeoutSeconds = f.requestTimeoutSeconds;
   if (f.readLoops !== undefined) c.readLoops = f.readLoops;
+  if (f.maxConnections !== undefined) c.maxConnections = f.maxConnections;
   if (f.storageBackend !== undefined && f.storageBackend !== c.storage.plugin) c.storage = { plugin: f.storageBackend, options: f.storageBackend === 'etcd3' ? { retentionSeconds: 300 } : {} };
   const etcd = given({ servers: f.etcdServers, caFile: f.etcdCAFile, certFile: f.etcdCertFile, keyFile: f.etcdKeyFile, prefix: f.etcdPrefix, retentionSeconds: f.etcdCompactionIntervalSeconds });
   if (Object.keys(etcd).length) {

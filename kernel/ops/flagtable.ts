@@ -74,6 +74,7 @@ export interface ParsedFlags {
   maxMutatingRequestsInflight?: number;
   requestTimeoutSeconds?: number;
   readLoops?: number;
+  maxConnections?: number;
   storageBackend?: string;
   etcdServers?: string[];
   etcdCAFile?: string;
@@ -180,6 +181,7 @@ export const FLAGS: Record<string, FlagDef> = {
   'storage-group-commit': { key: 'storageGroupCommit', kind: 'bool', help: 'Batch concurrent writes into one durable commit (default true).' },
   'enable-priority-and-fairness': { key: 'enablePriorityAndFairness', kind: 'bool', help: 'API Priority and Fairness (the apf flow-control plugin; default true); false limits by --max-requests-inflight / --max-mutating-requests-inflight instead.' },
   'read-loops': { key: 'readLoops', kind: 'int', help: 'Threads besides the writer loop that serve connections, each with a replica of the store (default 0). They take client connections from the TLS front, so they need client certificates on the secure port (the default).' },
+  'max-connections': { key: 'maxConnections', kind: 'int', help: 'Client connections a node:tls listener (the TLS front of the secure port, Node 22/24\'s transport, --mtls-port) takes at once; past it a new one is closed as it arrives (default 10,000, and at most what the open-file limit allows: docs/operations.md "Connections").' },
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int', help: 'Read requests in flight at once (default 400; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int', help: 'Writes in flight at once (default 200; 0: no limit). With APF: part of the server\'s total concurrency.' },
   'request-timeout': { key: 'requestTimeoutSeconds', kind: 'duration', help: 'Time by which every request that is not long-running is answered, 504 when unfinished (default 1m); a request\'s ?timeout= can only shorten it. With APF a request waits in a queue at most a quarter of it (at most 1m).' },

@@ -7,6 +7,8 @@
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import type { Logger } from '../contracts/observe.js';
+import { returnFreedMemory } from './native-memory.js';
 
 /** The writes stop for this long before the collection runs. */
 const QUIET_MS = 2_000;
@@ -132,4 +134,19 @@ export function boundYoungGeneration(maxSemiSpaceBytes = MAX_SEMI_SPACE_BYTES): 
     gcs.disconnect();
     v8.setFlagsFromString('--semi-space-growth-factor=2');
   };
+}
+
+/**
+ * The writer loop's memory upkeep: the collections after a burst of writes (above; `settleFront`
+ * collects the TLS front thread's heap with each) and the C heap's free memory given back to the
+ * system (native-memory.ts). Returns the stop of both.
+ */
+export function upkeepMemory(rev: () => number, log: Logger, settleFront?: (compact: boolean) => void): () => void {
+  const stopSettling = settleAfterWrites(rev, (m) => {
+    settleFront?.(m.compact);
+    log.v(2, 'memory settled after writes', { ms: Math.round(m.ms), heapUsedMiB: [m.heapBefore, m.heapAfter].map((b) => Math.round(b / 1048576)) });
+  });
+  const stopTrimming = returnFreedMemory((p) => log.v(2, 'freed C memory returned to the system', { freeMiB: Math.round(p.freeBytes / 1048576), ms: Math.round(p.micros / 1000) }));
+  if (typeof stopTrimming === 'string') log.info(`memory the C heap frees (closed connections' TLS state) stays in the process: the native helper kernel/ops/native/malloc-trim.c ${stopTrimming.replace(/^it /, '')}`);
+  return () => { stopSettling(); if (typeof stopTrimming !== 'string') stopTrimming(); };
 }

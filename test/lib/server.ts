@@ -45,6 +45,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** The Node.js binary to run the server on (default: this one); see nodeUnderTest. */
   node?: string;
+  /** The server's open-file limit (`ulimit -n` before it starts). */
+  openFiles?: number;
 }
 
 /**
@@ -159,7 +161,10 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     },
   };
   const launch = async () => {
-    s.proc = spawn(opts.node ?? process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
+    const node = opts.node ?? process.execPath;
+    // the shell sets the limit and becomes the server (exec): its pid is the server's
+    const cmd: [string, string[]] = opts.openFiles ? ['/bin/sh', ['-c', `ulimit -n ${opts.openFiles} && exec "$0" "$@"`, node, ...args]] : [node, args];
+    s.proc = spawn(...cmd, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) });
     const mtls = { port: 0 };
     s.port = await waitForServing(s.proc, s.logs, mtls);
     s.mtlsPort = mtls.port;
