@@ -7,6 +7,7 @@
 // the C heap is the process's, whatever number of servers it runs.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 /** How often the C heap is looked at (a look with little free costs ~1 ms on its thread; a trim of 250 MiB, ~20 ms). */
 const PERIOD_MS = Number(process.env.CAPI_TRIM_PERIOD_MS) || 10_000;
@@ -24,7 +25,7 @@ let mod: TrimModule | undefined | null;
 export function nativeTrim(): TrimModule | string {
   if (mod === undefined) {
     try {
-      mod = existsSync(file) ? (createRequire(import.meta.url)(file.pathname) as TrimModule) : null;
+      mod = existsSync(file) ? (createRequire(import.meta.url)(fileURLToPath(file)) as TrimModule) : null;
     } catch (e) {
       mod = null;
       return `it does not load: ${(e as Error).message}`;
@@ -46,10 +47,14 @@ export function returnFreedMemory(onPass?: (p: TrimPass) => void, periodMs = PER
   if (typeof m === 'string') return m;
   users++;
   report ??= onPass;
+  let reported = 0;
   timer ??= setInterval(() => {
     // the previous pass has finished by now (or still runs: then this look is skipped)
     const [freeBytes, micros, trimmed] = m.lastPass();
-    if (trimmed && micros) { try { report?.({ freeBytes, micros, trimmed: true }); } catch { /* a report never stops the schedule */ } }
+    if (trimmed && micros !== reported) {
+      reported = micros;
+      try { report?.({ freeBytes, micros, trimmed: true }); } catch { /* a report never stops the schedule */ }
+    }
     m.trim(minFreeBytes);
   }, periodMs).unref();
   let stopped = false;
