@@ -10,7 +10,7 @@ import { resolveFeatureGates } from './ops/features.js';
 import { addServerChecks, Health } from './ops/health.js';
 import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws, uwsLoadError } from './http/uws.js';
-import { listenNodeTls, listenUpgradeBackend } from './http/node.js';
+import { listenNodeTls, listenUpgradeBackend, nodeSharesPort } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
 import { loadAll, loadPlugin, preloadPlugins } from './host/loader.js';
 import { Host } from './host/host.js';
@@ -264,17 +264,21 @@ export class Server {
     if (this.role) {
       // a read loop: the writer's TLS front gives this app its share of the connections, or the kernel does (a shared port)
       const sock = this.role.socketPath;
-      this.listeners.push(await listenUws(sock ? { host: '', port: 0, behindFront: { path: sock, peers: this.role.peers }, handler } : { host: cfg.bindAddress, port: cfg.securePort, tls, handler, sharedPort: 'join' }));
+      const joined = { host: cfg.bindAddress, port: cfg.securePort, handler, sharedPort: 'join' } as const;
+      this.listeners.push(await (noUws ? listenNodeTls({ ...joined, ...tls, clientCAFiles, maxConnections: connectionLimit(cfg.maxConnections, 1) })
+        : listenUws(sock ? { host: '', port: 0, behindFront: { path: sock, peers: this.role.peers }, handler } : { ...joined, tls })));
       this.port = cfg.securePort;
     } else if (noUws) {
       // No uWebSockets.js binary for this Node.js or libc: Node's own TLS and HTTP serve the port,
       // client certificates included. Slower (docs/benchmarks.md, "Transports"), never a refusal.
       this.log.warn('uWebSockets.js does not load here: serving on Node\'s own TLS/HTTP stack, which answered about 60 % of the GETs per second of the uWebSockets.js transport, measured side by side on one machine (docs/benchmarks.md, "Transports by Node.js version")', { node: process.version, reason: noUws });
-      if (cfg.readLoops > 0) this.log.warn('--read-loops needs uWebSockets.js: serving on one loop', { readLoops: cfg.readLoops });
-      const l = await listenNodeTls({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, handler, maxConnections: connectionLimit(cfg.maxConnections, 1) });
+      // read loops listen on this port too (SO_REUSEPORT, Node 22.12 and later): the kernel spreads the connections
+      if (cfg.readLoops > 0 && !nodeSharesPort) { this.log.warn('--read-loops needs uWebSockets.js or Node.js 22.12 or later: serving on one loop', { readLoops: cfg.readLoops }); cfg.readLoops = 0; }
+      const l = await listenNodeTls({ host: cfg.bindAddress, port: cfg.securePort, ...tls, clientCAFiles, handler, maxConnections: connectionLimit(cfg.maxConnections, 1), sharedPort: cfg.readLoops > 0 ? 'open' : undefined });
       this.listeners.push(l);
       this.port = l.port;
       this.certsOnSecurePort = true;
+      await this.startReadLoops();
     } else if (this.certsOnSecurePort) {
       // The secure port takes client certificates: node:tls in front, uWS behind it (http/front.ts).
       const sock = privateSocketPath();

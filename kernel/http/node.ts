@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
 import { acceptWebSocket } from './websocket.js';
 import { errors } from '../contracts/status.js';
-import { listenError } from './listen.js';
+import { listenError, portFree } from './listen.js';
 import { parseProxyHeader, type PeerTable } from './front.js';
 import { MAX_HEAD } from './framer.js';
 
@@ -25,9 +25,7 @@ class NodeResponse implements KResponse {
   get heldBeyond() { return this.res.socket?.writableHighWaterMark ?? 16 * 1024; }
   constructor(private res: ServerResponse) {
     this.headOnly = res.req.method === 'HEAD';
-    res.on('close', () => {
-      for (const cb of this.closeCbs.splice(0)) cb();
-    });
+    res.on('close', () => { for (const cb of this.closeCbs.splice(0)) cb(); });
   }
   get aborted() { return this.res.destroyed && !this.res.writableFinished; }
   send(code: number, headers: Record<string, string>, body: Uint8Array | string = '') {
@@ -51,11 +49,7 @@ class NodeResponse implements KResponse {
   close() { this.finished = true; this.res.destroy(); }
   onDrain(cb: () => void) { this.res.on('drain', cb); }
   onClose(cb: () => void) { if (this.res.destroyed) cb(); else this.closeCbs.push(cb); }
-  end() {
-    if (this.aborted || this.finished) return;
-    this.finished = true;
-    this.res.end();
-  }
+  end() { if (!this.aborted && !this.finished) { this.finished = true; this.res.end(); } }
 }
 
 /** Several values of one header (Warning) travel joined by "\n": node writes an array as a line each. */
@@ -112,15 +106,8 @@ class UpgradeResponse implements KResponse {
   }
   onDrain(cb: () => void) { this.socket.on('drain', cb); }
   onClose(cb: () => void) { if (this.socket.destroyed) cb(); else this.closeCbs.push(cb); }
-  end() {
-    if (this.aborted || this.done) return;
-    this.done = true;
-    this.socket.end();
-  }
-  hijack = () => {
-    this.done = true;
-    return { socket: this.socket, head: this.head };
-  };
+  end() { if (!this.aborted && !this.done) { this.done = true; this.socket.end(); } }
+  hijack = () => { this.done = true; return { socket: this.socket, head: this.head }; };
   upgrade?: (handlers: WebSocketHandlers, protocol?: string) => boolean;
   /** Hands the connection to a protocol that answers the upgrade itself. */
   takeOver(run: (socket: Duplex, head: Buffer) => boolean): boolean {
@@ -196,6 +183,8 @@ export interface NodeTlsListenOptions {
   clientCAFiles?: string[];
   handler: Handler;
   maxConnections: number; // taken at once; past it a new one is closed as it arrives (ops/connections.ts)
+  /** The port shared with the read loops' listeners (SO_REUSEPORT; uws.ts does the same): opened by the writer, joined by a loop. */
+  sharedPort?: 'open' | 'join';
 }
 
 /** Serves requests and upgrade requests of a node:http(s) server through the pipeline. */
@@ -246,6 +235,9 @@ export function listenUpgradeBackend(o: { path: string; peers: PeerTable; handle
   });
 }
 
+/** Whether listeners of this Node.js can share a port (the `reusePort` listen option: Node 22.12, 23.1 and later). */
+export const nodeSharesPort = ((v) => v[0] > 22 || (v[0] === 22 && v[1] >= 12))(process.versions.node.split('.').map(Number));
+
 export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   const server = https.createServer({
     maxHeaderSize: MAX_HEAD, // Go's limit, as on the default port (framer.ts); node's own is 16 KiB
@@ -257,11 +249,11 @@ export function listenNodeTls(o: NodeTlsListenOptions): Promise<Listener> {
   });
   serveOn(server, o.handler);
   server.maxConnections = o.maxConnections;
-  return new Promise((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, o.port, e)));
-    server.listen(o.port, o.host, () => {
+  return (o.sharedPort === 'open' ? portFree(o.host, o.port) : Promise.resolve(o.port)).then((port) => new Promise((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(o.host, port, e)));
+    server.listen({ port, host: o.host, reusePort: !!o.sharedPort }, () => {
       const addr = server.address();
-      resolve({ port: typeof addr === 'object' && addr ? addr.port : o.port, close: () => { server.close(); server.closeIdleConnections(); } });
+      resolve({ port: typeof addr === 'object' && addr ? addr.port : port, close: () => { server.close(); server.closeIdleConnections(); } });
     });
-  });
+  }));
 }
