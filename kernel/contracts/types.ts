@@ -154,8 +154,8 @@ export interface TypeDef {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** Refuses creates with this message while set (a custom resource whose definition is being deleted). */
   createForbidden?: string;
-  /** Sub-resources beyond status and finalize that write one field path of the object (CSR approval: "status.conditions"). */
-  subresourceFields?: Record<string, string>;
+  /** Sub-resources beyond status and finalize that write some field paths of the object (CSR approval: "status.conditions"). */
+  subresourceFields?: Record<string, string | string[]>;
   /** Those of subresourceFields whose writes also apply the sent metadata, as the main resource's do (CSR approval); the others keep the stored metadata. */
   subresourcesWritingMetadata?: string[];
   /**

@@ -66,6 +66,38 @@ t.test('binding sets spec.nodeName once', async (t) => {
   t.equal(rs.filter((r) => r.status === 409).length, 9);
 });
 
+t.test('a binding is one write: watchers never see a bound pod without PodScheduled', async (t) => {
+  const s = await withServer(t);
+  const created = (await s.request('POST', `${NS}/pods`, { body: pod('w') })).json;
+  // the scheduler's earlier verdict: PodScheduled=False, replaced in place by the binding (UpdatePodCondition)
+  const st = await s.request('PATCH', `${NS}/pods/w/status`, {
+    body: { status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no fit' }, { type: 'Ready', status: 'False' }] } },
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  t.equal(st.status, 200, 'PodScheduled=False set');
+  const events: any[] = [];
+  const w = s.stream(`${NS}/pods?watch=true&fieldSelector=metadata.name%3Dw&resourceVersion=${st.json.metadata.resourceVersion}`, (e) => events.push(e));
+  t.teardown(() => w.close());
+  const b = await s.request('POST', `${NS}/pods/w/binding`, { body: { ...binding('w', 'n1'), metadata: { name: 'w', annotations: { 'example.com/by': 'x' } } } });
+  t.equal(b.status, 201, b.text);
+  await until(async () => events, (l) => l.length >= 1);
+  await sleep(300);
+  t.equal(events.length, 1, `one event for the binding (${events.map((e) => e.type).join(', ')})`);
+  const o = events[0]?.object;
+  t.equal(o?.spec.nodeName, 'n1');
+  t.equal(o?.metadata.annotations?.['example.com/by'], 'x', 'its annotations in the same write');
+  t.same(o?.status.conditions.map((c: any) => [c.type, c.status]), [['PodScheduled', 'True'], ['Ready', 'False']], 'PodScheduled True where the False one was');
+  t.notOk('reason' in (o?.status.conditions[0] ?? {}), 'the reason and message of the False condition are gone');
+  t.not(created.metadata.resourceVersion, o?.metadata.resourceVersion);
+
+  // a pod with scheduling gates is not bound (the reference's binding refuses it)
+  await s.request('POST', `${NS}/pods`, { body: pod('gated', {}, { schedulingGates: [{ name: 'example.com/wait' }] }) });
+  const g = await s.request('POST', `${NS}/pods/gated/binding`, { body: binding('gated', 'n1') });
+  t.equal(g.status, 409);
+  t.equal(g.json.message, 'Operation cannot be fulfilled on pods/binding "gated": pod gated has non-empty .spec.schedulingGates');
+  t.notOk((await s.get(`${NS}/pods/gated`)).json.spec.nodeName, 'not bound');
+});
+
 t.test('graceful deletion', async (t) => {
   const s = await withServer(t);
   await node(s, 'n1');

@@ -284,12 +284,12 @@ export class RegistryWrites extends RegistryBody {
         // changes apply except what the type's strategy resets (statusKeepsMetadata).
         const sent = obj;
         obj = clone(old);
-        setPath(obj, subField, clone(getPath(sent, subField)));
+        setPath(obj, type.statusField!, clone(getPath(sent, type.statusField!)));
         takeMetadata(obj, sent, new Set(type.statusKeepsMetadata ?? []));
       } else if (subField) {
         const sent = obj;
         obj = clone(old);
-        setPath(obj, subField, clone(getPath(sent, subField)));
+        for (const f of typeof subField === 'string' ? [subField] : subField) setPath(obj, f, clone(getPath(sent, f)));
         // Some strategies apply metadata changes here as well (CSR approval); the others keep the
         // stored metadata, and then an apply to the sub-resource still records the ownership it computed.
         if (type.subresourcesWritingMetadata?.includes(sub)) takeMetadata(obj, sent, new Set());

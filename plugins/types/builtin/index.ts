@@ -25,7 +25,7 @@ const CONNECT_OPTIONS: Record<string, ConnectOptionFields> = {
 };
 
 /** Every built-in type, with groups in the brand's domain; `strategy` gives a row its write-path hooks. */
-export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string>> = {}, computed: Record<string, () => Promise<KObject[]>> = {}): TypeDef[] {
+export function builtinTypes(brand: Brand, strategy: (key: string) => TypeStrategy | undefined = () => undefined, subresourceFields: Record<string, Record<string, string | string[]>> = {}, computed: Record<string, () => Promise<KObject[]>> = {}): TypeDef[] {
   const columns = columnsFor(brand);
   return [...CATALOG, ...LATER_RELEASES].map((r) => {
     const key = rowKey(r);

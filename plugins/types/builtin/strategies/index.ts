@@ -33,7 +33,7 @@ export function strategies(host: PluginHost, options: StrategyOptions = {}) {
     /** Types computed on every read. */
     computed: { componentstatuses: () => componentStatuses(host) } as Record<string, () => Promise<KObject[]>>,
     /** Writes the strategies make through a sub-resource that changes only some fields. */
-    subresourceFields: { pods: { binding: 'spec.nodeName', ephemeralcontainers: 'spec.ephemeralContainers', resize: 'spec.containers' } } as Record<string, Record<string, string>>,
+    subresourceFields: { pods: { binding: ['spec.nodeName', 'metadata.annotations', 'status.conditions'], ephemeralcontainers: 'spec.ephemeralContainers', resize: 'spec.containers' } } as Record<string, Record<string, string | string[]>>,
     /** Types that are only an endpoint: the legacy `bindings` (POST a Binding named after the pod). */
     virtualTypes: (brand: Brand): TypeDef[] => [
       withProtobuf({ group: '', version: 'v1', kind: 'Binding', resource: 'bindings', singular: 'binding', namespaced: true, verbs: ['create'], virtual: pods.legacyBinding }, brand),

@@ -37,7 +37,11 @@ export function podStrategy(host: PluginHost): TypeStrategy {
   };
 }
 
-/** Sets spec.nodeName once (and the binding's annotations, and PodScheduled); a second binding is a conflict. */
+/**
+ * Sets spec.nodeName once, the binding's annotations and PodScheduled=True in one write, as the
+ * reference's binding does (a watcher never sees a bound pod that is not yet scheduled); a second
+ * binding is a conflict.
+ */
 async function bind(host: PluginHost, pods: TypeDef, namespace: string, podName: string, body: KObject, dryRun: boolean): Promise<void> {
   const target: J = isObj(body.target) ? body.target : {};
   const causes = [];
@@ -53,14 +57,15 @@ async function bind(host: PluginHost, pods: TypeDef, namespace: string, podName:
     if (pod.metadata?.deletionTimestamp) throw conflict(`pod ${podName} is being deleted, cannot be assigned to a host`);
     const spec = pod.spec as J;
     if (spec.nodeName) throw conflict(`pod ${podName} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
+    if (list(spec.schedulingGates).length) throw conflict(`pod ${podName} has non-empty .spec.schedulingGates`);
     if (dryRun) return;
     spec.nodeName = target.name;
+    const ann = body.metadata?.annotations;
+    if (ann && Object.keys(ann).length) pod.metadata!.annotations = { ...pod.metadata!.annotations, ...ann };
+    setScheduled(pod);
     try {
-      // The binding sub-resource writes spec.nodeName only (pod updates may not); the binding's annotations follow.
-      let bound = await host.objects.update(pods, pod, 'binding');
-      const ann = body.metadata?.annotations;
-      if (ann && Object.keys(ann).length) bound = await annotate(host, pods, bound, ann);
-      await setScheduled(host, pods, bound);
+      // the binding sub-resource writes these fields only (subresourceFields), which pod updates may not
+      await host.objects.update(pods, pod, 'binding');
       return;
     } catch (e) {
       if (!isConflict(e) || attempt >= RETRIES) throw e;
@@ -79,37 +84,14 @@ async function newerThan(host: PluginHost, type: TypeDef, namespace: string, nam
   return host.objects.get(type, namespace, name);
 }
 
-async function annotate(host: PluginHost, pods: TypeDef, pod: KObject, ann: Record<string, string>): Promise<KObject> {
-  for (let attempt = 0; ; attempt++) {
-    pod.metadata!.annotations = { ...pod.metadata!.annotations, ...ann };
-    try {
-      return await host.objects.update(pods, pod);
-    } catch (e) {
-      if (!isConflict(e) || attempt >= RETRIES) throw e;
-      const fresh = await newerThan(host, pods, pod.metadata!.namespace!, pod.metadata!.name!, pod.metadata?.resourceVersion);
-      if (!fresh) return pod;
-      pod = fresh;
-    }
-  }
-}
-
-async function setScheduled(host: PluginHost, pods: TypeDef, pod: KObject): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const status: J = isObj(pod.status) ? pod.status : (pod.status = {});
-    const conds = list(status.conditions).filter((c) => c.type !== 'PodScheduled');
-    const prev = list(status.conditions).find((c) => c.type === 'PodScheduled');
-    const now = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    status.conditions = [...conds, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: prev?.status === 'True' ? prev.lastTransitionTime : now }];
-    try {
-      await host.objects.update(pods, pod, 'status');
-      return;
-    } catch (e) {
-      if (!isConflict(e) || attempt >= RETRIES) throw e;
-      const fresh = await newerThan(host, pods, pod.metadata!.namespace!, pod.metadata!.name!, pod.metadata?.resourceVersion);
-      if (!fresh) return;
-      pod = fresh;
-    }
-  }
+/** PodScheduled=True, in place of the condition there was (its transition time kept if it was True already), as the reference's UpdatePodCondition. */
+function setScheduled(pod: KObject): void {
+  const status: J = isObj(pod.status) ? pod.status : (pod.status = {});
+  const conds = list(status.conditions);
+  const i = conds.findIndex((c) => c.type === 'PodScheduled');
+  const now = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const cond = { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: conds[i]?.status === 'True' ? conds[i].lastTransitionTime : now };
+  status.conditions = i < 0 ? [...conds, cond] : conds.map((c, k) => (k === i ? cond : c));
 }
 
 /** pods/binding, the legacy namespaced `bindings` resource (name = the pod's), and pods/eviction. */
