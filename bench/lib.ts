@@ -316,6 +316,10 @@ export function loadWorkerMain(): void {
   let cpu0 = process.cpuUsage();
   let loops: Promise<void>[] = [];
 
+  // the first answer (or failure) tells the harness this worker's load is flowing: its warm-up starts then
+  let flowing = false;
+  const answered = () => { if (!flowing) { flowing = true; process.send!({ type: 'flowing' }); } };
+
   const once = (agent: https.Agent, method: string, p: string, body: string | undefined, want: number): Promise<void> =>
     new Promise((resolve) => {
       const t0 = performance.now();
@@ -326,6 +330,7 @@ export function loadWorkerMain(): void {
         headers['content-length'] = String(Buffer.byteLength(body));
       }
       const count = (ok: boolean, detail: () => string) => {
+        answered();
         if (!measuring) return;
         if (ok) {
           ops++;
@@ -383,6 +388,7 @@ export function loadWorkerMain(): void {
       const t0 = performance.now();
       try {
         const r = await conn.request(head, body);
+        answered();
         if (measuring) {
           if (r.status === want) {
             ops++;
@@ -393,6 +399,7 @@ export function loadWorkerMain(): void {
           }
         }
       } catch (e) {
+        answered();
         if (measuring) {
           errors++;
           firstError ??= `${method}: ${(e as Error).message}`;

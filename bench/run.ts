@@ -303,6 +303,7 @@ async function runOnce(t: Target, sc: Scenario, concurrency: number, o: Options,
   const nWorkers = Math.min(o.workers, concurrency);
   const workers: ChildProcess[] = [];
   const results: Promise<WorkerResult>[] = [];
+  const flowing: Promise<void>[] = [];
   for (let w = 0; w < nWorkers; w++) {
     const share = Math.floor(concurrency / nWorkers) + (w < concurrency % nWorkers ? 1 : 0);
     const child = fork(selfPath, ['--worker'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -310,6 +311,10 @@ async function runOnce(t: Target, sc: Scenario, concurrency: number, o: Options,
     results.push(new Promise((resolve, reject) => {
       child.on('message', (m: WorkerResult) => { if (m.type === 'result') resolve(m); });
       child.once('exit', (code) => reject(new Error(`load worker exited (${code}) without a result`)));
+    }));
+    flowing.push(new Promise((resolve) => {
+      child.on('message', (m: { type: string }) => { if (m.type === 'flowing') resolve(); });
+      child.once('exit', () => resolve());
     }));
     const init: WorkerInit = {
       type: 'init', host: t.host, port: sc.listener === 'mtls' ? t.mtlsPort! : t.port, servername: tlsOptions(t).servername, token: t.token, ca: t.ca, cert: t.cert, key: t.key,
@@ -323,6 +328,9 @@ async function runOnce(t: Target, sc: Scenario, concurrency: number, o: Options,
     }
     child.send(init);
   }
+  // the warm-up starts once every worker has had its first answer: on a busy machine forking and
+  // connecting can take longer than a warm-up, and a window that opened before the load would count nothing
+  await Promise.race([Promise.all(flowing), sleep(60_000)]);
   await sleep(o.warmup * 1000);
   for (const c of workers) c.send({ type: 'measure' });
   const cpu0 = serverCpu(t);
