@@ -29,7 +29,8 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 t.test('kubectl list and watch against the kubernetes brand', { skip: noKubectl }, async (t) => {
-  const s = await withServer(t, { withoutControllers: NO_ROOT_CA, brand: 'kubernetes' });
+  // -v=3: a line per answered request, so a test can wait until kubectl has read what it waits on
+  const s = await withServer(t, { withoutControllers: NO_ROOT_CA, brand: 'kubernetes', args: ['-v=3'] });
 
   await t.test('kubectl get cm --watch sees create, modify and delete', async (t) => {
     await mkNs(s, 'kw');
@@ -86,7 +87,11 @@ t.test('kubectl list and watch against the kubernetes brand', { skip: noKubectl 
     const started = Date.now();
     const w = startKubectl(s, ['wait', '--for=delete', 'cm/x', '-n', 'kd', '--timeout=30s']);
     t.teardown(() => { w.child.kill('SIGKILL'); });
-    await sleep(1000);
+    // kubectl lists the object, then watches from the list's revision: the delete must come after the
+    // list (before it, kubectl finds nothing and exits 0 without "condition met"; a busy machine got there)
+    const listed = await until(() => s.logs.some((l) => l.includes('URI="/api/v1/namespaces/kd/configmaps?') && l.includes('kubectl')), 20_000);
+    t.ok(listed, 'kubectl listed the object');
+    await sleep(300);
     t.notOk(w.out.exited, `still waiting before the delete (${w.out.stderr})`);
     const d = await s.request('DELETE', '/api/v1/namespaces/kd/configmaps/x');
     t.equal(d.status, 200);
