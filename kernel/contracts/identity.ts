@@ -32,5 +32,6 @@ export interface AuthRequest {
   headerNames(): string[];
   /** The verified TLS client certificate chain, when the transport can see it (node:tls transport). */
   peerCertificate?: import('node:tls').PeerCertificate;
+  /** The client's address; read it before the answer is complete (a transport may forget it then). */
   remoteAddress: string;
 }

@@ -3,6 +3,7 @@
 // falls back to a slow pure-JavaScript implementation when the binary does not load; here that is an error.
 import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
+import type { PeerCertificate } from 'node:tls';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
 import type { BodySink, Handler, KRequest, KResponse, Listener, StreamFraming, WebSocketHandlers } from './types.js';
 import { errors } from '../contracts/status.js';
@@ -42,6 +43,8 @@ const statusLine = (code: number) => `${code} ${GO_STATUS_TEXT[code] ?? STATUS_C
 class UwsResponse implements KResponse {
   aborted = false;
   private done = false;
+  /** uWS's response object is gone (or going): nothing may be read from it any more. */
+  get finished(): boolean { return this.aborted || this.done; }
   private drainCb: (() => void) | undefined;
   private congested = false;
   private writableSet = false;
@@ -265,122 +268,150 @@ function stashedHead(req: HttpRequest, peers: PeerTable): FrontHead | undefined 
   return ref ? peers.takeHead(ref) ?? { method: 'GET', target: '/', headers: [], http10: false } : undefined;
 }
 
-function makeRequest(res: HttpResponse, req: HttpRequest, kres: UwsResponse, peers: PeerTable | undefined): KRequest {
-  // uWS request objects live only during the callback: copy everything now.
-  // Behind the front, a request uWS could not have parsed comes as a stand-in naming the head the
-  // front validated (framer.ts); the front never forwards a client's own HEAD_REF header.
-  const stashed = peers ? stashedHead(req, peers) : undefined;
-  let method: string;
-  let rawUrl: string;
-  let query: URLSearchParams;
-  const headers = new Map<string, string[]>();
-  const add = (k: string, v: string) => {
-    const list = headers.get(k);
-    if (list) list.push(v);
-    else headers.set(k, [v]);
-  };
-  if (stashed) {
-    method = stashed.method.toUpperCase();
-    const q = stashed.target.indexOf('?');
-    rawUrl = q < 0 ? stashed.target : stashed.target.slice(0, q);
-    query = new URLSearchParams(q < 0 ? '' : stashed.target.slice(q + 1));
-    for (const [k, v] of stashed.headers) add(k, v);
-  } else {
-    method = req.getCaseSensitiveMethod().toUpperCase();
-    rawUrl = req.getUrl();
-    query = new URLSearchParams(req.getQuery() ?? '');
-    req.forEach(add);
-  }
-  kres.headOnly = method === 'HEAD';
-  let path: string;
-  try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
-  // Behind the TLS front the client's address (or the handle of its verified certificate) comes
-  // in the PROXY header (kernel/http/front.ts).
-  let remoteAddress: string;
-  let peerCertificate;
-  if (peers) {
-    remoteAddress = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
-    if (remoteAddress.startsWith(HANDLE_PREFIX)) {
-      const conn = peers.get(remoteAddress);
-      remoteAddress = conn?.remoteAddress ?? '';
-      peerCertificate = conn?.peer;
-    }
-  } else {
-    remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
-  }
-
-  // Start collecting the body right away (uWS requires onData to be set synchronously).
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let complete = false;
-  let waiting: (() => void) | undefined;
-  let overLimit = false;
-  let limit = Infinity;
-  const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'DELETE' || (headers.get('content-length')?.[0] ?? '0') !== '0' || headers.has('transfer-encoding');
-  let discard = false;
+/** The body of a request that has one, collected (or streamed) as uWS hands it over. */
+class BodyState {
+  chunks: Buffer[] = [];
+  size = 0;
+  complete = false;
+  waiting: (() => void) | undefined;
+  overLimit = false;
+  limit = Infinity;
+  discard = false;
   /** Set by streamBody: chunks go there as they arrive instead of being collected. */
-  let sink: BodySink | undefined;
-  let paused = false;
-  if (hasBody) {
-    const pending: NonNullable<UwsResponse['bodyPending']> = { discard: () => { discard = true; chunks.length = 0; }, then: undefined };
+  sink: BodySink | undefined;
+  paused = false;
+
+  constructor(res: HttpResponse, kres: UwsResponse) {
+    const pending: NonNullable<UwsResponse['bodyPending']> = { discard: () => { this.discard = true; this.chunks.length = 0; }, then: undefined };
     kres.bodyPending = pending;
     res.onData((ab, isLast) => {
       if (isLast && kres.bodyPending === pending) kres.bodyPending = undefined;
-      if (discard) {
+      if (this.discard) {
         if (isLast) pending.then?.();
         return;
       }
+      const sink = this.sink;
       if (sink) {
-        if (ab.byteLength && !sink.data(Buffer.from(ab.slice(0))) && !isLast) { res.pause(); paused = true; }
+        if (ab.byteLength && !sink.data(Buffer.from(ab.slice(0))) && !isLast) { res.pause(); this.paused = true; }
         if (isLast) sink.end();
         return;
       }
-      if (!overLimit) {
-        size += ab.byteLength;
-        if (size > limit) {
-          overLimit = true;
-          chunks.length = 0;
+      if (!this.overLimit) {
+        this.size += ab.byteLength;
+        if (this.size > this.limit) {
+          this.overLimit = true;
+          this.chunks.length = 0;
         } else {
-          chunks.push(Buffer.from(ab.slice(0)));
+          this.chunks.push(Buffer.from(ab.slice(0)));
         }
       }
       if (isLast) {
-        complete = true;
-        waiting?.();
+        this.complete = true;
+        this.waiting?.();
       }
     });
-  } else {
-    complete = true;
   }
-  return {
-    method,
-    path,
-    query,
-    remoteAddress,
-    peerCertificate,
-    header: (name) => headers.get(name.toLowerCase())?.[0],
-    headerValues: (name) => headers.get(name.toLowerCase()) ?? [],
-    headerNames: () => [...headers.keys()],
-    body(max: number) {
-      limit = max;
-      const declared = Number(headers.get('content-length')?.[0] ?? '0');
-      if (declared > max || size > max) overLimit = true;
-      const finish = (): Promise<Buffer> => (overLimit ? Promise.reject(errors.tooLarge(`Request entity too large: limit is ${max}`)) : Promise.resolve(Buffer.concat(chunks)));
-      if (complete || overLimit) return finish();
-      return new Promise<void>((resolve) => { waiting = resolve; kres.onClose(() => resolve()); }).then(finish);
-    },
-    streamBody(s: BodySink) {
-      // What arrived before is handed over first; then chunks as they come, the client paused
-      // (uWS stops reading its socket) whenever the sink is backed up, until it calls resume().
-      const before = Buffer.concat(chunks);
-      chunks.length = 0;
-      if (before.length) s.data(before);
-      if (complete) s.end();
-      else sink = s;
-      // only a paused client is resumed (resuming one that is not paused disturbs uWS's keep-alive)
-      return { resume: () => { if (paused && !kres.aborted) { paused = false; res.resume(); } } };
-    },
-  };
+}
+
+/**
+ * A request as uWS gave it: uWS's request object lives only during the callback, so method, path,
+ * query and headers are copied at once. The client's address is read from the response object when
+ * first asked for (a fresh ArrayBuffer each time: most requests never need it); that object is gone
+ * once the answer is complete, so a reader that needs the address later reads it before.
+ */
+class UwsRequest implements KRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  private readonly headers = new Map<string, string[]>();
+  private readonly bodyState: BodyState | undefined;
+  private addr: string | undefined;
+  private peer: PeerCertificate | undefined;
+
+  constructor(private readonly res: HttpResponse, req: HttpRequest, private readonly kres: UwsResponse, private readonly peers: PeerTable | undefined) {
+    // Behind the front, a request uWS could not have parsed comes as a stand-in naming the head the
+    // front validated (framer.ts); the front never forwards a client's own HEAD_REF header.
+    const stashed = peers ? stashedHead(req, peers) : undefined;
+    let rawUrl: string;
+    if (stashed) {
+      this.method = stashed.method.toUpperCase();
+      const q = stashed.target.indexOf('?');
+      rawUrl = q < 0 ? stashed.target : stashed.target.slice(0, q);
+      this.query = new URLSearchParams(q < 0 ? '' : stashed.target.slice(q + 1));
+      for (const [k, v] of stashed.headers) this.add(k, v);
+    } else {
+      this.method = req.getCaseSensitiveMethod().toUpperCase();
+      rawUrl = req.getUrl();
+      this.query = new URLSearchParams(req.getQuery() ?? '');
+      req.forEach((k, v) => this.add(k, v));
+    }
+    kres.headOnly = this.method === 'HEAD';
+    let path: string;
+    try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
+    this.path = path;
+    const m = this.method;
+    // Start collecting the body right away (uWS requires onData to be set synchronously).
+    const hasBody = m !== 'GET' && m !== 'HEAD' && m !== 'DELETE' || (this.headers.get('content-length')?.[0] ?? '0') !== '0' || this.headers.has('transfer-encoding');
+    this.bodyState = hasBody ? new BodyState(res, kres) : undefined;
+  }
+
+  private add(k: string, v: string): void {
+    const list = this.headers.get(k);
+    if (list) list.push(v);
+    else this.headers.set(k, [v]);
+  }
+
+  get remoteAddress(): string {
+    if (this.addr === undefined) this.readPeer();
+    return this.addr ?? '';
+  }
+
+  /** Only the front sees client certificates: without it there is none to look up. */
+  get peerCertificate(): PeerCertificate | undefined {
+    if (this.addr === undefined && this.peers) this.readPeer();
+    return this.peer;
+  }
+
+  /** Behind the TLS front the client's address (or the handle of its verified certificate) comes in the PROXY header (front.ts). */
+  private readPeer(): void {
+    if (this.kres.finished) return;
+    const res = this.res;
+    if (!this.peers) { this.addr = Buffer.from(res.getRemoteAddressAsText()).toString(); return; }
+    const addr = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
+    if (!addr.startsWith(HANDLE_PREFIX)) { this.addr = addr; return; }
+    const conn = this.peers.get(addr);
+    this.addr = conn?.remoteAddress ?? '';
+    this.peer = conn?.peer;
+  }
+
+  header(name: string): string | undefined { return this.headers.get(name.toLowerCase())?.[0]; }
+  headerValues(name: string): string[] { return this.headers.get(name.toLowerCase()) ?? []; }
+  headerNames(): string[] { return [...this.headers.keys()]; }
+
+  body(max: number): Promise<Buffer> {
+    const b = this.bodyState;
+    if (!b) return Promise.resolve(Buffer.alloc(0));
+    b.limit = max;
+    const declared = Number(this.headers.get('content-length')?.[0] ?? '0');
+    if (declared > max || b.size > max) b.overLimit = true;
+    const finish = (): Promise<Buffer> => (b.overLimit ? Promise.reject(errors.tooLarge(`Request entity too large: limit is ${max}`)) : Promise.resolve(Buffer.concat(b.chunks)));
+    if (b.complete || b.overLimit) return finish();
+    return new Promise<void>((resolve) => { b.waiting = resolve; this.kres.onClose(() => resolve()); }).then(finish);
+  }
+
+  streamBody(s: BodySink): { resume(): void } {
+    // What arrived before is handed over first; then chunks as they come, the client paused
+    // (uWS stops reading its socket) whenever the sink is backed up, until it calls resume().
+    const b = this.bodyState;
+    if (!b) { s.end(); return { resume: () => {} }; }
+    const before = Buffer.concat(b.chunks);
+    b.chunks.length = 0;
+    if (before.length) s.data(before);
+    if (b.complete) s.end();
+    else b.sink = s;
+    // only a paused client is resumed (resuming one that is not paused disturbs uWS's keep-alive)
+    return { resume: () => { if (b.paused && !this.kres.aborted) { b.paused = false; this.res.resume(); } } };
+  }
 }
 
 export interface UwsListenOptions {
@@ -400,7 +431,7 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
   const app: TemplatedApp = opts.tls && !front ? lib.SSLApp({ cert_file_name: opts.tls.certFile, key_file_name: opts.tls.keyFile }) : lib.App();
   const serve = (res: HttpResponse, req: HttpRequest, wsContext?: unknown) => {
     const kres = new UwsResponse(res, front ? FRONT_HELD_BYTES : 0);
-    const kreq = makeRequest(res, req, kres, front?.peers);
+    const kreq = new UwsRequest(res, req, kres, front?.peers);
     if (wsContext) {
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');

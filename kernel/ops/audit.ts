@@ -138,7 +138,12 @@ export class AuditContext {
   private code = 0;
   private done = false;
 
-  constructor(private readonly auditor: Auditor, private readonly req: KRequest, private readonly info: RequestInfo) {}
+  /** Read at once: the transport may no longer know the client's address once the answer is complete. */
+  private readonly ips: string[];
+
+  constructor(private readonly auditor: Auditor, private readonly req: KRequest, private readonly info: RequestInfo) {
+    this.ips = sourceIPs(req);
+  }
 
   /** Whether the response body is wanted (some backend logs at RequestResponse). */
   get wantsResponse(): boolean { return this.max >= 3; }
@@ -264,7 +269,7 @@ export class AuditContext {
     const now = microTimestamp();
     const query = this.req.query.toString();
     const requestURI = query ? `${this.req.path}?${query}` : this.req.path;
-    const ips = sourceIPs(this.req);
+    const ips = this.ips;
     const userAgent = this.req.header('user-agent');
     const objectRef = this.objectRef();
     let requestObject: unknown;

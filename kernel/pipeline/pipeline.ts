@@ -3,7 +3,7 @@
 // store happen inside the registry); an error becomes a Status.
 import { sendError } from '../api/repr/senderror.js';
 import type { Brand } from '../contracts/brand.js';
-import type { RequestInfo, UserInfo } from '../contracts/index.js';
+import type { RequestInfo } from '../contracts/index.js';
 import type { KRequest, KResponse } from '../http/types.js';
 import type { AuditContext, Auditor } from '../ops/audit.js';
 import type { ServerLogger } from '../ops/logging.js';
@@ -50,6 +50,8 @@ export class RequestPipeline {
       tap = new ResponseTap(res);
     }
     const run: RunState = { timedOut: false };
+    // the log line is written after the answer, when the transport may no longer know the address
+    if (ctx.log.verbosity >= 3) run.srcIP = req.remoteAddress;
     try {
       const limitMs = requestDeadlineMs(info, req.query, ctx.requestTimeoutSeconds);
       const work = this.serve(req, tap, info, audit, run);
@@ -61,7 +63,7 @@ export class RequestPipeline {
     } finally {
       this.inFlight--;
       ctx.metrics.request(req, info, tap.code, started);
-      if (ctx.log.verbosity >= 3) this.logRequest(req, run.user, tap.code, started);
+      if (ctx.log.verbosity >= 3) this.logRequest(req, run, tap.code, started);
       // A watch's last event goes out when its stream ends (AuditResponse.end).
       if (audit && (!tap.streaming || run.timedOut)) audit.complete(tap.code);
     }
@@ -91,11 +93,11 @@ export class RequestPipeline {
   }
 
   /** The reference's -v=3 request line. */
-  private logRequest(req: KRequest, user: UserInfo | undefined, code: number, started: number): void {
+  private logRequest(req: KRequest, run: RunState, code: number, started: number): void {
     const qs = req.query.toString();
     this.ctx.log.v(3, 'HTTP', {
-      verb: req.method, URI: qs ? `${req.path}?${qs}` : req.path, user: user?.username ?? '', latency: `${(performance.now() - started).toFixed(3)}ms`,
-      userAgent: req.header('user-agent') ?? '', srcIP: req.remoteAddress, resp: code,
+      verb: req.method, URI: qs ? `${req.path}?${qs}` : req.path, user: run.user?.username ?? '', latency: `${(performance.now() - started).toFixed(3)}ms`,
+      userAgent: req.header('user-agent') ?? '', srcIP: run.srcIP, resp: code,
     });
   }
 }

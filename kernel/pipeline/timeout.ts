@@ -15,7 +15,7 @@ export function isLongRunning(info: RequestInfo): boolean {
 }
 
 /** What the timeout and the pipeline share about one request. */
-export interface RunState { timedOut: boolean; user?: UserInfo; release?: () => void }
+export interface RunState { timedOut: boolean; user?: UserInfo; release?: () => void; srcIP?: string }
 
 /** The reference's timeout answer: its timeout writer JSON-encodes the bare Status (no kind or apiVersion), newline-terminated. */
 const REQUEST_TIMEOUT_BODY = `${JSON.stringify({ metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 })}\n`;
