@@ -9,7 +9,7 @@ import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
-import type { Handler, KRequest, KResponse, Listener, WebSocketHandlers } from './types.js';
+import { withExtraHeaders, type ExtraHeaders, type Handler, type KRequest, type KResponse, type Listener, type WebSocketHandlers } from './types.js';
 import { acceptWebSocket } from './websocket.js';
 import { errors } from '../contracts/status.js';
 import { listenError, portFree } from './listen.js';
@@ -28,22 +28,23 @@ class NodeResponse implements KResponse {
     res.on('close', () => { for (const cb of this.closeCbs.splice(0)) cb(); });
   }
   get aborted() { return this.res.destroyed && !this.res.writableFinished; }
-  send(code: number, headers: Record<string, string>, body: Uint8Array | string = '') {
+  send(code: number, headers: Record<string, string>, body: Uint8Array | string = '', extra?: ExtraHeaders) {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.res.writeHead(code, { ...multi(headers), 'content-length': Buffer.byteLength(body as string) });
+    this.res.writeHead(code, { ...multi(withExtraHeaders(headers, extra)), 'content-length': Buffer.byteLength(body as string) });
     this.res.end(body);
   }
-  start(code: number, headers: Record<string, string>) {
+  start(code: number, headers: Record<string, string>, _framing?: unknown, extra?: ExtraHeaders) {
     if (this.aborted) return;
-    this.res.writeHead(code, this.headOnly ? { ...multi(headers), 'transfer-encoding': 'chunked' } : multi(headers));
+    const h = multi(withExtraHeaders(headers, extra));
+    this.res.writeHead(code, this.headOnly ? { ...h, 'transfer-encoding': 'chunked' } : h);
     if (this.headOnly) return this.end();
     this.res.flushHeaders();
   }
   write(chunk: Uint8Array | string) { return this.aborted || this.finished ? false : this.res.write(chunk); }
-  startSized(code: number, headers: Record<string, string>, total: number) {
+  startSized(code: number, headers: Record<string, string>, total: number, extra?: ExtraHeaders) {
     if (this.aborted) return;
-    this.res.writeHead(code, { ...multi(headers), 'content-length': total });
+    this.res.writeHead(code, { ...multi(withExtraHeaders(headers, extra)), 'content-length': total });
     if (total === 0) this.end();
   }
   close() { this.finished = true; this.res.destroy(); }
@@ -78,20 +79,20 @@ class UpgradeResponse implements KResponse {
     if (length !== undefined) out += `Content-Length: ${length}\r\n`;
     this.socket.write(`${out}Connection: close\r\n\r\n`);
   }
-  send(code: number, headers: Record<string, string>, body: Uint8Array | string = '') {
+  send(code: number, headers: Record<string, string>, body: Uint8Array | string = '', extra?: ExtraHeaders) {
     if (this.aborted || this.done) return;
     this.done = true;
     const b = typeof body === 'string' ? Buffer.from(body) : body;
-    this.writeHead(code, headers, b.length);
+    this.writeHead(code, withExtraHeaders(headers, extra), b.length);
     this.socket.end(b);
   }
-  start(code: number, headers: Record<string, string>) {
+  start(code: number, headers: Record<string, string>, _framing?: unknown, extra?: ExtraHeaders) {
     if (this.aborted || this.done) return;
-    this.writeHead(code, headers);
+    this.writeHead(code, withExtraHeaders(headers, extra));
   }
-  startSized(code: number, headers: Record<string, string>, total: number) {
+  startSized(code: number, headers: Record<string, string>, total: number, extra?: ExtraHeaders) {
     if (this.aborted || this.done) return;
-    this.writeHead(code, headers, total);
+    this.writeHead(code, withExtraHeaders(headers, extra), total);
     this.sizedLeft = total;
     if (total === 0) this.end();
   }

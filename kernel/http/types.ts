@@ -25,17 +25,28 @@ export interface BodySink {
 
 export type StreamFraming = 'lines' | 'frames';
 
+/**
+ * Headers every answer of a request carries (flow control's), handed to the transport beside the
+ * handler's instead of merged into a copy: written after them, a same-named one in their place.
+ */
+export type ExtraHeaders = Readonly<Record<string, string>> | undefined;
+
+/** `headers` with `extra` merged in, for transports that take one header object. */
+export function withExtraHeaders(headers: Record<string, string>, extra: ExtraHeaders): Record<string, string> {
+  return extra ? { ...headers, ...extra } : headers;
+}
+
 export interface KResponse {
   readonly aborted: boolean;
   /** Sends a complete response. */
-  send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void;
+  send(code: number, headers: Record<string, string>, body?: Uint8Array | string, extra?: ExtraHeaders): void;
   /**
    * Starts a chunked streaming response; the head goes out at once. `framing` says what the stream
    * is made of, so a transport that can only flush its head or finish a chunk by writing more may
    * write bytes the stream's readers skip: `lines`, newline-delimited JSON (a blank line is
    * ignored); `frames`, length-prefixed Protobuf frames each under 16 MiB (their first byte is 0).
    */
-  start(code: number, headers: Record<string, string>, framing?: StreamFraming): void;
+  start(code: number, headers: Record<string, string>, framing?: StreamFraming, extra?: ExtraHeaders): void;
   /** Writes one chunk; false when the socket is backed up (the data is still queued). */
   write(chunk: Uint8Array | string): boolean;
   /** Called each time queued data has drained after write returned false. */
@@ -57,7 +68,7 @@ export interface KResponse {
    * does not take at once is kept and sent as the socket drains: write returns false, onDrain fires
    * once it has gone, and no piece may be written meanwhile.
    */
-  startSized(code: number, headers: Record<string, string>, total: number): void;
+  startSized(code: number, headers: Record<string, string>, total: number, extra?: ExtraHeaders): void;
   /** Drops the connection at once: an answer that cannot be finished. */
   close(): void;
   /** Upgrades to a WebSocket when the transport can (uWS), answering with `protocol` (default: the client's first). */

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
-import type { BodySink, Handler, KRequest, KResponse, Listener, StreamFraming, WebSocketHandlers } from './types.js';
+import { withExtraHeaders, type BodySink, type ExtraHeaders, type Handler, type KRequest, type KResponse, type Listener, type StreamFraming, type WebSocketHandlers } from './types.js';
 import { errors } from '../contracts/status.js';
 import { portFree, probeListenFailure } from './listen.js';
 import { FRONT_HELD_BYTES, HANDLE_PREFIX, type PeerTable } from './front.js';
@@ -69,17 +69,20 @@ class UwsResponse implements KResponse {
     });
   }
 
-  private head(code: number, headers: Record<string, string>) {
+  private head(code: number, headers: Record<string, string>, extra: ExtraHeaders) {
     this.res.writeStatus(statusLine(code));
-    for (const k in headers) {
-      const v = headers[k];
-      // several values of one header (Warning) travel joined by "\n": a header line each
-      if (v.includes('\n')) for (const line of v.split('\n')) this.res.writeHeader(k, line);
-      else this.res.writeHeader(k, v);
-    }
+    // as if merged ({ ...headers, ...extra }): extra's value in place of a same-named header, its others after
+    for (const k in headers) this.header(k, extra !== undefined && Object.hasOwn(extra, k) ? extra[k] : headers[k]);
+    if (extra !== undefined) for (const k in extra) if (!Object.hasOwn(headers, k)) this.header(k, extra[k]);
   }
 
-  send(code: number, headers: Record<string, string>, body: Uint8Array | string = ''): void {
+  private header(k: string, v: string) {
+    // several values of one header (Warning) travel joined by "\n": a header line each
+    if (v.includes('\n')) for (const line of v.split('\n')) this.res.writeHeader(k, line);
+    else this.res.writeHeader(k, v);
+  }
+
+  send(code: number, headers: Record<string, string>, body: Uint8Array | string = '', extra?: ExtraHeaders): void {
     if (this.aborted || this.done) return;
     const pending = this.bodyPending;
     if (pending) {
@@ -89,14 +92,14 @@ class UwsResponse implements KResponse {
       this.bodyPending = undefined;
       pending.discard();
       const timer = setTimeout(() => pending.then?.(), 5000);
-      pending.then = () => { clearTimeout(timer); pending.then = undefined; this.send(code, headers, body); };
+      pending.then = () => { clearTimeout(timer); pending.then = undefined; this.send(code, headers, body, extra); };
       return;
     }
     this.done = true;
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
-    if (this.headOnly) return this.endHead(code, headers, buf.length);
+    if (this.headOnly) return this.endHead(code, headers, extra, buf.length);
     this.res.cork(() => {
-      this.head(code, headers);
+      this.head(code, headers, extra);
       if (buf.length <= CORK_PIECE) {
         this.res.end(buf);
         return;
@@ -117,10 +120,10 @@ class UwsResponse implements KResponse {
   }
 
   /** A HEAD answer: the head, with the length a GET would have had when known, and the end. */
-  private endHead(code: number, headers: Record<string, string>, length?: number): void {
+  private endHead(code: number, headers: Record<string, string>, extra: ExtraHeaders, length?: number): void {
     this.done = true;
     this.res.cork(() => {
-      this.head(code, headers);
+      this.head(code, headers, extra);
       // written as a header: uWS's own reported length leaves it waiting for that many body bytes
       if (length !== undefined) this.res.writeHeader('content-length', String(length));
       this.res.endWithoutBody();
@@ -129,11 +132,11 @@ class UwsResponse implements KResponse {
     for (const cb of this.closeCbs.splice(0)) cb();
   }
 
-  start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
+  start(code: number, headers: Record<string, string>, framing?: StreamFraming, extra?: ExtraHeaders): void {
     if (this.aborted) return;
     // a stream's head says chunked, as a GET's would (Go's server says so too): without a length or
     // that, clients do not reuse the connection
-    if (this.headOnly) return this.endHead(code, { ...headers, 'transfer-encoding': 'chunked' });
+    if (this.headOnly) return this.endHead(code, { ...withExtraHeaders(headers, extra), 'transfer-encoding': 'chunked' }, undefined);
     // uWS sends the head only with the first body bytes, and a chunk's closing CRLF only with the
     // next chunk: readers that wait for a whole chunk (Python's urllib3) would see each event one
     // write late. So a stream always has one byte written ahead, a chunk of its own, that its
@@ -142,7 +145,7 @@ class UwsResponse implements KResponse {
     // proxied answer) get a leading newline when they are JSON, nothing otherwise.
     this.framing = framing;
     this.filler = framing === 'frames' ? ZERO : framing === 'lines' || /json/i.test(headers['content-type'] ?? '') ? '\n' : '';
-    this.res.cork(() => { this.head(code, headers); this.res.write(this.filler); });
+    this.res.cork(() => { this.head(code, headers, extra); this.res.write(this.filler); });
   }
   /** What a write to send the head or to drain carries: a newline for JSON streams, nothing for binary ones. */
   private filler: string | Uint8Array = '\n';
@@ -222,11 +225,11 @@ class UwsResponse implements KResponse {
   /** A sized answer (startSized) in progress: its length, and the piece the socket has not taken yet. */
   private sized: { total: number; piece?: Uint8Array; pieceAt: number } | undefined;
 
-  startSized(code: number, headers: Record<string, string>, total: number): void {
+  startSized(code: number, headers: Record<string, string>, total: number, extra?: ExtraHeaders): void {
     if (this.aborted || this.done) return;
-    if (this.headOnly) return this.endHead(code, headers, total);
+    if (this.headOnly) return this.endHead(code, headers, extra, total);
     this.sized = { total, pieceAt: 0 };
-    this.res.cork(() => this.head(code, headers));
+    this.res.cork(() => this.head(code, headers, extra));
     if (total === 0) this.writePiece(new Uint8Array(0));
   }
 

@@ -225,10 +225,10 @@ export class ResponseTap implements KResponse {
   extraHeaders: Record<string, string> | undefined;
   /** A Warning header value every response of this request carries (a deprecated version's warning). */
   warning?: string;
-  private withExtra(headers: Record<string, string>): Record<string, string> {
+  /** A Warning to join into the headers: then the extra headers are merged here too (rare), else the transport writes them beside. */
+  private joined(headers: Record<string, string>): Record<string, string> | undefined {
+    if (!this.warning && !headers.warning && !this.extraHeaders?.warning) return undefined;
     const h = this.extraHeaders ? { ...headers, ...this.extraHeaders } : headers;
-    // most answers carry none: nothing to join on the hot path
-    if (!this.warning && !h.warning) return h;
     return { ...h, warning: finalWarnings(joinWarnings(this.warning, h.warning)!) };
   }
   /**
@@ -241,18 +241,21 @@ export class ResponseTap implements KResponse {
   send(code: number, headers: Record<string, string>, body?: Uint8Array | string): void {
     if (this.sealed) return;
     this.code = code;
-    this.inner.send(code, this.withExtra(headers), body);
+    const j = this.joined(headers);
+    this.inner.send(code, j ?? headers, body, j ? undefined : this.extraHeaders);
   }
   start(code: number, headers: Record<string, string>, framing?: StreamFraming): void {
     if (this.sealed) return;
     this.code = code;
     this.streaming = true;
-    this.inner.start(code, this.withExtra(headers), framing);
+    const j = this.joined(headers);
+    this.inner.start(code, j ?? headers, framing, j ? undefined : this.extraHeaders);
   }
   startSized(code: number, headers: Record<string, string>, total: number): void {
     if (this.sealed) return;
     this.code = code;
-    this.inner.startSized(code, this.withExtra(headers), total);
+    const j = this.joined(headers);
+    this.inner.startSized(code, j ?? headers, total, j ? undefined : this.extraHeaders);
   }
   close(): void { if (!this.sealed) this.inner.close(); }
   write(chunk: Uint8Array | string): boolean { return this.sealed ? true : this.inner.write(chunk); }

@@ -47,6 +47,8 @@ class Apf implements FlowControl {
   readonly postStartHooks = ['priority-and-fairness-config-consumer', 'priority-and-fairness-filter'];
   private schemas: (Named<FlowSchemaSpec> & { uid: string })[] = [];
   private levels = new Map<string, Level>();
+  /** A schema's response headers and metric labels with its level, made once per configuration (not per request). */
+  private tags = new Map<object, { level: Level; headers: Record<string, string>; labels: { flow_schema: string; priority_level: string } }>();
   private unsubscribe: (() => void)[] = [];
   private rejected;
   private dispatched;
@@ -148,6 +150,7 @@ class Apf implements FlowControl {
       next.set(l.name, { name: l.name, uid, exempt: false, queues, borrowing, retryAfter: old?.retryAfter ?? 1, lastDropSecond: old?.lastDropSecond ?? 0 });
     }
     this.levels = next;
+    this.tags = new Map();
     this.schemas = orderSchemas(schemas).map((s) => ({ ...s, uid: s.uid ?? uidOf('FlowSchema', s.name) }));
   }
 
@@ -158,8 +161,9 @@ class Apf implements FlowControl {
     const schema = c?.schema ?? this.schemas.find((s) => s.name === 'catch-all');
     const level = (schema && this.levels.get(schema.spec.priorityLevelConfiguration.name)) ?? this.levels.get('catch-all');
     if (!schema || !level) return { run: true, release() {} };
-    const headers = { [FS_HEADER]: schema.uid, [PL_HEADER]: level.uid };
-    const labels = { flow_schema: schema.name, priority_level: level.name };
+    let tag = this.tags.get(schema);
+    if (tag?.level !== level) this.tags.set(schema, (tag = { level, headers: { [FS_HEADER]: schema.uid, [PL_HEADER]: level.uid }, labels: { flow_schema: schema.name, priority_level: level.name } }));
+    const { headers, labels } = tag;
     if (level.exempt || !level.queues) {
       this.dispatched.inc(labels);
       return { run: true, headers, release() {} };
