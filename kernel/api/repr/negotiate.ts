@@ -44,7 +44,25 @@ function parseAccept(h: string): MediaRange[] {
  * (the type has a message), so a client that lists it first and JSON second gets JSON for the others.
  */
 export function negotiate(accept: string | undefined, brand: Brand, allowTable: boolean, protobuf = false): Accepted {
-  if (!accept) return { rep: 'json', contentType: 'application/json' };
+  if (!accept) return JSON_ANSWER;
+  // Clients send the same few Accept headers again and again: each one's answer is parsed once.
+  let memo = negotiated.get(brand);
+  if (!memo) negotiated.set(brand, (memo = new Map()));
+  const key = `${allowTable ? 't' : '-'}${protobuf ? 'p' : '-'}${accept}`;
+  let acc = memo.get(key);
+  if (!acc) {
+    acc = Object.freeze(choose(accept, brand, allowTable, protobuf));
+    if (memo.size >= NEGOTIATED_MAX) memo.clear();
+    memo.set(key, acc);
+  }
+  return acc;
+}
+
+const JSON_ANSWER: Accepted = Object.freeze({ rep: 'json', contentType: 'application/json' });
+const NEGOTIATED_MAX = 512;
+const negotiated = new WeakMap<Brand, Map<string, Accepted>>();
+
+function choose(accept: string, brand: Brand, allowTable: boolean, protobuf: boolean): Accepted {
   const metaGroup = `meta.${brand.domain}`;
   for (const m of parseAccept(accept)) {
     if (m.q <= 0) continue;
