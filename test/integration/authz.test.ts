@@ -155,6 +155,22 @@ t.test('RBAC with the Node authorizer (cluster brand)', async (t) => {
     await ok(alice.get('/api/v1/namespaces/default/secrets/s1'), 403, 'not in default');
   });
 
+  await t.test('a remembered decision never outlives its binding or rule', async (t) => {
+    // Each allow below is asked twice first, so the second answer comes from RBAC's remembered decisions.
+    await ok(admin.post('/api/v1/namespaces/team/configmaps', { metadata: { name: 'revoked' }, data: {} }), 201, 'configmap');
+    await ok(admin.post(P.roles('team'), roleObj('team', 'cm-reader', rules(rule('get', 'configmaps')))), 201, 'role');
+    await ok(admin.post(P.rolebindings('team'), rbObj('team', 'bob-reads-cms', 'Role', 'cm-reader', ['bob'])), 201, 'binding');
+    for (let i = 0; i < 2; i++) await ok(bob.get('/api/v1/namespaces/team/configmaps/revoked'), 200, `allowed (${i})`);
+    await ok(admin.request('DELETE', `${P.rolebindings('team')}/bob-reads-cms`), 200, 'binding revoked');
+    await ok(bob.get('/api/v1/namespaces/team/configmaps/revoked'), 403, 'the next request is denied');
+    await ok(admin.post(P.rolebindings('team'), rbObj('team', 'bob-reads-cms', 'Role', 'cm-reader', ['bob'])), 201, 'bound again');
+    for (let i = 0; i < 2; i++) await ok(bob.get('/api/v1/namespaces/team/configmaps/revoked'), 200, `allowed again (${i})`);
+    await ok(admin.request('PUT', `${P.roles('team')}/cm-reader`, { body: roleObj('team', 'cm-reader', rules(rule('list', 'configmaps'))) }), 200, 'the rule narrowed');
+    await ok(bob.get('/api/v1/namespaces/team/configmaps/revoked'), 403, 'denied at once');
+    await ok(admin.request('DELETE', `${P.rolebindings('team')}/bob-reads-cms`), 200, 'binding deleted');
+    await ok(admin.request('DELETE', `${P.roles('team')}/cm-reader`), 200, 'role deleted');
+  });
+
   await t.test('resourceNames and sub-resources', async (t) => {
     for (const n of ['open', 'closed']) await ok(admin.post('/api/v1/namespaces/team/configmaps', { metadata: { name: n }, data: {} }), 201, `configmap ${n}`);
     await ok(admin.post(P.roles('team'), roleObj('team', 'one-cm', rules(rule('get,update,create,delete,deletecollection', 'configmaps', '', 'open'), rule('get', 'pods/status')))), 201, 'role');

@@ -128,6 +128,13 @@ t.test('bindings: scope, subjects and reasons', async (t) => {
   // Updates and deletes are reflected.
   ix.apply('RoleBinding', 'DELETED', binding('team', 'read-pods', 'Role', 'pod-reader', ['User:alice']));
   t.notOk(allow(req('get', 'pods', { ns: 'team', name: 'p' })), 'deleted binding no longer grants');
+  // Remembered decisions: the same answer again, dropped by any change of policy.
+  const sec = req('get', 'secrets', { ns: 'team', name: 's' });
+  t.equal(ix.authorize(sec), ix.authorize({ ...sec }), 'the same attributes get the remembered decision');
+  t.notOk(allow({ ...sec, user: { username: 'alice', groups: ['system:authenticated'] } }), 'other groups, other decision');
+  t.notOk(allow({ ...sec, user: { username: 'alice\u0000devs', groups: ['system:authenticated'] } }), 'a name holding the separator is never taken for a group');
+  ix.apply('ClusterRole', 'MODIFIED', clusterRole('secret-reader', [{ verbs: ['list'], apiGroups: [''], resources: ['secrets'] }]));
+  t.notOk(allow(sec), 'a narrowed rule denies the next request');
   ix.apply('ClusterRoleBinding', 'MODIFIED', crb('bob-nodes', 'node-reader', ['User:alice']));
   t.notOk(allow(req('get', 'nodes', { name: 'n1', user: bob })), 'subject removed');
   t.ok(allow(req('get', 'nodes', { name: 'n1' })), 'subject added');

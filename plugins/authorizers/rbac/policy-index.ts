@@ -92,6 +92,22 @@ export function roleRefOf(obj: KObject): RoleRef | undefined {
   return r as unknown as RoleRef;
 }
 
+/** Remembered decisions at most (all are dropped at the bound: a burst of distinct requests). */
+const DECISIONS_MAX = 4096;
+
+/**
+ * The attributes a decision depends on, as one string; undefined when a value holds the separator
+ * (two different requests must never share a key).
+ */
+function decisionKey(a: RequestInfo & { user: UserInfo }): string | undefined {
+  const groups = a.user.groups ?? [];
+  let key = `${a.isResourceRequest ? a.verb : `${a.verb}\u0000${a.path}`}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.name}\u0000${a.namespace}\u0000${a.user.username}`;
+  for (let i = 0; i < groups.length; i++) key += `\u0000${groups[i]}`;
+  let seps = 0;
+  for (let i = key.indexOf('\u0000'); i >= 0; i = key.indexOf('\u0000', i + 1)) seps++;
+  return seps === 6 + (a.isResourceRequest ? 0 : 1) + groups.length ? key : undefined;
+}
+
 export class PolicyIndex {
   readonly roles = new Map<string, StoredRole>();
   readonly clusterRoles = new Map<string, StoredRole>();
@@ -111,6 +127,8 @@ export class PolicyIndex {
 
   /** Applies a watch event (or a listed object as ADDED) of one of the four kinds. */
   apply(kind: 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding', type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
+    // any change of policy drops every remembered decision: none may outlive what allowed it
+    this.decisions.clear();
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     if (!name) return;
@@ -235,8 +253,27 @@ export class PolicyIndex {
     }
   }
 
+  /**
+   * Decisions by their attributes (RequestInfo's and the user's name and groups: all a rule can
+   * match), until the policy changes: clients repeat the same requests, and each decision would visit
+   * the same bindings and rules again.
+   */
+  private decisions = new Map<string, AuthorizationDecision>();
+
   /** Allow with the granting binding as the reason, or no opinion (RBAC never denies). */
   authorize(a: RequestInfo & { user: UserInfo }): AuthorizationDecision {
+    const key = decisionKey(a);
+    let d = key === undefined ? undefined : this.decisions.get(key);
+    if (d) return d;
+    d = Object.freeze(this.decide(a));
+    if (key !== undefined) {
+      if (this.decisions.size >= DECISIONS_MAX) this.decisions.clear();
+      this.decisions.set(key, d);
+    }
+    return d;
+  }
+
+  private decide(a: RequestInfo & { user: UserInfo }): AuthorizationDecision {
     let errs: string[] | undefined;
     const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
     for (const g of this.grants(a.user, a.namespace)) {
