@@ -131,7 +131,7 @@ export class Server {
   }
 
   /** The authorizer chain's decision (plugins ask through PluginHost.authorize). */
-  decide(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> {
+  async decide(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> {
     return decide(this.authorizers, this.log, attrs);
   }
 
@@ -350,7 +350,7 @@ export class Server {
   private requestPipeline(): RequestPipeline {
     return new RequestPipeline({
       brand: this.brand, log: this.log, metrics: this.metrics, auditor: this.auditor, requestTimeoutSeconds: this.config.requestTimeoutSeconds,
-      authenticators: this.authenticators, decide: (attrs) => this.decide(attrs), flowControl: this.flowControl,
+      authenticators: this.authenticators, decide: (attrs) => decide(this.authorizers, this.log, attrs), flowControl: this.flowControl,
       listSize: (info) => {
         const type = this.types.lookup(info.apiGroup, info.apiVersion, info.resource);
         return type ? this.cache.forType(type).byKey.size : undefined;

@@ -9,7 +9,7 @@ import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
-import { withExtraHeaders, type ExtraHeaders, type Handler, type KRequest, type KResponse, type Listener, type WebSocketHandlers } from './types.js';
+import { runHandler, withExtraHeaders, type ExtraHeaders, type Handler, type KRequest, type KResponse, type Listener, type WebSocketHandlers } from './types.js';
 import { acceptWebSocket } from './websocket.js';
 import { errors } from '../contracts/status.js';
 import { listenError, portFree } from './listen.js';
@@ -192,13 +192,13 @@ export interface NodeTlsListenOptions {
 function serveOn(server: http.Server, handler: Handler): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const kres = new NodeResponse(res);
-    handler(makeRequest(req), kres).catch((err) => kres.send(500, { 'content-type': 'text/plain' }, String(err)));
+    runHandler(handler, makeRequest(req), kres);
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const kres = new UpgradeResponse(socket, head);
     // Served here (a watch over WebSocket); proxied upgrades take the socket with hijack instead.
     if (String(req.headers.upgrade).toLowerCase() === 'websocket') kres.upgrade = (handlers, protocol) => kres.takeOver((s, h) => acceptWebSocket(s, h, req.headers, handlers, protocol));
-    handler(makeRequest(req), kres).catch((err) => kres.send(500, { 'content-type': 'text/plain' }, String(err)));
+    runHandler(handler, makeRequest(req), kres);
   });
   server.keepAliveTimeout = 60_000;
 }

@@ -96,7 +96,19 @@ export interface WebSocketLike {
   bufferedAmount(): number;
 }
 
-export type Handler = (req: KRequest, res: KResponse) => Promise<void>;
+/** A handler answers at once when it can, or returns a promise when it has to wait. */
+export type Handler = (req: KRequest, res: KResponse) => void | Promise<void>;
+
+/** Runs a handler: what goes wrong, at once or later, is a plain 500 (when the client is still there). */
+export function runHandler(handler: Handler, req: KRequest, res: KResponse): void {
+  const failed = (err: unknown) => { if (!res.aborted) res.send(500, { 'content-type': 'text/plain' }, String(err)); };
+  try { handler(req, res)?.catch(failed); } catch (e) { failed(e); }
+}
+
+/** A result that is still to come (a plugin's thenable included), as opposed to one given at once. */
+export function isPromise<T>(x: T | Promise<T>): x is Promise<T> {
+  return typeof (x as { then?: unknown } | undefined)?.then === 'function';
+}
 
 export interface Listener {
   port: number;

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { STATUS_CODES } from 'node:http';
 import type { PeerCertificate } from 'node:tls';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
-import { withExtraHeaders, type BodySink, type ExtraHeaders, type Handler, type KRequest, type KResponse, type Listener, type StreamFraming, type WebSocketHandlers } from './types.js';
+import { runHandler, withExtraHeaders, type BodySink, type ExtraHeaders, type Handler, type KRequest, type KResponse, type Listener, type StreamFraming, type WebSocketHandlers } from './types.js';
 import { errors } from '../contracts/status.js';
 import { portFree, probeListenFailure } from './listen.js';
 import { FRONT_HELD_BYTES, HANDLE_PREFIX, type PeerTable } from './front.js';
@@ -445,9 +445,7 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
         return true;
       };
     }
-    opts.handler(kreq, kres).catch((err) => {
-      if (!kres.aborted) kres.send(500, { 'content-type': 'text/plain' }, String(err));
-    });
+    runHandler(opts.handler, kreq, kres);
   };
   app.any('/*', (res, req) => serve(res, req));
   app.ws<{ handlers: WebSocketHandlers }>('/*', {

@@ -1,6 +1,6 @@
 // Flow control (API Priority and Fairness or the in-flight limits): a seat for the request, or 429.
-import type { FlowControl, FlowRequest, RequestInfo, UserInfo } from '../contracts/index.js';
-import type { KRequest, KResponse } from '../http/types.js';
+import type { FlowControl, FlowDecision, FlowRequest, RequestInfo, UserInfo } from '../contracts/index.js';
+import { isPromise, type KRequest, type KResponse } from '../http/types.js';
 import type { ResponseTap } from '../ops/metrics.js';
 import { isLongRunning, type RunState } from './timeout.js';
 
@@ -19,15 +19,18 @@ export interface Seat { release(): void }
  * request ends here (turned away with 429, or its deadline passed while it waited). The seat goes
  * back whatever ends the request: the client going away or the deadline included.
  */
-export async function enterFlowControl(ctx: FlowContext, req: KRequest, tap: ResponseTap, info: RequestInfo, user: UserInfo, run: RunState): Promise<Seat | undefined | 'stop'> {
-  const flow = ctx.flowControl ? await ctx.flowControl.admit(flowRequest(ctx, info, user, req, tap)) : undefined;
-  if (run.timedOut) { if (flow?.run) flow.release(); return 'stop'; }
-  if (flow?.headers) tap.extraHeaders = flow.headers;
-  if (flow && !flow.run) { tooManyRequests(tap, flow.retryAfterSeconds); return 'stop'; }
-  if (flow) {
-    run.release = () => flow.release();
-    tap.onClose(run.release);
-  }
+export function enterFlowControl(ctx: FlowContext, req: KRequest, tap: ResponseTap, info: RequestInfo, user: UserInfo, run: RunState): Seat | undefined | 'stop' | Promise<Seat | undefined | 'stop'> {
+  if (!ctx.flowControl) return run.timedOut ? 'stop' : undefined;
+  const flow = ctx.flowControl.admit(flowRequest(ctx, info, user, req, tap));
+  return isPromise(flow) ? flow.then((d) => seated(d, tap, run)) : seated(flow, tap, run);
+}
+
+function seated(flow: FlowDecision, tap: ResponseTap, run: RunState): Seat | 'stop' {
+  if (run.timedOut) { if (flow.run) flow.release(); return 'stop'; }
+  if (flow.headers) tap.extraHeaders = flow.headers;
+  if (!flow.run) { tooManyRequests(tap, flow.retryAfterSeconds); return 'stop'; }
+  run.release = () => flow.release();
+  tap.onClose(run.release);
   return flow;
 }
 

@@ -12,7 +12,7 @@ export interface ImpersonateContext extends AuthorizeContext { readonly brand: {
  * serviceaccounts, uids, userextras/<key> in the authentication group); then the request runs as the
  * impersonated user. Without Impersonate-User the caller is returned as it is.
  */
-export async function impersonate(ctx: ImpersonateContext, req: KRequest, caller: UserInfo): Promise<UserInfo> {
+export function impersonate(ctx: ImpersonateContext, req: KRequest, caller: UserInfo): UserInfo | Promise<UserInfo> {
   const name = req.header('impersonate-user');
   const groups = req.headerValues('impersonate-group');
   const uid = req.header('impersonate-uid');
@@ -27,6 +27,11 @@ export async function impersonate(ctx: ImpersonateContext, req: KRequest, caller
     if (groups.length || uid !== undefined || Object.keys(extra).length) throw errors.badRequest('requested impersonation of groups, extra or uid without impersonating a user');
     return caller;
   }
+  return impersonateAs(ctx, caller, name, groups, uid, extra);
+}
+
+/** Each impersonated attribute authorized in turn, then the impersonated user. */
+async function impersonateAs(ctx: ImpersonateContext, caller: UserInfo, name: string, groups: string[], uid: string | undefined, extra: Record<string, string[]>): Promise<UserInfo> {
   const authGroup = `authentication.${ctx.brand.domain}`;
   const check = async (resource: string, resourceName: string, group = '', namespace = '', subresource = '') => {
     const attrs: AuthorizationAttributes = { user: caller, isResourceRequest: true, path: '', verb: 'impersonate', apiPrefix: 'api', apiGroup: group, apiVersion: '', namespace, resource, subresource, name: resourceName };

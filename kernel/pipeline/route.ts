@@ -20,10 +20,10 @@ export interface RouteContext {
   /** The 404 of a path nothing answers. */
   notFound(info: RequestInfo): StatusError;
   /** A request for a resource of a served type. */
-  resource(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void>;
+  resource(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): void | Promise<void>;
 }
 
-export async function route(ctx: RouteContext, req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext, delegated: () => void = () => {}): Promise<void> {
+export function route(ctx: RouteContext, req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext, delegated: () => void = () => {}): void | Promise<void> {
   const p = req.path;
   const m = req.method;
   if (ctx.remotes.size && info.apiPrefix === 'apis') {

@@ -81,7 +81,8 @@ export class ResourceEndpoints {
     return (await handler({ body, user, namespace: t.namespace, name, dryRun: false })).object;
   }
 
-  async serve(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): Promise<void> {
+  /** A resource request: synchronous up to the registry's verb (a GET from the cache answers at once). */
+  serve(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): void | Promise<void> {
     const m = req.method;
     const watched = info.verb === 'watch' ? legacyWatchTarget(req.path) : undefined;
     if (watched !== undefined) {
@@ -119,7 +120,7 @@ export class ResourceEndpoints {
     if (stream) {
       if (m !== 'GET') throw errors.methodNotAllowed();
       if (!r.current(type, t.namespace, t.name)) throw errors.notFound(type.group, type.resource, t.name);
-      return proxyStream(res, 'GET', await stream({ namespace: t.namespace, name: t.name, query: req.query, user }));
+      return stream({ namespace: t.namespace, name: t.name, query: req.query, user }).then((s) => proxyStream(res, 'GET', s));
     }
     const virtual = type.virtual && !sub ? type.virtual : this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
     if (virtual || type.virtual) {

@@ -127,7 +127,7 @@ export class RegistryBase {
   }
 
   /** `entry`: the cached object being served, whose Protobuf encoding is kept for the next read. */
-  protected async respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer, entry?: Entry) {
+  protected respondObject(req: KRequest, res: KResponse, t: Target, code: number, bytes: Buffer, entry?: Entry): void | Promise<void> {
     let acc = this.accepted(req, t);
     let body: Uint8Array | string = bytes;
     if (acc.rep === 'protobuf') {
@@ -141,8 +141,9 @@ export class RegistryBase {
       body = acc.rep === 'table'
         ? JSON.stringify(table(t.type, [obj], this.ctx.brand, include, acc.metaVersion!, { resourceVersion: obj.metadata?.resourceVersion ?? '' }))
         : acc.protobuf ? partialProtobuf(metaApi, obj.metadata) : JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: metaApi, metadata: obj.metadata });
-    } else {
-      body = await encodeAs(acc, bytes);
+    } else if (acc.rep === 'yaml') {
+      const ct = acc.contentType;
+      return encodeAs(acc, bytes).then((y) => res.send(code, { 'content-type': ct }, req.method === 'HEAD' ? '' : y));
     }
     res.send(code, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : body);
   }

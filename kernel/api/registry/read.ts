@@ -39,31 +39,40 @@ export class RegistryReads extends RegistryBase {
     await this.sendList(req, res, t, acc, items, this.ctx.cache.rev, '', undefined);
   }
 
-  async get(req: KRequest, res: KResponse, t: Target): Promise<void> {
+  /** One object: at once when the cache has the revision the read needs (nothing to wait for, nothing converted). */
+  get(req: KRequest, res: KResponse, t: Target): void | Promise<void> {
     const rv = req.query.get('resourceVersion');
-    if (rv === null || rv === '') await this.consistent();
-    else if (rv !== '0') await this.notOlderThan(parseResourceVersion(rv));
+    const ready = rv === null || rv === '' ? this.consistent() : rv !== '0' ? this.notOlderThan(parseResourceVersion(rv)) : undefined;
+    return ready ? ready.then(() => this.getCurrent(req, res, t)) : this.getCurrent(req, res, t);
+  }
+
+  private getCurrent(req: KRequest, res: KResponse, t: Target): void | Promise<void> {
     const e = this.current(t.type, t.namespace, t.name);
     if (!e) throw errors.notFound(t.type.group, t.type.resource, t.name);
     if (t.subresource === 'scale') return this.respondObject(req, res, t, 200, Buffer.from(JSON.stringify(scaleOf(t.type, parse(e)))));
     const shown = this.readDefaulted(t.type, e);
-    const served = this.printsStored(req, t, this.accepted(req, t)) ? shown.bytes : (await this.asServed(t.type, [shown.bytes]))[0];
-    await this.respondObject(req, res, t, 200, served, served === shown.bytes && shown === e ? e : undefined);
+    if (!t.type.convert || this.printsStored(req, t, this.accepted(req, t))) return this.respondObject(req, res, t, 200, shown.bytes, shown === e ? e : undefined);
+    return this.asServed(t.type, [shown.bytes]).then(([served]) => this.respondObject(req, res, t, 200, served, served === shown.bytes && shown === e ? e : undefined));
   }
 
-  /** Consistent read: the cache has applied everything committed. */
-  async consistent(): Promise<void> {
+  /** Consistent read: the cache has applied everything committed (undefined: it has already). */
+  consistent(): Promise<void> | undefined {
     const b = this.ctx.backend;
-    const rev = b.latestRevision ? await b.latestRevision() : b.currentRevision();
-    if (!(await this.ctx.cache.waitFor(rev, 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
+    if (!b.latestRevision && b.currentRevision() <= this.ctx.cache.rev) return undefined;
+    return (b.latestRevision ? b.latestRevision() : Promise.resolve(b.currentRevision())).then(async (rev) => {
+      if (!(await this.ctx.cache.waitFor(rev, 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
+    });
   }
 
-  async notOlderThan(rv: ParsedRV): Promise<void> {
-    if (!(await this.ctx.cache.waitFor(rv.n, 3000))) {
+  /** The cache reaches the revision (undefined: it has already). */
+  notOlderThan(rv: ParsedRV): Promise<void> | undefined {
+    if (rv.n <= this.ctx.cache.rev) return undefined;
+    return this.ctx.cache.waitFor(rv.n, 3000).then((ok) => {
+      if (ok) return;
       const e = errors.timeout(`Timeout: Too large resource version: ${rv.text}, current: ${this.ctx.cache.rev}`, 1);
       e.details = { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 };
       throw e;
-    }
+    });
   }
 
   protected selectors(type: TypeDef, q: URLSearchParams) {
