@@ -12,7 +12,7 @@ import type { KRequest, KResponse, Listener } from './http/types.js';
 import { listenUws, uwsLoadError } from './http/uws.js';
 import { listenNodeTls, listenUpgradeBackend, nodeSharesPort } from './http/node.js';
 import { listenFront, PeerTable, privateSocketPath } from './http/front.js';
-import { loadAll, loadPlugin, preloadPlugins } from './host/loader.js';
+import { loadAll, loadPlugin, preloadPlugins } from './ops/loader.js';
 import { Host } from './host/host.js';
 import { clientCAs, ensureFrontProxyClient, ensurePki, servingHosts, writeAdminKubeconfigs } from './ops/pki.js';
 import { Registry } from './api/registry/registry.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { getBrand } from '../../kernel/contracts/brand.js';
 import type { AdmissionAttributes, KObject, PluginHost } from '../../kernel/contracts/index.js';
-import { loadPlugin } from '../../kernel/host/loader.js';
+import { loadPlugin } from '../../kernel/ops/loader.js';
 
 const run = promisify(execFile);
 // the fixture stays in the source tree; this file runs from dist/test/integration/

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getBrand } from '../../kernel/contracts/brand.js';
 import type { AuthorizationAttributes, PluginHost } from '../../kernel/contracts/index.js';
-import { HOST_VERSION, loadAll, loadPlugin, satisfies } from '../../kernel/host/loader.js';
+import { HOST_VERSION, loadAll, loadPlugin, satisfies } from '../../kernel/ops/loader.js';
 
 // just enough of a host for plugins that do not touch it
 const host = {

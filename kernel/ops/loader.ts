@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CONTRACT_VERSION, type PluginHost, type PluginInstance, type PluginKind, type PluginModule } from '../contracts/index.js';
-import type { PluginRef } from '../ops/config.js';
+import type { PluginRef } from './config.js';
 
 /** Contract versions this server can run (a future server may keep accepting older ones). */
 export const SUPPORTED_CONTRACTS: readonly number[] = [CONTRACT_VERSION];
