@@ -15,7 +15,14 @@ export function legacyWatchTarget(path: string): string | undefined {
 }
 
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
-  const parts = path.split('/').filter((p) => p !== '');
+  // the non-empty segments (split and filter made two arrays and a call per segment on every request)
+  const parts: string[] = [];
+  for (let i = 0; i < path.length;) {
+    let j = path.indexOf('/', i);
+    if (j < 0) j = path.length;
+    if (j > i) parts.push(path.slice(i, j));
+    i = j + 1;
+  }
   const info: RequestInfo = {
     isResourceRequest: false, path, verb: method.toLowerCase(),
     apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '',

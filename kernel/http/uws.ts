@@ -350,7 +350,8 @@ class UwsRequest implements KRequest {
     }
     kres.headOnly = this.method === 'HEAD';
     let path: string;
-    try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
+    if (!rawUrl.includes('%')) path = rawUrl;
+    else try { path = decodeURIComponent(rawUrl); } catch { path = rawUrl; }
     this.path = path;
     const m = this.method;
     // Start collecting the body right away (uWS requires onData to be set synchronously).

@@ -106,8 +106,7 @@ export class ResourceEndpoints {
     const connect = sub && type.connectSubresources?.includes(sub) ? this.connectHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`) : undefined;
     // what follows the sub-resource in the path: only a proxy sub-resource takes one
     const depth = (info.apiPrefix === 'api' ? 2 : 3) + (inNamespacePath ? 2 : 0) + 3;
-    const segs = p.split('/');
-    const tail = segs.length > depth + 1 ? `/${segs.slice(depth + 1).join('/')}` : '';
+    const tail = fromSlash(p, depth + 1);
     if (tail && !connect?.route.path) throw errors.pathNotFound();
     if (type.deprecated) {
       this.ctx.deprecated(type, sub);
@@ -122,7 +121,8 @@ export class ResourceEndpoints {
       if (!r.current(type, t.namespace, t.name)) throw errors.notFound(type.group, type.resource, t.name);
       return stream({ namespace: t.namespace, name: t.name, query: req.query, user }).then((s) => proxyStream(res, 'GET', s));
     }
-    const virtual = type.virtual && !sub ? type.virtual : this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
+    // plugins serve create sub-resources by name; a type's own handler (a review) serves its path
+    const virtual = !sub ? type.virtual : this.virtualHandlers.get(`${type.group}/${type.version}/${type.resource}/${sub}`);
     if (virtual || type.virtual) {
       if (m !== 'POST' || !virtual || (type.virtual && t.name)) throw errors.methodNotAllowed();
       return this.runVirtual(req, res, t, user, virtual);
@@ -176,6 +176,13 @@ export class ResourceEndpoints {
     if (pb) return res.send(out.code ?? 201, { 'content-type': acc.contentType, ...warnings }, pb);
     res.send(out.code ?? 201, { 'content-type': acc.rep === 'protobuf' ? 'application/json' : acc.contentType, ...warnings }, await encodeAs(acc, JSON.stringify(out.object)));
   }
+}
+
+/** The path from its n-th slash on, '' when it has no more than n segments (a proxy's path after the sub-resource). */
+function fromSlash(p: string, n: number): string {
+  let i = -1;
+  for (let k = 0; k < n; k++) if ((i = p.indexOf('/', i + 1)) < 0) return '';
+  return p.slice(i);
 }
 
 /**
