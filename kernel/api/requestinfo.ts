@@ -24,7 +24,7 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     i = j + 1;
   }
   const info: RequestInfo = {
-    isResourceRequest: false, path, verb: method.toLowerCase(),
+    isResourceRequest: false, path, verb: '',
     apiPrefix: '', apiGroup: '', apiVersion: '', namespace: '', resource: '', subresource: '', name: '',
   };
   let rest: string[];
@@ -39,9 +39,13 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     rest = parts.slice(3);
   } else {
     if (parts[0] === 'api' || parts[0] === 'apis') info.apiPrefix = parts[0];
+    info.verb = method.toLowerCase();
     return info; // discovery and other non-resource paths
   }
-  if (rest.length === 0) return info; // /api/v1, /apis/g/v: discovery
+  if (rest.length === 0) {
+    info.verb = method.toLowerCase();
+    return info; // /api/v1, /apis/g/v: discovery
+  }
   info.isResourceRequest = true;
   // the legacy prefix: a watch whatever the method, of what the rest of the path names
   const watchPrefix = rest[0] === 'watch' && rest.length >= 2;

@@ -63,7 +63,14 @@ class UwsResponse implements KResponse {
 
   constructor(private res: HttpResponse, frontHeld = 0) {
     this.heldBeyond = CORK_PIECE + frontHeld;
-    res.onAborted(() => {
+  }
+
+  /** uWS has finished with the response: nothing is pending, it needs no abort handler. */
+  ended = false;
+
+  /** uWS wants an abort handler on a response its handler left unfinished; one answered at once (most GETs) needs none. */
+  watchAborts(): void {
+    this.res.onAborted(() => {
       this.aborted = true;
       for (const cb of this.closeCbs.splice(0)) cb();
     });
@@ -102,6 +109,7 @@ class UwsResponse implements KResponse {
       this.head(code, headers, extra);
       if (buf.length <= CORK_PIECE) {
         this.res.end(buf);
+        this.ended = true;
         return;
       }
       // Larger bodies go out as the socket accepts them, not copied whole into the send buffer (and
@@ -110,6 +118,7 @@ class UwsResponse implements KResponse {
       const total = buf.length;
       const start = this.res.getWriteOffset();
       const [ok, finished] = this.res.tryEnd(buf, total);
+      this.ended = finished;
       if (!ok && !finished) {
         this.res.onWritable((offset) => {
           const [ok2] = this.res.tryEnd(buf.subarray(offset - start), total);
@@ -127,6 +136,7 @@ class UwsResponse implements KResponse {
       // written as a header: uWS's own reported length leaves it waiting for that many body bytes
       if (length !== undefined) this.res.writeHeader('content-length', String(length));
       this.res.endWithoutBody();
+      this.ended = true;
     });
     // a stream's producer (a watch, a sized list) stops: nothing it writes goes out
     for (const cb of this.closeCbs.splice(0)) cb();
@@ -241,7 +251,7 @@ class UwsResponse implements KResponse {
       const at = this.res.getWriteOffset();
       const [written, finished] = this.res.tryEnd(piece, sized.total);
       ok = written;
-      if (finished) this.done = true;
+      if (finished) this.done = this.ended = true;
       else if (!written) { sized.piece = piece; sized.pieceAt = at; }
     });
     if (!ok) this.writable();
@@ -250,7 +260,7 @@ class UwsResponse implements KResponse {
 
   close(): void {
     if (this.aborted) return;
-    this.done = true;
+    this.done = this.ended = true;
     this.res.close();
   }
 
@@ -262,6 +272,7 @@ class UwsResponse implements KResponse {
     if (this.aborted || this.done) return;
     this.done = true;
     this.res.cork(() => this.res.end());
+    this.ended = true;
     for (const cb of this.closeCbs.splice(0)) cb();
   }
 }
@@ -326,7 +337,8 @@ class UwsRequest implements KRequest {
   readonly method: string;
   readonly path: string;
   readonly query: URLSearchParams;
-  private readonly headers = new Map<string, string[]>();
+  /** A header's value, or its values when it came more than once (one array less per header on most requests). */
+  private readonly headers = new Map<string, string | string[]>();
   private readonly bodyState: BodyState | undefined;
   private addr: string | undefined;
   private peer: PeerCertificate | undefined;
@@ -355,14 +367,15 @@ class UwsRequest implements KRequest {
     this.path = path;
     const m = this.method;
     // Start collecting the body right away (uWS requires onData to be set synchronously).
-    const hasBody = m !== 'GET' && m !== 'HEAD' && m !== 'DELETE' || (this.headers.get('content-length')?.[0] ?? '0') !== '0' || this.headers.has('transfer-encoding');
+    const hasBody = m !== 'GET' && m !== 'HEAD' && m !== 'DELETE' || (this.header('content-length') ?? '0') !== '0' || this.headers.has('transfer-encoding');
     this.bodyState = hasBody ? new BodyState(res, kres) : undefined;
   }
 
   private add(k: string, v: string): void {
-    const list = this.headers.get(k);
-    if (list) list.push(v);
-    else this.headers.set(k, [v]);
+    const had = this.headers.get(k);
+    if (had === undefined) this.headers.set(k, v);
+    else if (typeof had === 'string') this.headers.set(k, [had, v]);
+    else had.push(v);
   }
 
   get remoteAddress(): string {
@@ -388,15 +401,23 @@ class UwsRequest implements KRequest {
     this.peer = conn?.peer;
   }
 
-  header(name: string): string | undefined { return this.headers.get(name.toLowerCase())?.[0]; }
-  headerValues(name: string): string[] { return this.headers.get(name.toLowerCase()) ?? []; }
+  header(name: string): string | undefined {
+    const v = this.headers.get(name.toLowerCase());
+    return typeof v === 'string' ? v : v?.[0];
+  }
+
+  headerValues(name: string): string[] {
+    const v = this.headers.get(name.toLowerCase());
+    return v === undefined ? [] : typeof v === 'string' ? [v] : v;
+  }
+
   headerNames(): string[] { return [...this.headers.keys()]; }
 
   body(max: number): Promise<Buffer> {
     const b = this.bodyState;
     if (!b) return Promise.resolve(Buffer.alloc(0));
     b.limit = max;
-    const declared = Number(this.headers.get('content-length')?.[0] ?? '0');
+    const declared = Number(this.header('content-length') ?? '0');
     if (declared > max || b.size > max) b.overLimit = true;
     const finish = (): Promise<Buffer> => (b.overLimit ? Promise.reject(errors.tooLarge(`Request entity too large: limit is ${max}`)) : Promise.resolve(Buffer.concat(b.chunks)));
     if (b.complete || b.overLimit) return finish();
@@ -443,10 +464,12 @@ export function listenUws(opts: UwsListenOptions): Promise<Listener> {
       kres.upgrade = (handlers, chosen) => {
         if (kres.aborted) return false;
         res.cork(() => res.upgrade({ handlers }, key, chosen ?? protocol.split(',')[0]?.trim() ?? '', extensions, wsContext as never));
+        kres.ended = true;
         return true;
       };
     }
     runHandler(opts.handler, kreq, kres);
+    if (!kres.ended) kres.watchAborts();
   };
   app.any('/*', (res, req) => serve(res, req));
   app.ws<{ handlers: WebSocketHandlers }>('/*', {

@@ -29,8 +29,7 @@ function seated(flow: FlowDecision, tap: ResponseTap, run: RunState): Seat | 'st
   if (run.timedOut) { if (flow.run) flow.release(); return 'stop'; }
   if (flow.headers) tap.extraHeaders = flow.headers;
   if (!flow.run) { tooManyRequests(tap, flow.retryAfterSeconds); return 'stop'; }
-  run.release = () => flow.release();
-  tap.onClose(run.release);
+  run.seat = flow;
   return flow;
 }
 

@@ -13,11 +13,15 @@ export interface ImpersonateContext extends AuthorizeContext { readonly brand: {
  * impersonated user. Without Impersonate-User the caller is returned as it is.
  */
 export function impersonate(ctx: ImpersonateContext, req: KRequest, caller: UserInfo): UserInfo | Promise<UserInfo> {
+  const names = req.headerNames();
+  let asked = false;
+  for (let i = 0; i < names.length && !asked; i++) asked = names[i].startsWith('impersonate-');
+  if (!asked) return caller;
   const name = req.header('impersonate-user');
   const groups = req.headerValues('impersonate-group');
   const uid = req.header('impersonate-uid');
   const extra: Record<string, string[]> = {};
-  for (const h of req.headerNames()) {
+  for (const h of names) {
     if (!h.startsWith('impersonate-extra-')) continue;
     let key = h.slice('impersonate-extra-'.length);
     try { key = decodeURIComponent(key); } catch { throw errors.badRequest(`invalid Impersonate-Extra header: ${h}`); }

@@ -127,15 +127,21 @@ export class RequestPipeline {
     let out: void | Promise<void>;
     try {
       const allowed = authorize(this.ctx, user, f.info, f.audit);
-      const routed = () => route(this.ctx, f.req, f.tap, f.info, user, f.audit, () => seat?.release());
-      out = isPromise(allowed) ? allowed.then(routed) : routed();
+      out = isPromise(allowed) ? allowed.then(() => this.route(f, user, seat)) : this.route(f, user, seat);
     } catch (e) {
       seat?.release();
       throw e;
     }
     // a watch gives its seat back once it is established, as in the reference
     if (!isPromise(out)) return seat?.release();
-    return seat ? out.finally(() => seat.release()) : out;
+    if (!seat) return out;
+    // a request that waits gives its seat back if its client goes away
+    f.tap.onClose(() => seat.release());
+    return out.finally(() => seat.release());
+  }
+
+  private route(f: Flight, user: UserInfo, seat: Seat | undefined): void | Promise<void> {
+    return route(this.ctx, f.req, f.tap, f.info, user, f.audit, seat);
   }
 
   /** The reference's -v=3 request line. */

@@ -23,13 +23,13 @@ export interface RouteContext {
   resource(req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext): void | Promise<void>;
 }
 
-export function route(ctx: RouteContext, req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext, delegated: () => void = () => {}): void | Promise<void> {
+export function route(ctx: RouteContext, req: KRequest, res: KResponse, info: RequestInfo, user: UserInfo, audit?: AuditContext, seat?: { release(): void }): void | Promise<void> {
   const p = req.path;
   const m = req.method;
   if (ctx.remotes.size && info.apiPrefix === 'apis') {
     const parts = p.split('/', 4);
     const r = parts.length >= 4 && parts[3] !== '' ? ctx.remotes.get(`${parts[2]}/${parts[3]}`) : undefined;
-    if (r) return proxyRemote(ctx, req, res, r.remote, user, delegated);
+    if (r) return proxyRemote(ctx, req, res, r.remote, user, seat);
   }
   if (info.isResourceRequest) return ctx.resource(req, res, info, user, audit);
   if (m !== 'GET' && m !== 'HEAD') {
@@ -41,9 +41,9 @@ export function route(ctx: RouteContext, req: KRequest, res: KResponse, info: Re
 }
 
 /** /apis/<group>/<version>/... of a group-version another server serves: relayed as the authorized user. */
-async function proxyRemote(ctx: RouteContext, req: KRequest, res: KResponse, remote: RemoteGroupVersion, user: UserInfo, delegated: () => void): Promise<void> {
+async function proxyRemote(ctx: RouteContext, req: KRequest, res: KResponse, remote: RemoteGroupVersion, user: UserInfo, seat: { release(): void } | undefined): Promise<void> {
   const target = await remote.target();
   // As the reference does, the extension server does its own flow control: the seat goes back now.
-  delegated();
+  seat?.release();
   return proxyRequest(req, res, target, user, { maxBodyBytes: ctx.maxRequestBodyBytes });
 }

@@ -15,7 +15,7 @@ export function isLongRunning(info: RequestInfo): boolean {
 }
 
 /** What the timeout and the pipeline share about one request. */
-export interface RunState { timedOut: boolean; user?: UserInfo; release?: () => void; srcIP?: string }
+export interface RunState { timedOut: boolean; user?: UserInfo; seat?: { release(): void }; srcIP?: string }
 
 /** The reference's timeout answer: its timeout writer JSON-encodes the bare Status (no kind or apiVersion), newline-terminated. */
 const REQUEST_TIMEOUT_BODY = `${JSON.stringify({ metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 })}\n`;
@@ -49,7 +49,7 @@ export function requestDeadlineMs(info: RequestInfo, q: URLSearchParams, request
  */
 export function timedOut(log: ServerLogger, req: KRequest, tap: ResponseTap, run: RunState, work: Promise<void>): void {
   run.timedOut = true;
-  run.release?.();
+  run.seat?.release();
   if (tap.code === 0) {
     tap.extraHeaders = undefined;
     tap.warning = undefined;

@@ -46,21 +46,22 @@ function parseAccept(h: string): MediaRange[] {
 export function negotiate(accept: string | undefined, brand: Brand, allowTable: boolean, protobuf = false): Accepted {
   if (!accept) return JSON_ANSWER;
   // Clients send the same few Accept headers again and again: each one's answer is parsed once.
-  let memo = negotiated.get(brand);
-  if (!memo) negotiated.set(brand, (memo = new Map()));
-  const key = `${allowTable ? 't' : '-'}${protobuf ? 'p' : '-'}${accept}`;
-  let acc = memo.get(key);
+  let memos = negotiated.get(brand);
+  if (!memos) negotiated.set(brand, (memos = [new Map(), new Map(), new Map(), new Map()]));
+  const memo = memos[(allowTable ? 2 : 0) + (protobuf ? 1 : 0)];
+  let acc = memo.get(accept);
   if (!acc) {
     acc = Object.freeze(choose(accept, brand, allowTable, protobuf));
     if (memo.size >= NEGOTIATED_MAX) memo.clear();
-    memo.set(key, acc);
+    memo.set(accept, acc);
   }
   return acc;
 }
 
 const JSON_ANSWER: Accepted = Object.freeze({ rep: 'json', contentType: 'application/json' });
 const NEGOTIATED_MAX = 512;
-const negotiated = new WeakMap<Brand, Map<string, Accepted>>();
+/** Per brand, one memo for each combination of allowTable and protobuf. */
+const negotiated = new WeakMap<Brand, Map<string, Accepted>[]>();
 
 function choose(accept: string, brand: Brand, allowTable: boolean, protobuf: boolean): Accepted {
   const metaGroup = `meta.${brand.domain}`;

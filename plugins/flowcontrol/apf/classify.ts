@@ -15,10 +15,9 @@ function subjectMatches(s: Subject, username: string, groups: string[]): boolean
   return false;
 }
 
-function resourceMatches(r: ResourceRule, req: FlowRequest): boolean {
+function resourceMatches(r: ResourceRule, req: FlowRequest, resource: string): boolean {
   const i = req.info;
   if (!has(r.verbs, i.verb) || !has(r.apiGroups, i.apiGroup)) return false;
-  const resource = i.subresource ? `${i.resource}/${i.subresource}` : i.resource;
   if (!has(r.resources, resource)) return false;
   return i.namespace ? has(r.namespaces, i.namespace) : !!r.clusterScope;
 }
@@ -37,12 +36,24 @@ export function orderSchemas<S extends Named<FlowSchemaSpec>>(schemas: S[]): S[]
 /** The first schema (in order) whose rules match, and the flow's distinguisher. */
 export function classify<S extends Named<FlowSchemaSpec>>(ordered: S[], req: FlowRequest): { schema: S; distinguisher: string } | undefined {
   const { username, groups } = req.user;
+  const i = req.info;
+  const resource = i.subresource ? `${i.resource}/${i.subresource}` : i.resource;
+  // plain loops: every request is tried against most schemas, and a closure per rule added up
   for (const fs of ordered) {
-    for (const rule of fs.spec.rules ?? []) {
-      if (!rule.subjects.some((s) => subjectMatches(s, username, groups))) continue;
-      const ok = req.info.isResourceRequest
-        ? (rule.resourceRules ?? []).some((r) => resourceMatches(r, req))
-        : (rule.nonResourceRules ?? []).some((r) => nonResourceMatches(r, req));
+    const rules = fs.spec.rules;
+    for (let k = 0; rules && k < rules.length; k++) {
+      const rule = rules[k];
+      let ok = false;
+      for (let j = 0; j < rule.subjects.length && !ok; j++) ok = subjectMatches(rule.subjects[j], username, groups);
+      if (!ok) continue;
+      ok = false;
+      if (i.isResourceRequest) {
+        const rr = rule.resourceRules;
+        for (let j = 0; rr && j < rr.length && !ok; j++) ok = resourceMatches(rr[j], req, resource);
+      } else {
+        const nr = rule.nonResourceRules;
+        for (let j = 0; nr && j < nr.length && !ok; j++) ok = nonResourceMatches(nr[j], req);
+      }
       if (!ok) continue;
       const by = fs.spec.distinguisherMethod?.type;
       return { schema: fs, distinguisher: by === 'ByUser' ? username : by === 'ByNamespace' ? req.info.namespace : '' };

@@ -31,6 +31,9 @@ const uidOf = (kind: string, name: string) => {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 };
 
+/** A schema's response headers and metric labels, with the level they were made for. */
+interface Tag { level: Level; headers: Record<string, string>; labels: { flow_schema: string; priority_level: string } }
+
 interface Level {
   name: string;
   uid: string;
@@ -48,7 +51,7 @@ class Apf implements FlowControl {
   private schemas: (Named<FlowSchemaSpec> & { uid: string })[] = [];
   private levels = new Map<string, Level>();
   /** A schema's response headers and metric labels with its level, made once per configuration (not per request). */
-  private tags = new Map<object, { level: Level; headers: Record<string, string>; labels: { flow_schema: string; priority_level: string } }>();
+  private tags = new Map<object, Tag>();
   private unsubscribe: (() => void)[] = [];
   private rejected;
   private dispatched;
@@ -170,38 +173,41 @@ class Apf implements FlowControl {
     }
     const queues = level.queues;
     const seats = seatsFor(req);
-    const run = (width: number): FlowDecision => {
-      this.dispatched.inc(labels);
-      this.executing.inc(labels);
-      let released = false;
-      return {
-        run: true,
-        headers,
-        release: () => {
-          if (released) return;
-          released = true;
-          this.executing.dec(labels);
-          queues.release(width);
-        },
-      };
-    };
-    const reject = (reason: string): FlowDecision => {
-      this.rejected.inc({ ...labels, reason });
-      return { run: false, headers, retryAfterSeconds: this.noteDrop(level) };
-    };
     const a = queues.admit(flowHash(`${schema.name}\u0000${c?.distinguisher ?? ''}`), seats, this.waitMs);
-    if ('rejected' in a) return reject(queues.queued ? 'queue-full' : 'concurrency-limit');
-    if (a.now) return run(a.width);
+    if ('rejected' in a) return this.reject(tag, queues.queued ? 'queue-full' : 'concurrency-limit');
+    if (a.now) return this.run(tag, queues, a.width);
     this.inQueue.inc(labels);
     return a.wait.then((ok) => {
       this.inQueue.dec(labels);
-      if (!ok) return reject('time-out');
+      if (!ok) return this.reject(tag, 'time-out');
       if (req.aborted()) {
         queues.release(a.width);
-        return reject('cancelled');
+        return this.reject(tag, 'cancelled');
       }
-      return run(a.width);
+      return this.run(tag, queues, a.width);
     });
+  }
+
+  private run(tag: Tag, queues: QueueSet, width: number): FlowDecision {
+    const labels = tag.labels;
+    this.dispatched.inc(labels);
+    this.executing.inc(labels);
+    let released = false;
+    return {
+      run: true,
+      headers: tag.headers,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.executing.dec(labels);
+        queues.release(width);
+      },
+    };
+  }
+
+  private reject(tag: Tag, reason: string): FlowDecision {
+    this.rejected.inc({ ...tag.labels, reason });
+    return { run: false, headers: tag.headers, retryAfterSeconds: this.noteDrop(tag.level) };
   }
 
   private noteDrop(l: Level): number {
