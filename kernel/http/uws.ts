@@ -282,6 +282,9 @@ function stashedHead(req: HttpRequest, peers: PeerTable): FrontHead | undefined 
   return ref ? peers.takeHead(ref) ?? { method: 'GET', target: '/', headers: [], http10: false } : undefined;
 }
 
+/** A handle address of the front (HANDLE_PREFIX): 100::/64. */
+const isHandle = (a: Uint8Array) => a.length === 16 && a[0] === 1 && a[1] === 0 && a[2] === 0 && a[3] === 0 && a[4] === 0 && a[5] === 0 && a[6] === 0 && a[7] === 0;
+
 /** The body of a request that has one, collected (or streamed) as uWS hands it over. */
 class BodyState {
   chunks: Buffer[] = [];
@@ -342,6 +345,7 @@ class UwsRequest implements KRequest {
   private readonly bodyState: BodyState | undefined;
   private addr: string | undefined;
   private peer: PeerCertificate | undefined;
+  private peerLooked = false;
 
   constructor(private readonly res: HttpResponse, req: HttpRequest, private readonly kres: UwsResponse, private readonly peers: PeerTable | undefined) {
     // Behind the front, a request uWS could not have parsed comes as a stand-in naming the head the
@@ -383,9 +387,15 @@ class UwsRequest implements KRequest {
     return this.addr ?? '';
   }
 
-  /** Only the front sees client certificates: without it there is none to look up. */
+  /**
+   * Only the front sees client certificates: without it there is none to look up. Behind it, the
+   * raw address (fewer bytes than its text) says whether it is a handle before any text is made.
+   */
   get peerCertificate(): PeerCertificate | undefined {
-    if (this.addr === undefined && this.peers) this.readPeer();
+    if (this.addr === undefined && !this.peerLooked && this.peers && !this.kres.finished) {
+      this.peerLooked = true;
+      if (isHandle(new Uint8Array(this.res.getProxiedRemoteAddress()))) this.readPeer();
+    }
     return this.peer;
   }
 
