@@ -130,7 +130,7 @@ export function parseGoDuration(s: string): number {
  * filter reads it: a Go duration, else 400.
  */
 export function queryTimeoutMs(q: URLSearchParams): number | undefined {
-  const v = q.get('timeout');
+  const v = q.size === 0 ? null : q.get('timeout');
   if (!v) return undefined;
   try { return parseGoDuration(v) / 1e6; } catch (e) { throw errors.badRequest(`invalid timeout specified in the request URL - ${(e as Error).message}`); }
 }

@@ -41,7 +41,7 @@ export class RegistryReads extends RegistryBase {
 
   /** One object: at once when the cache has the revision the read needs (nothing to wait for, nothing converted). */
   get(req: KRequest, res: KResponse, t: Target): void | Promise<void> {
-    const rv = req.query.get('resourceVersion');
+    const rv = req.query.size === 0 ? null : req.query.get('resourceVersion');
     const ready = rv === null || rv === '' ? this.consistent() : rv !== '0' ? this.notOlderThan(parseResourceVersion(rv)) : undefined;
     return ready ? ready.then(() => this.getCurrent(req, res, t)) : this.getCurrent(req, res, t);
   }

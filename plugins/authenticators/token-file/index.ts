@@ -74,6 +74,9 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
 /** `Authorization: Bearer <token>` → the token; anything else → undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
+  // the usual form answered without the strings and array of the general case below
+  const last = header.charCodeAt(header.length - 1);
+  if (header.length > 7 && header.startsWith('Bearer ') && last > 32 && last < 127 && header.indexOf(' ', 7) < 0) return header.slice(7);
   const parts = header.trim().split(' ');
   if (parts.length < 2 || parts[0].toLowerCase() !== 'bearer' || !parts[1]) return undefined;
   return parts[1];

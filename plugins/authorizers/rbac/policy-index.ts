@@ -95,17 +95,36 @@ export function roleRefOf(obj: KObject): RoleRef | undefined {
 /** Remembered decisions at most (all are dropped at the bound: a burst of distinct requests). */
 const DECISIONS_MAX = 4096;
 
-/**
- * The attributes a decision depends on, as one string; undefined when a value holds the separator
- * (two different requests must never share a key).
- */
-function decisionKey(a: RequestInfo & { user: UserInfo }): string | undefined {
+type Attrs = RequestInfo & { user: UserInfo };
+
+/** A decision and the attributes it was made for (RequestInfo's and the user's name and groups: all a rule can match). */
+interface Remembered {
+  resourceRequest: boolean; verb: string; path: string; apiGroup: string; resource: string; subresource: string;
+  name: string; namespace: string; username: string; groups: string[]; decision: AuthorizationDecision;
+}
+
+/** FNV-1a over a string, then a separator, folded into h. */
+function mix(h: number, s: string): number {
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return Math.imul(h ^ 0x1f, 0x01000193);
+}
+
+/** A hash of the attributes a decision depends on: found without building a key (equal attributes are then compared one by one). */
+function attrsHash(a: Attrs): number {
+  let h = mix(mix(0x811c9dc5, a.verb), a.isResourceRequest ? '' : a.path);
+  h = mix(mix(mix(mix(mix(mix(h, a.apiGroup), a.resource), a.subresource), a.name), a.namespace), a.user.username);
   const groups = a.user.groups ?? [];
-  let key = `${a.isResourceRequest ? a.verb : `${a.verb}\u0000${a.path}`}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.name}\u0000${a.namespace}\u0000${a.user.username}`;
-  for (let i = 0; i < groups.length; i++) key += `\u0000${groups[i]}`;
-  let seps = 0;
-  for (let i = key.indexOf('\u0000'); i >= 0; i = key.indexOf('\u0000', i + 1)) seps++;
-  return seps === 6 + (a.isResourceRequest ? 0 : 1) + groups.length ? key : undefined;
+  for (let i = 0; i < groups.length; i++) h = mix(h, groups[i]);
+  return h >>> 0;
+}
+
+function sameAttrs(r: Remembered, a: Attrs): boolean {
+  const groups = a.user.groups ?? [];
+  if (r.resourceRequest !== a.isResourceRequest || r.verb !== a.verb || (!r.resourceRequest && r.path !== a.path) || r.apiGroup !== a.apiGroup
+    || r.resource !== a.resource || r.subresource !== a.subresource || r.name !== a.name || r.namespace !== a.namespace
+    || r.username !== a.user.username || r.groups.length !== groups.length) return false;
+  for (let i = 0; i < groups.length; i++) if (r.groups[i] !== groups[i]) return false;
+  return true;
 }
 
 export class PolicyIndex {
@@ -128,7 +147,7 @@ export class PolicyIndex {
   /** Applies a watch event (or a listed object as ADDED) of one of the four kinds. */
   apply(kind: 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding', type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KObject): void {
     // any change of policy drops every remembered decision: none may outlive what allowed it
-    this.decisions.clear();
+    this.forget();
     const ns = obj.metadata?.namespace ?? '';
     const name = obj.metadata?.name ?? '';
     if (!name) return;
@@ -258,19 +277,29 @@ export class PolicyIndex {
    * match), until the policy changes: clients repeat the same requests, and each decision would visit
    * the same bindings and rules again.
    */
-  private decisions = new Map<string, AuthorizationDecision>();
+  private decisions = new Map<number, Remembered[]>();
+  private remembered = 0;
 
   /** Allow with the granting binding as the reason, or no opinion (RBAC never denies). */
-  authorize(a: RequestInfo & { user: UserInfo }): AuthorizationDecision {
-    const key = decisionKey(a);
-    let d = key === undefined ? undefined : this.decisions.get(key);
-    if (d) return d;
-    d = Object.freeze(this.decide(a));
-    if (key !== undefined) {
-      if (this.decisions.size >= DECISIONS_MAX) this.decisions.clear();
-      this.decisions.set(key, d);
-    }
-    return d;
+  authorize(a: Attrs): AuthorizationDecision {
+    const h = attrsHash(a);
+    const same = this.decisions.get(h);
+    if (same) for (let i = 0; i < same.length; i++) if (sameAttrs(same[i], a)) return same[i].decision;
+    const decision = Object.freeze(this.decide(a));
+    if (this.remembered >= DECISIONS_MAX) this.forget();
+    const r: Remembered = {
+      resourceRequest: a.isResourceRequest, verb: a.verb, path: a.path, apiGroup: a.apiGroup, resource: a.resource, subresource: a.subresource,
+      name: a.name, namespace: a.namespace, username: a.user.username, groups: [...(a.user.groups ?? [])], decision,
+    };
+    if (same && this.decisions.get(h) === same) same.push(r);
+    else this.decisions.set(h, [r]);
+    this.remembered++;
+    return decision;
+  }
+
+  private forget(): void {
+    this.decisions.clear();
+    this.remembered = 0;
   }
 
   private decide(a: RequestInfo & { user: UserInfo }): AuthorizationDecision {
