@@ -50,8 +50,9 @@ export interface StorageBackend {
   /**
    * For a store shared with other servers: a quorum read of the store's latest revision, which a
    * consistent read waits for the cache to reach. Without it, currentRevision() is that revision.
+   * One known without asking may be returned as it is (a read then need not wait at all).
    */
-  latestRevision?(): Promise<number>;
+  latestRevision?(): number | Promise<number>;
   /** Oldest revision still available for historical reads and watch resume. */
   compactedRevision(): number;
   get(key: string): Promise<KV | undefined>;

@@ -221,7 +221,7 @@ export class ReplicaBackend implements StorageBackend {
   }
 
   currentRevision(): number { return this.applied; }
-  latestRevision(): Promise<number> { return Promise.resolve(Math.max(this.revs.committed(), this.applied)); }
+  latestRevision(): number { return Math.max(this.revs.committed(), this.applied); }
   compactedRevision(): number { return Math.max(this.revs.compacted(), this.compacted); }
 
   async get(key: string): Promise<KV | undefined> {

@@ -4,7 +4,7 @@
 // identical list, in pieces with backpressure when large. Watches build on this (watch.ts).
 import type { FieldCause, TypeDef } from '../../contracts/index.js';
 import { errors } from '../../contracts/status.js';
-import type { KRequest, KResponse } from '../../http/types.js';
+import { isPromise, type KRequest, type KResponse } from '../../http/types.js';
 import { makeEntry, storageKey, withBytes, type Entry, type ResourceCache } from '../../store/cache.js';
 import { encodeAs, type Accepted } from '../repr/negotiate.js';
 import { columnDefinitions, tableRow, type IncludeObject } from '../repr/table.js';
@@ -58,8 +58,9 @@ export class RegistryReads extends RegistryBase {
   /** Consistent read: the cache has applied everything committed (undefined: it has already). */
   consistent(): Promise<void> | undefined {
     const b = this.ctx.backend;
-    if (!b.latestRevision && b.currentRevision() <= this.ctx.cache.rev) return undefined;
-    return (b.latestRevision ? b.latestRevision() : Promise.resolve(b.currentRevision())).then(async (rev) => {
+    const latest = b.latestRevision ? b.latestRevision() : b.currentRevision();
+    if (!isPromise(latest) && latest <= this.ctx.cache.rev) return undefined;
+    return Promise.resolve(latest).then(async (rev) => {
       if (!(await this.ctx.cache.waitFor(rev, 3000))) throw errors.timeout('Timeout: waiting for the cache to catch up', 1);
     });
   }
