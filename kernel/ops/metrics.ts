@@ -81,6 +81,19 @@ export class MetricFamily {
     return s;
   }
 
+  /** The series of a label object (child(values(labels)) without the array: plugins count with label objects on every request). */
+  childOf(labels: MetricLabels | undefined): Series {
+    const names = this.labelNames;
+    const n = names.length;
+    let node = this.root;
+    for (let i = 0; i < n - 1; i++) {
+      const next = node.get(labels?.[names[i]] ?? '') as Map<string, unknown> | undefined;
+      if (!next) return this.child(this.values(labels));
+      node = next;
+    }
+    return (node.get(n ? labels?.[names[n - 1]] ?? '' : '') as Series | undefined) ?? this.child(this.values(labels));
+  }
+
   /** Label values of a label object, in declaration order. */
   values(labels: MetricLabels | undefined): string[] {
     const out: string[] = [];
@@ -162,7 +175,7 @@ export class MetricsRegistry implements PluginMetrics {
     return {
       inc: (labels, n = 1) => {
         if (!(n >= 0)) throw new Error(`metric ${name}: a counter cannot decrease`);
-        f.child(f.values(labels)).value += n;
+        f.childOf(labels).value += n;
       },
     };
   }
@@ -170,15 +183,15 @@ export class MetricsRegistry implements PluginMetrics {
   gauge(name: string, help: string, labelNames: string[] = []): MetricGauge {
     const f = this.family(name, help, 'gauge', labelNames);
     return {
-      set: (labels, v) => { f.child(f.values(labels)).value = v; },
-      inc: (labels, n = 1) => { f.child(f.values(labels)).value += n; },
-      dec: (labels, n = 1) => { f.child(f.values(labels)).value -= n; },
+      set: (labels, v) => { f.childOf(labels).value = v; },
+      inc: (labels, n = 1) => { f.childOf(labels).value += n; },
+      dec: (labels, n = 1) => { f.childOf(labels).value -= n; },
     };
   }
 
   histogram(name: string, help: string, labelNames: string[] = [], buckets?: number[]): MetricHistogram {
     const f = this.family(name, help, 'histogram', labelNames, buckets);
-    return { observe: (labels, v) => f.observe(f.child(f.values(labels)), v) };
+    return { observe: (labels, v) => f.observe(f.childOf(labels), v) };
   }
 
   /** A function run before each scrape (to set gauges from current state). */

@@ -76,6 +76,14 @@ export function withWarnings(headers: Record<string, string>, warned: string[]):
   return { ...headers, warning: joinWarnings(headers.warning, ...warned.map(warningValue))! };
 }
 
+/** The one header of an object's answer, made once per content type (the transports only read it). */
+const ofContentType = new Map<string, Record<string, string>>();
+function contentTypeHeaders(ct: string): Record<string, string> {
+  let h = ofContentType.get(ct);
+  if (!h) ofContentType.set(ct, (h = Object.freeze({ 'content-type': ct }) as Record<string, string>));
+  return h;
+}
+
 export class RegistryBase {
   constructor(protected readonly ctx: RegistryContext) {}
 
@@ -145,7 +153,7 @@ export class RegistryBase {
       const ct = acc.contentType;
       return encodeAs(acc, bytes).then((y) => res.send(code, { 'content-type': ct }, req.method === 'HEAD' ? '' : y));
     }
-    res.send(code, { 'content-type': acc.contentType }, req.method === 'HEAD' ? '' : body);
+    res.send(code, contentTypeHeaders(acc.contentType), req.method === 'HEAD' ? '' : body);
   }
 
   /**
