@@ -2,7 +2,10 @@
 // self time by stage of the server (transport, pipeline, registry, store, watch, ...) and the top
 // functions, as shares of the busy time and, with --ops, as microseconds per operation.
 //
-//   node dist/bench/profile.js DIR/create.cpuprofile [--ops 9768] [--top 15]
+//   node dist/bench/profile.js DIR/create.cpuprofile [--ops 9768] [--top 15] [--from <function>]
+//
+// --from counts only what follows the first sample inside that function (`--from handle`: from the
+// first request on, leaving out the start-up's module loading and compiling).
 //
 // The stage of a sample is the file its function is in; what Node and V8 run on the server's behalf
 // (streams, crypto, the garbage collector) is counted apart.
@@ -44,18 +47,23 @@ function stageOf(f: Frame): string {
 
 function main() {
   const args = process.argv.slice(2);
-  const file = args.find((a) => !a.startsWith('--') && !/^\d+$/.test(a));
+  const file = args.find((a, i) => !a.startsWith('--') && !/^\d+$/.test(a) && args[i - 1] !== '--from');
+  const fromFn = args.includes('--from') ? args[args.indexOf('--from') + 1] : undefined;
   const flag = (n: string) => { const i = args.indexOf(n); return i >= 0 ? Number(args[i + 1]) : undefined; };
   if (!file) {
-    process.stderr.write('usage: node dist/bench/profile.js <file.cpuprofile> [--ops <operations in the profile>] [--top <n>]\n');
+    process.stderr.write('usage: node dist/bench/profile.js <file.cpuprofile> [--ops <operations in the profile>] [--top <n>] [--from <function>]\n');
     process.exit(2);
   }
   const ops = flag('--ops');
   const top = flag('--top') ?? 15;
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inside = (id: number | undefined): boolean => id !== undefined && (byId.get(id)!.callFrame.functionName === fromFn || inside(parent.get(id)));
+  const first = fromFn ? Math.max(0, p.samples.findIndex((id) => inside(id))) : 0;
   const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  p.samples.forEach((id, i) => { if (i >= first) self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)); });
   const stages = new Map<string, number>();
   const fns = new Map<string, number>();
   let total = 0;

@@ -7,6 +7,8 @@ export const storedApiVersion = (t: Pick<TypeDef, 'group' | 'version' | 'storage
 
 export class TypeRegistry {
   private byResource = new Map<string, TypeDef>();
+  /** The same by group, version and resource in turn: every request looks its type up, and a joined key was a string to build each time. */
+  private tree = new Map<string, Map<string, Map<string, TypeDef>>>();
   private byGroupResource = new Map<string, TypeDef>();
   readonly all: TypeDef[] = [];
 
@@ -26,6 +28,11 @@ export class TypeRegistry {
 
   private index(t: TypeDef): void {
     this.byResource.set(`${t.group}/${t.version}/${t.resource}`, t);
+    let versions = this.tree.get(t.group);
+    if (!versions) this.tree.set(t.group, (versions = new Map()));
+    let resources = versions.get(t.version);
+    if (!resources) versions.set(t.version, (resources = new Map()));
+    resources.set(t.resource, t);
     // The first version listed for a group-resource is the preferred one.
     if (!this.byGroupResource.has(`${t.group}/${t.resource}`)) this.byGroupResource.set(`${t.group}/${t.resource}`, t);
   }
@@ -59,6 +66,7 @@ export class TypeRegistry {
     this.all.push(...kept, ...types);
     if (types.length) this.dynamic.set(owner, types); else this.dynamic.delete(owner);
     this.byResource.clear();
+    this.tree.clear();
     this.byGroupResource.clear();
     for (const t of this.all) this.index(t);
     const gone = new Map<string, TypeDef>();
@@ -72,7 +80,7 @@ export class TypeRegistry {
   }
 
   lookup(group: string, version: string, resource: string): TypeDef | undefined {
-    return this.byResource.get(`${group}/${version}/${resource}`);
+    return this.tree.get(group)?.get(version)?.get(resource);
   }
 
   /** Preferred version of a group-resource (for plugins, which do not care about versions). */
