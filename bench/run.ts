@@ -330,7 +330,9 @@ async function runOnce(t: Target, sc: Scenario, concurrency: number, o: Options,
   }
   // the warm-up starts once every worker has had its first answer: on a busy machine forking and
   // connecting can take longer than a warm-up, and a window that opened before the load would count nothing
-  await Promise.race([Promise.all(flowing), sleep(60_000)]);
+  let giveUp: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(flowing), new Promise((r) => { giveUp = setTimeout(r, 60_000); })]);
+  clearTimeout(giveUp); // a pending timer would keep the process alive after the last run
   await sleep(o.warmup * 1000);
   for (const c of workers) c.send({ type: 'measure' });
   const cpu0 = serverCpu(t);
